@@ -1,0 +1,34 @@
+package playground
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/liqo-go/liqo/pkg/testbed"
+)
+
+func newBuildCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "build",
+		Short: "Build (or find in the cache) the control-plane binaries the playground runs",
+		Long: `Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and
+kwok from the Go module proxy into the cache ($LIQO_TESTBED_CACHE, default
+~/.cache/liqo-go/testbed). Nothing is rebuilt unless a pinned version changes.
+'up' does this too; run it alone to prepare a machine ahead of time.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			bins, err := testbed.EnsureBinaries(cmd.Context(), testbed.BuildOptions{Progress: out})
+			if err != nil {
+				return err
+			}
+			v := testbed.DefaultVersions
+			fmt.Fprintf(out, "testbed binaries ready (Kubernetes %s, etcd %s, kwok %s):\n", v.Kubernetes, v.Etcd, v.Kwok)
+			for _, p := range []string{bins.Etcd, bins.APIServer, bins.ControllerManager, bins.Scheduler, bins.Kubectl, bins.Kwok} {
+				fmt.Fprintln(out, " ", p)
+			}
+			return nil
+		},
+	}
+}

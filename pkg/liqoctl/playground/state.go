@@ -1,0 +1,109 @@
+package playground
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Phases of a playground cluster, as published by its owner process.
+const (
+	phaseStarting = "Starting"
+	phaseReady    = "Ready"
+	phaseFailed   = "Failed"
+)
+
+// clusterState is what an owner process publishes about its cluster.
+type clusterState struct {
+	Name       string    `json:"name"`
+	PID        int       `json:"pid"`
+	Phase      string    `json:"phase"`
+	Error      string    `json:"error,omitempty"`
+	Server     string    `json:"server,omitempty"`
+	Kubeconfig string    `json:"kubeconfig,omitempty"`
+	Updated    time.Time `json:"updated"`
+}
+
+// layout names the files of a playground directory.
+type layout struct{ dir string }
+
+func (l layout) state(name string) string      { return filepath.Join(l.dir, name+".state.json") }
+func (l layout) kubeconfig(name string) string { return filepath.Join(l.dir, name+".kubeconfig") }
+func (l layout) log(name string) string        { return filepath.Join(l.dir, name+".log") }
+func (l layout) data() string                  { return filepath.Join(l.dir, "data") }
+func (l layout) bin() string                   { return filepath.Join(l.dir, "bin") }
+
+func (l layout) read(name string) (*clusterState, error) {
+	data, err := os.ReadFile(l.state(name))
+	if err != nil {
+		return nil, err
+	}
+	var s clusterState
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", l.state(name), err)
+	}
+	return &s, nil
+}
+
+// write replaces the state file atomically, so readers never see half a file.
+func (l layout) write(s *clusterState) error {
+	s.Updated = time.Now()
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := l.state(s.Name) + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, l.state(s.Name))
+}
+
+// names lists the clusters that have a state file, sorted.
+func (l layout) names() []string {
+	files, _ := filepath.Glob(filepath.Join(l.dir, "*.state.json"))
+	var names []string
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(filepath.Base(f), ".state.json"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ownerAlive tells whether the state's owner process is still our
+// `playground serve` for that cluster: PIDs get reused, and we must never
+// signal a process we did not start.
+func ownerAlive(s *clusterState) bool {
+	if s.PID <= 0 {
+		return false
+	}
+	if err := syscall.Kill(s.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(s.PID) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	args := strings.Split(string(cmdline), "\x00")
+	return slices.Contains(args, "serve") && slices.Contains(args, "--cluster="+s.Name)
+}
+
+// defaultDir is $LIQO_PLAYGROUND_DIR, else ~/.liqo/playground.
+func defaultDir() string {
+	if d := os.Getenv("LIQO_PLAYGROUND_DIR"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "liqo-playground")
+	}
+	return filepath.Join(home, ".liqo", "playground")
+}

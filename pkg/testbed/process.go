@@ -1,0 +1,153 @@
+package testbed
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// process is one control-plane component running as a child process, its
+// output kept in a log file.
+type process struct {
+	name    string
+	bin     string
+	args    []string
+	logPath string
+
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error // set before done is closed
+}
+
+// spawnRequests feeds the goroutine that starts every child process.
+//
+// Children get PR_SET_PDEATHSIG so that a crashed or killed parent leaves
+// nothing running. Linux delivers that signal when the parent *thread* exits,
+// and the Go runtime may retire threads, so all children are started from one
+// goroutine locked to its thread for the life of the process.
+var spawnRequests = sync.OnceValue(func() chan spawnRequest {
+	ch := make(chan spawnRequest)
+	go func() {
+		runtime.LockOSThread() // never unlocked: this thread must outlive every child
+		for req := range ch {
+			req.result <- req.cmd.Start()
+		}
+	}()
+	return ch
+})
+
+type spawnRequest struct {
+	cmd    *exec.Cmd
+	result chan error
+}
+
+// start launches the process, appending its output to logPath.
+func (p *process) start() error {
+	logFile, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(p.bin, p.args...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Pdeathsig: syscall.SIGKILL,
+		Setpgid:   true, // a Ctrl-C in the user's terminal is ours to handle, not theirs
+	}
+	req := spawnRequest{cmd: cmd, result: make(chan error, 1)}
+	spawnRequests() <- req
+	if err := <-req.result; err != nil {
+		logFile.Close()
+		return fmt.Errorf("starting %s (%s): %w", p.name, p.bin, err)
+	}
+	p.cmd = cmd
+	p.done = make(chan struct{})
+	go func() {
+		p.err = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	return nil
+}
+
+// pid is the process id, or 0 if it never started.
+func (p *process) pid() int {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+func (p *process) running() bool {
+	if p.done == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop sends SIGTERM, then SIGKILL after grace, and waits for the exit.
+// It signals only the process it started, by PID.
+func (p *process) stop(grace time.Duration) {
+	if !p.running() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// exitError describes how the process ended, with the tail of its log.
+func (p *process) exitError() error {
+	msg := fmt.Sprintf("%s exited", p.name)
+	if p.err != nil {
+		msg += ": " + p.err.Error()
+	}
+	logTail := tailFile(p.logPath, 15)
+	if hint := diagnose(logTail); hint != "" {
+		msg += "\n" + hint
+	}
+	return errors.New(msg + "\n--- last lines of " + p.logPath + " ---\n" + logTail)
+}
+
+// diagnose turns well-known failure lines into advice.
+func diagnose(log string) string {
+	switch {
+	case strings.Contains(log, "address already in use"):
+		return "a port it needs is already in use by another program"
+	case strings.Contains(log, "permission denied"):
+		return "it lacks a permission it needs (see the log below)"
+	}
+	return ""
+}
+
+func tailFile(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	return lastLines(string(data), n)
+}
+
+func lastLines(s string, n int) string {
+	lines := bytes.Split(bytes.TrimRight([]byte(s), "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}

@@ -1,0 +1,196 @@
+package testbed
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options configures Start.
+type Options struct {
+	// Dir is where cluster folders are created and kept after Stop; a new
+	// temporary directory, removed by Stop, if empty.
+	Dir string
+	// Binaries to run; EnsureBinaries(Build) if nil.
+	Binaries *Binaries
+	Build    BuildOptions
+	// Progress receives human-readable progress lines; nothing if nil.
+	Progress io.Writer
+	// Timeout bounds the start of all clusters (3 minutes if zero).
+	Timeout time.Duration
+}
+
+// Testbed is a set of running clusters.
+type Testbed struct {
+	// Dir holds one folder per cluster.
+	Dir      string
+	Clusters []*Cluster
+	ownDir   bool
+}
+
+// ownerFile records the PID of the process that owns a testbed directory, so
+// that a later run can sweep directories left by a crashed one.
+const ownerFile = "owner.pid"
+
+const tempPrefix = "liqo-testbed-"
+
+// Start builds (if needed) the binaries and starts the given clusters
+// concurrently, returning once every cluster can run pods. On error, whatever
+// was started is stopped again.
+func Start(ctx context.Context, opts Options, specs ...ClusterSpec) (*Testbed, error) {
+	if len(specs) == 0 {
+		return nil, errors.New("testbed: no clusters to start")
+	}
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = 3 * time.Minute
+	}
+	seen := map[string]bool{}
+	for i := range specs {
+		s, err := specs[i].withDefaults()
+		if err != nil {
+			return nil, err
+		}
+		if seen[s.Name] {
+			return nil, fmt.Errorf("testbed: cluster name %q given twice", s.Name)
+		}
+		seen[s.Name] = true
+		specs[i] = s
+	}
+
+	bins := opts.Binaries
+	if bins == nil {
+		if opts.Build.Progress == nil {
+			opts.Build.Progress = opts.Progress
+		}
+		var err error
+		if bins, err = EnsureBinaries(ctx, opts.Build); err != nil {
+			return nil, err
+		}
+	}
+
+	tb := &Testbed{Dir: opts.Dir}
+	if tb.Dir == "" {
+		sweepStale(os.TempDir())
+		dir, err := os.MkdirTemp("", tempPrefix)
+		if err != nil {
+			return nil, err
+		}
+		tb.Dir, tb.ownDir = dir, true
+	} else if err := os.MkdirAll(tb.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if tb.ownDir {
+		if err := os.WriteFile(filepath.Join(tb.Dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+			tb.removeDir()
+			return nil, err
+		}
+	}
+
+	for _, s := range specs {
+		c, err := newCluster(s, filepath.Join(tb.Dir, s.Name), bins)
+		if err != nil {
+			tb.Stop()
+			return nil, err
+		}
+		tb.Clusters = append(tb.Clusters, c)
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	start := time.Now()
+	errs := make([]error, len(tb.Clusters))
+	var wg sync.WaitGroup
+	for i, c := range tb.Clusters {
+		wg.Go(func() {
+			fmt.Fprintf(opts.Progress, "testbed: starting cluster %s (API server %s)\n", c.Name, c.Server)
+			if errs[i] = c.start(ctx); errs[i] == nil {
+				fmt.Fprintf(opts.Progress, "testbed: cluster %s ready in %s\n", c.Name, time.Since(start).Round(10*time.Millisecond))
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		tb.Stop()
+		return nil, err
+	}
+	return tb, nil
+}
+
+// Cluster returns the cluster with the given name, or nil.
+func (tb *Testbed) Cluster(name string) *Cluster {
+	for _, c := range tb.Clusters {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Stop ends every process the testbed started, frees its ports and, if
+// Start created the directory, removes it.
+func (tb *Testbed) Stop() {
+	var wg sync.WaitGroup
+	for _, c := range tb.Clusters {
+		wg.Go(c.Stop)
+	}
+	wg.Wait()
+	tb.removeDir()
+}
+
+func (tb *Testbed) removeDir() {
+	if tb.ownDir {
+		_ = os.RemoveAll(tb.Dir)
+	}
+}
+
+// DumpLogs writes the tail of every component log of every cluster.
+func (tb *Testbed) DumpLogs(w io.Writer, lines int) {
+	for _, c := range tb.Clusters {
+		c.DumpLogs(w, lines)
+	}
+}
+
+// sweepStale removes temporary testbed directories whose owner process is
+// gone. Their processes died with the owner (PDEATHSIG); only files remain.
+func sweepStale(tmp string) {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, tempPrefix+"*"))
+	for _, d := range dirs {
+		data, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			continue // not started yet, or not ours to judge
+		}
+		pid, err := strconv.Atoi(string(data))
+		if err != nil || pid <= 0 || processAlive(pid) {
+			continue
+		}
+		_ = os.RemoveAll(d)
+	}
+}
+
+// processAlive tells whether pid names a live process; a zombie waiting to
+// be reaped by init counts as gone.
+func processAlive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesized command name: "pid (comm) S ...".
+	if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) {
+		return stat[i+2] != 'Z'
+	}
+	return true
+}

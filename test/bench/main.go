@@ -1,0 +1,118 @@
+// Command bench prints the performance figures of the project, run with
+// `make bench`. This first version measures the vanilla baselines that the
+// offloading figures are compared against: testbed cluster start time and the
+// time from Deployment creation to all pods Running on simulated nodes, at the
+// upstream default client QPS and at QPS 1,000.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/liqo-go/liqo/pkg/testbed"
+)
+
+func main() {
+	sizes := flag.String("n", "100,1000", "comma-separated Deployment sizes")
+	flag.Parse()
+	ns, err := parseSizes(*sizes)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := run(context.Background(), ns); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func parseSizes(s string) ([]int, error) {
+	var ns []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("-n: %q is not a positive number", f)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
+}
+
+// profile is a control-plane client rate-limit setting.
+type profile struct {
+	name     string
+	qps      float32
+	burst    int
+	startups []time.Duration
+	runs     map[int]result
+}
+
+func run(ctx context.Context, sizes []int) error {
+	bins, err := testbed.EnsureBinaries(ctx, testbed.BuildOptions{Progress: os.Stderr})
+	if err != nil {
+		return err
+	}
+	maxN := 0
+	for _, n := range sizes {
+		maxN = max(maxN, n)
+	}
+	// Enough simulated capacity that scheduling never waits for room.
+	nodes := testbed.NodePool{Prefix: "worker", Count: maxN/200 + 2, CPU: "64", Memory: "256Gi", Pods: 250}
+
+	profiles := []*profile{
+		{name: "default client QPS (20 kcm / 50 scheduler)"},
+		{name: "client QPS 1,000", qps: 1000, burst: 2000},
+	}
+	for _, p := range profiles {
+		p.runs = map[int]result{}
+		spec := testbed.ClusterSpec{
+			Name: "bench", Nodes: []testbed.NodePool{nodes},
+			ControllerManagerQPS: p.qps, ControllerManagerBurst: p.burst,
+			SchedulerQPS: p.qps, SchedulerBurst: p.burst,
+		}
+		start := time.Now()
+		tb, err := testbed.Start(ctx, testbed.Options{Binaries: bins}, spec)
+		if err != nil {
+			return err
+		}
+		p.startups = append(p.startups, time.Since(start))
+		fmt.Fprintf(os.Stderr, "bench: %s: cluster started in %s\n", p.name, p.startups[0].Round(time.Millisecond))
+		for _, n := range sizes {
+			r, err := deployAndWait(ctx, tb.Clusters[0].Client(), n)
+			if err != nil {
+				tb.Stop()
+				return fmt.Errorf("%s, N=%d: %w", p.name, n, err)
+			}
+			fmt.Fprintf(os.Stderr, "bench: %s: N=%d all Running in %s, deleted in %s\n", p.name, n, r.running.Round(time.Millisecond), r.deleted.Round(time.Millisecond))
+			p.runs[n] = r
+		}
+		tb.Stop()
+	}
+	printTable(profiles, sizes)
+	return nil
+}
+
+func printTable(profiles []*profile, sizes []int) {
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Println("\nVanilla baselines (testbed cluster, kwok nodes, warm binary cache)")
+	fmt.Fprintln(w, "profile\tcluster start\t\t")
+	for _, p := range profiles {
+		fmt.Fprintf(w, "%s\t%s\t\t\n", p.name, p.startups[0].Round(time.Millisecond))
+	}
+	w.Flush()
+	fmt.Println()
+	fmt.Fprintln(w, "profile\tN\tcreate → all Running\tdelete → all gone\t")
+	for _, p := range profiles {
+		for _, n := range sizes {
+			r := p.runs[n]
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t\n", p.name, n, r.running.Round(10*time.Millisecond), r.deleted.Round(10*time.Millisecond))
+		}
+	}
+	w.Flush()
+}

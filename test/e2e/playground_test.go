@@ -1,0 +1,154 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestPlayground runs `liqoctl playground up`, uses both clusters with
+// kubectl, then `down`, and checks that no process of the playground is left.
+func TestPlayground(t *testing.T) {
+	liqoctl := buildLiqoctl(t)
+	dir := t.TempDir()
+	run := func(args ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, liqoctl, append([]string{"playground", "--dir", dir}, args...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	t.Cleanup(func() { _, _ = run("down") }) // whatever happens below
+
+	out, err := run("up", "--clusters", "rome,milan")
+	if err != nil {
+		t.Fatalf("playground up: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "The playground is ready: 2 cluster(s)") {
+		t.Errorf("up did not report two ready clusters:\n%s", out)
+	}
+
+	// Every component runs under an owner process, recorded in its state file.
+	owners := ownerPIDs(t, dir, "rome", "milan")
+	var all []int
+	for _, pid := range owners {
+		all = append(all, pid)
+		all = append(all, childPIDs(pid)...)
+	}
+	if len(all) < 2*6 {
+		t.Errorf("found %d playground processes, want at least 12 (2 owners with 5 components each)", len(all))
+	}
+
+	kubectl := filepath.Join(dir, "bin", "kubectl")
+	for _, name := range []string{"rome", "milan"} {
+		kubeconfig := filepath.Join(dir, name+".kubeconfig")
+		got, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "get", "nodes", "--no-headers").CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl get nodes on %s: %v\n%s", name, err, got)
+		}
+		if n := strings.Count(string(got), " Ready "); n != 2 {
+			t.Errorf("%s: %d Ready nodes, want 2:\n%s", name, n, got)
+		}
+		ver, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "version").CombinedOutput()
+		if err != nil || !strings.Contains(string(ver), "Server Version: v1.34") {
+			t.Errorf("%s: kubectl version: %v\n%s", name, err, ver)
+		}
+	}
+
+	status, err := run("status")
+	if err != nil || strings.Count(status, "Ready") < 2 || !strings.Contains(status, "2/2") {
+		t.Errorf("status: %v\n%s", err, status)
+	}
+
+	if out, err := run("down", "--clusters", "naples"); err == nil || !strings.Contains(out, `unknown cluster "naples"`) {
+		t.Errorf("down of an unknown cluster: err=%v\n%s", err, out)
+	}
+
+	if out, err := run("down"); err != nil {
+		t.Fatalf("playground down: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range all {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("process %d is still alive after down", pid)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*.kubeconfig"))
+	if len(left) != 0 {
+		t.Errorf("down left kubeconfigs behind: %v", left)
+	}
+}
+
+func buildLiqoctl(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "liqoctl")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/liqo-go/liqo/cmd/liqoctl").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building liqoctl: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func ownerPIDs(t *testing.T, dir string, names ...string) []int {
+	t.Helper()
+	var pids []int
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(dir, name+".state.json"))
+		if err != nil {
+			t.Fatalf("state of %s: %v", name, err)
+		}
+		i := strings.Index(string(data), `"pid": `)
+		if i < 0 {
+			t.Fatalf("no pid in the state of %s: %s", name, data)
+		}
+		rest := string(data[i+len(`"pid": `):])
+		pid, err := strconv.Atoi(rest[:strings.IndexAny(rest, ",\n")])
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// childPIDs lists the direct children of pid, whichever of its threads
+// started them.
+func childPIDs(pid int) []int {
+	files, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	var kids []int
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, field := range strings.Fields(string(data)) {
+			if k, err := strconv.Atoi(field); err == nil {
+				kids = append(kids, k)
+			}
+		}
+	}
+	return kids
+}
+
+// alive is false for exited processes and for zombies awaiting their reaper.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
