@@ -38,7 +38,7 @@ bench: testbed-binaries
 
 ## generate: deepcopy and CRD manifests (controller-gen, pinned).
 generate:
-	$(GO) run $(CONTROLLER_GEN) object paths=./apis/... 2>/dev/null || true
+	$(GO) run $(CONTROLLER_GEN) object crd paths=./apis/... output:crd:artifacts:config=deploy/crds
 
 lint:
 	$(GO) vet ./...
