@@ -215,7 +215,7 @@ func goCmd(ctx context.Context, goBin, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = dir
 	// The wrapper modules live outside any workspace and must resolve freely.
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod -buildvcs=false")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod -buildvcs=false"))
 	return cmd
 }
 
