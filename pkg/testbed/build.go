@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/liqo-go/liqo/pkg/proc"
 )
 
 // Binaries holds the absolute paths of the testbed executables.
@@ -197,7 +199,7 @@ func runWithProgress(cmd *exec.Cmd, progress io.Writer, what string, interval ti
 		select {
 		case err := <-done:
 			if err != nil {
-				return fmt.Errorf("%s: %w\n%s", strings.Join(cmd.Args, " "), err, lastLines(out.String(), 40))
+				return fmt.Errorf("%s: %w\n%s", strings.Join(cmd.Args, " "), err, proc.LastLines(out.String(), 40))
 			}
 			return nil
 		case <-tick.C:

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/liqo-go/liqo/pkg/proc"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -282,6 +283,6 @@ func (c *Cluster) DumpLogs(w io.Writer, lines int) {
 	c.mu.Unlock()
 	sort.Strings(names)
 	for _, name := range names {
-		fmt.Fprintf(w, "===== cluster %s: %s (%s) =====\n%s\n", c.Name, name, c.LogPath(name), tailFile(c.LogPath(name), lines))
+		fmt.Fprintf(w, "===== cluster %s: %s (%s) =====\n%s\n", c.Name, name, c.LogPath(name), proc.TailFile(c.LogPath(name), lines))
 	}
 }

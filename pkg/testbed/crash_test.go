@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/liqo-go/liqo/pkg/proc"
 )
 
 const crashHelperEnv = "LIQO_TESTBED_CRASH_HELPER"
@@ -65,7 +67,7 @@ func TestCrashLeavesNothing(t *testing.T) {
 	defer cancel()
 	poll(ctx, t, "the crashed owner's processes to die and ports to be freed", func() (bool, error) {
 		for _, pid := range r.PIDs {
-			if processAlive(pid) {
+			if proc.Alive(pid) {
 				return false, nil
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/liqo-go/liqo/pkg/proc"
 )
 
 // shared is the two-cluster testbed every test of this package uses: starting
@@ -60,7 +62,7 @@ func checkNothingLeft(pids, ports []int, dir string) error {
 		return fmt.Errorf("no process was recorded, so nothing could be checked")
 	}
 	for _, pid := range pids {
-		if processAlive(pid) {
+		if proc.Alive(pid) {
 			return fmt.Errorf("process %d is still alive", pid)
 		}
 	}

@@ -1,7 +1,6 @@
 package testbed
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/liqo-go/liqo/pkg/proc"
 )
 
 // process is one control-plane component running as a child process, its
@@ -118,7 +119,7 @@ func (p *process) exitError() error {
 	if p.err != nil {
 		msg += ": " + p.err.Error()
 	}
-	logTail := tailFile(p.logPath, 15)
+	logTail := proc.TailFile(p.logPath, 15)
 	if hint := diagnose(logTail); hint != "" {
 		msg += "\n" + hint
 	}
@@ -134,20 +135,4 @@ func diagnose(log string) string {
 		return "it lacks a permission it needs (see the log below)"
 	}
 	return ""
-}
-
-func tailFile(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	return lastLines(string(data), n)
-}
-
-func lastLines(s string, n int) string {
-	lines := bytes.Split(bytes.TrimRight([]byte(s), "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
 }

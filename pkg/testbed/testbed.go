@@ -1,7 +1,6 @@
 package testbed
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,8 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/liqo-go/liqo/pkg/proc"
 )
 
 // Options configures Start.
@@ -171,26 +171,9 @@ func sweepStale(tmp string) {
 			continue // not started yet, or not ours to judge
 		}
 		pid, err := strconv.Atoi(string(data))
-		if err != nil || pid <= 0 || processAlive(pid) {
+		if err != nil || pid <= 0 || proc.Alive(pid) {
 			continue
 		}
 		_ = os.RemoveAll(d)
 	}
-}
-
-// processAlive tells whether pid names a live process; a zombie waiting to
-// be reaped by init counts as gone.
-func processAlive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the parenthesized command name: "pid (comm) S ...".
-	if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) {
-		return stat[i+2] != 'Z'
-	}
-	return true
 }

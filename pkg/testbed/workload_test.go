@@ -48,7 +48,7 @@ func TestDeploymentAndService(t *testing.T) {
 			}
 			svc := &corev1.Service{
 				ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
-				Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 80}}},
+				Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 80}}},
 			}
 			if _, err := cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)

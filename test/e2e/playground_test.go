@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/liqo-go/liqo/pkg/proc"
 )
 
 // TestPlayground runs `liqoctl playground up`, uses both clusters with
@@ -39,7 +40,7 @@ func TestPlayground(t *testing.T) {
 	var all []int
 	for _, pid := range owners {
 		all = append(all, pid)
-		all = append(all, childPIDs(pid)...)
+		all = append(all, proc.Children(pid)...)
 	}
 	if len(all) < 2*6 {
 		t.Errorf("found %d playground processes, want at least 12 (2 owners with 5 components each)", len(all))
@@ -75,16 +76,15 @@ func TestPlayground(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for _, pid := range all {
-		for alive(pid) && time.Now().Before(deadline) {
+		for proc.Alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 		}
-		if alive(pid) {
+		if proc.Alive(pid) {
 			t.Errorf("process %d is still alive after down", pid)
 		}
 	}
-	left, _ := filepath.Glob(filepath.Join(dir, "*.kubeconfig"))
-	if len(left) != 0 {
-		t.Errorf("down left kubeconfigs behind: %v", left)
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("down left %d files behind in %s, the first %s", len(left), dir, left[0].Name())
 	}
 }
 
@@ -118,37 +118,4 @@ func ownerPIDs(t *testing.T, dir string, names ...string) []int {
 		pids = append(pids, pid)
 	}
 	return pids
-}
-
-// childPIDs lists the direct children of pid, whichever of its threads
-// started them.
-func childPIDs(pid int) []int {
-	files, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
-	var kids []int
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, field := range strings.Fields(string(data)) {
-			if k, err := strconv.Atoi(field); err == nil {
-				kids = append(kids, k)
-			}
-		}
-	}
-	return kids
-}
-
-// alive is false for exited processes and for zombies awaiting their reaper.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }

@@ -48,9 +48,13 @@ func down(out io.Writer, l layout, names []string) error {
 		}
 	}
 	stopOwners(l, names, out)
+	for _, name := range names {
+		_ = os.Remove(l.log(name))
+	}
 	if len(l.names()) == 0 {
 		_ = os.RemoveAll(l.data())
 		_ = os.RemoveAll(l.bin())
+		_ = os.Remove(l.dir) // only if empty: the user may keep other files there
 	}
 	return nil
 }

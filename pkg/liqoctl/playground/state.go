@@ -2,16 +2,15 @@ package playground
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/liqo-go/liqo/pkg/proc"
 )
 
 // Phases of a playground cluster, as published by its owner process.
@@ -82,17 +81,10 @@ func (l layout) names() []string {
 // `playground serve` for that cluster: PIDs get reused, and we must never
 // signal a process we did not start.
 func ownerAlive(s *clusterState) bool {
-	if s.PID <= 0 {
+	if !proc.Alive(s.PID) {
 		return false
 	}
-	if err := syscall.Kill(s.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(s.PID) + "/cmdline")
-	if err != nil {
-		return false
-	}
-	args := strings.Split(string(cmdline), "\x00")
+	args := proc.Args(s.PID)
 	return slices.Contains(args, "serve") && slices.Contains(args, "--cluster="+s.Name)
 }
 

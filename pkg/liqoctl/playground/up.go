@@ -9,12 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
@@ -155,7 +155,7 @@ func waitReady(ctx context.Context, l layout, names []string, timeout time.Durat
 				return fmt.Errorf("cluster %s failed to start: %s", name, st.Error)
 			case err == nil && !ownerAlive(st):
 				return fmt.Errorf("the owner process of cluster %s exited; its log %s ends with:\n%s",
-					name, l.log(name), tail(l.log(name), 20))
+					name, l.log(name), proc.TailFile(l.log(name), 20))
 			}
 			pending++
 		}
@@ -206,16 +206,4 @@ func dirFlag(l layout) string {
 		return ""
 	}
 	return " --dir " + l.dir
-}
-
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -1,0 +1,75 @@
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestLastLines(t *testing.T) {
+	cases := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"a\nb\nc\n", 2, "b\nc"},
+		{"a\nb", 5, "a\nb"},
+		{"", 3, ""},
+	}
+	for _, c := range cases {
+		if got := LastLines(c.in, c.n); got != c.want {
+			t.Errorf("LastLines(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
+
+func TestTailFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "log")
+	if err := os.WriteFile(p, []byte("1\n2\n3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := TailFile(p, 1); got != "3" {
+		t.Errorf("TailFile = %q, want 3", got)
+	}
+	if got := TailFile(p+"-missing", 1); got == "" {
+		t.Error("TailFile of a missing file says nothing")
+	}
+}
+
+func TestAliveArgsChildren(t *testing.T) {
+	if !Alive(os.Getpid()) {
+		t.Error("this process is not alive")
+	}
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	// Until the child has exec'd, its command line is still the parent's.
+	var args []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if args = Args(pid); len(args) == 2 && args[1] == "30" {
+			break
+		}
+	}
+	if len(args) != 2 || args[1] != "30" {
+		t.Errorf("Args = %q, want [sleep 30]", args)
+	}
+	found := false
+	for _, k := range Children(os.Getpid()) {
+		found = found || k == pid
+	}
+	if !found {
+		t.Errorf("child %d not listed among %v", pid, Children(os.Getpid()))
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if Alive(pid) {
+		t.Errorf("process %d alive after kill and wait", pid)
+	}
+	if Alive(0) || Alive(-1) {
+		t.Error("non-positive PIDs reported alive")
+	}
+}
