@@ -1,0 +1,21 @@
+// Package v1beta1 holds the core.liqo.io/v1beta1 API types.
+//
+// +kubebuilder:object:generate=true
+// +groupName=core.liqo.io
+package v1beta1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version of these types.
+	GroupVersion = schema.GroupVersion{Group: "core.liqo.io", Version: "v1beta1"}
+
+	// SchemeBuilder registers the types with a runtime.Scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the types of this group-version to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)

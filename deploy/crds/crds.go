@@ -1,0 +1,89 @@
+// Package crds embeds the generated CustomResourceDefinitions (make generate)
+// and installs them, so that tests, the playground and liqoctl apply the same
+// manifests the Helm chart ships.
+package crds
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+)
+
+//go:embed *.yaml
+var manifests embed.FS
+
+// All returns the embedded CRDs.
+func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	files, err := fs.Glob(manifests, "*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, f := range files {
+		data, err := manifests.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(data, crd); err != nil {
+			return nil, fmt.Errorf("decoding %s: %w", f, err)
+		}
+		out = append(out, crd)
+	}
+	return out, nil
+}
+
+// Install creates or updates every CRD and waits until the API server serves
+// them all.
+func Install(ctx context.Context, cfg *rest.Config) error {
+	cs, err := clientset.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	all, err := All()
+	if err != nil {
+		return err
+	}
+	api := cs.ApiextensionsV1().CustomResourceDefinitions()
+	for _, crd := range all {
+		existing, err := api.Get(ctx, crd.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			_, err = api.Create(ctx, crd, metav1.CreateOptions{})
+		case err == nil:
+			crd.ResourceVersion = existing.ResourceVersion
+			_, err = api.Update(ctx, crd, metav1.UpdateOptions{})
+		}
+		if err != nil {
+			return fmt.Errorf("installing CRD %s: %w", crd.Name, err)
+		}
+	}
+	for _, crd := range all {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			got, err := api.Get(ctx, crd.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			for _, c := range got.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for CRD %s to be established: %w", crd.Name, err)
+		}
+	}
+	return nil
+}

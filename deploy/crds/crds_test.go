@@ -1,0 +1,116 @@
+package crds_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/liqo-go/liqo/deploy/crds"
+	"github.com/liqo-go/liqo/pkg/testbed"
+)
+
+var cluster *testbed.Cluster
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	tb, err := testbed.Start(ctx, testbed.Options{Progress: os.Stderr}, testbed.ClusterSpec{Name: "crds"})
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cluster = tb.Clusters[0]
+	code := m.Run()
+	if code != 0 {
+		tb.DumpLogs(os.Stderr, 30)
+	}
+	tb.Stop()
+	os.Exit(code)
+}
+
+func TestInstallIsIdempotent(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for range 2 {
+		if err := crds.Install(ctx, cluster.Config); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := crds.All()
+	if err != nil || len(all) == 0 {
+		t.Fatalf("embedded CRDs: %d, %v", len(all), err)
+	}
+}
+
+// kubectl runs the testbed's kubectl against the cluster, as users do.
+func kubectl(t *testing.T, stdin string, args ...string) (string, error) {
+	t.Helper()
+	bins, err := testbed.EnsureBinaries(context.Background(), testbed.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bins.Kubectl, append([]string{"--kubeconfig", cluster.Kubeconfig}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// seedOffloading is the NamespaceOffloading manifest of the seed documents.
+const seedOffloading = `apiVersion: offloading.liqo.io/v1beta1
+kind: NamespaceOffloading
+metadata:
+  name: offloading
+  namespace: default
+spec:
+  namespaceMappingStrategy: DefaultName
+  podOffloadingStrategy: LocalAndRemote
+  clusterSelector:
+    nodeSelectorTerms: []
+`
+
+func TestNamespaceOffloadingValidation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := crds.Install(ctx, cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := kubectl(t, seedOffloading, "apply", "-f", "-"); err != nil {
+		t.Fatalf("applying the seed manifest: %v\n%s", err, out)
+	}
+	out, err := kubectl(t, "", "get", "namespaceoffloading", "-n", "default")
+	if err != nil || !strings.Contains(out, "NAMESPACEMAPPINGSTRATEGY") || !strings.Contains(out, "LocalAndRemote") {
+		t.Errorf("kubectl get namespaceoffloading: %v\n%s", err, out)
+	}
+
+	cases := []struct {
+		name, manifest, want string
+	}{
+		{"wrong name", strings.Replace(seedOffloading, "name: offloading", "name: other", 1), "must be named 'offloading'"},
+		{"immutable strategy", strings.Replace(seedOffloading, "podOffloadingStrategy: LocalAndRemote", "podOffloadingStrategy: Remote", 1), "podOffloadingStrategy is immutable"},
+		{"unknown strategy", strings.Replace(seedOffloading, "LocalAndRemote", "Everywhere", 1), "Unsupported value"},
+		{"selected name missing", strings.Replace(strings.Replace(seedOffloading, "namespace: default", "namespace: kube-public", 1), "DefaultName", "SelectedName", 1), "remoteNamespaceName is required"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := kubectl(t, tc.manifest, "apply", "-f", "-")
+			if err == nil || !strings.Contains(out, tc.want) {
+				t.Errorf("got err=%v, want a rejection containing %q:\n%s", err, tc.want, out)
+			}
+		})
+	}
+
+	// Omitted fields take the documented defaults.
+	minimal := "apiVersion: offloading.liqo.io/v1beta1\nkind: NamespaceOffloading\nmetadata:\n  name: offloading\n  namespace: kube-system\n"
+	if out, err := kubectl(t, minimal, "apply", "-f", "-"); err != nil {
+		t.Fatalf("applying a minimal NamespaceOffloading: %v\n%s", err, out)
+	}
+	out, err = kubectl(t, "", "get", "namespaceoffloading", "offloading", "-n", "kube-system",
+		"-o", "jsonpath={.spec.namespaceMappingStrategy}/{.spec.podOffloadingStrategy}")
+	if err != nil || out != "DefaultName/LocalAndRemote" {
+		t.Errorf("defaults: got %q (%v), want DefaultName/LocalAndRemote", out, err)
+	}
+}
