@@ -1,0 +1,96 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
+)
+
+// AuthzPolicy says how strictly the provider checks a consumer.
+// +kubebuilder:validation:Enum=KeysExchange;TolerateNoHandshake
+type AuthzPolicy string
+
+const (
+	// KeysExchangePolicy requires the signed nonce handshake.
+	KeysExchangePolicy AuthzPolicy = "KeysExchange"
+	// TolerateNoHandshakePolicy accepts tenants created out of band.
+	TolerateNoHandshakePolicy AuthzPolicy = "TolerateNoHandshake"
+)
+
+// TenantCondition is the administrative state of a tenant.
+// +kubebuilder:validation:Enum=Active;Cordoned;Drained
+type TenantCondition string
+
+const (
+	// TenantActive may negotiate and consume resources.
+	TenantActive TenantCondition = "Active"
+	// TenantCordoned keeps what it has but cannot negotiate more.
+	TenantCordoned TenantCondition = "Cordoned"
+	// TenantDrained can neither consume nor negotiate resources.
+	TenantDrained TenantCondition = "Drained"
+)
+
+// TenantSpec is what a consumer presents to a provider.
+type TenantSpec struct {
+	// ClusterID of the consumer.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="ClusterID is immutable"
+	ClusterID corev1beta1.ClusterID `json:"clusterID"`
+	// +kubebuilder:default=KeysExchange
+	// +optional
+	AuthzPolicy AuthzPolicy `json:"authzPolicy,omitempty"`
+	// PublicKey is the consumer's Ed25519 public key.
+	// +optional
+	PublicKey []byte `json:"publicKey,omitempty"`
+	// CSR is the consumer's certificate signing request (PEM).
+	// +optional
+	CSR []byte `json:"csr,omitempty"`
+	// Signature is the provider's nonce signed with the consumer's key.
+	// +optional
+	Signature []byte `json:"signature,omitempty"`
+	// +optional
+	ProxyURL *string `json:"proxyURL,omitempty"`
+	// +kubebuilder:default=Active
+	// +optional
+	TenantCondition TenantCondition `json:"tenantCondition,omitempty"`
+}
+
+// TenantStatus reports what the provider granted.
+type TenantStatus struct {
+	// +optional
+	TenantNamespace string `json:"tenantNamespace,omitempty"`
+	// +optional
+	AuthParams *AuthParams `json:"authParams,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Tenant is a consumer cluster, as seen by its provider.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=tn,categories=liqo
+// +kubebuilder:printcolumn:name="ClusterID",type=string,JSONPath=`.spec.clusterID`
+// +kubebuilder:printcolumn:name="Condition",type=string,JSONPath=`.spec.tenantCondition`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Tenant struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   TenantSpec   `json:"spec"`
+	// +optional
+	Status TenantStatus `json:"status,omitzero"`
+}
+
+// TenantList is a list of Tenant.
+// +kubebuilder:object:root=true
+type TenantList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Tenant `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Tenant{}, &TenantList{})
+}
