@@ -56,7 +56,7 @@ type Identity struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// +optional
-	Spec   IdentitySpec   `json:"spec,omitzero"`
+	Spec IdentitySpec `json:"spec,omitzero"`
 	// +optional
 	Status IdentityStatus `json:"status,omitzero"`
 }

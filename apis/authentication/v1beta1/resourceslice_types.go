@@ -94,7 +94,7 @@ type ResourceSlice struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// +optional
-	Spec   ResourceSliceSpec   `json:"spec,omitzero"`
+	Spec ResourceSliceSpec `json:"spec,omitzero"`
 	// +optional
 	Status ResourceSliceStatus `json:"status,omitzero"`
 }

@@ -78,7 +78,7 @@ type Tenant struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   TenantSpec   `json:"spec"`
+	Spec TenantSpec `json:"spec"`
 	// +optional
 	Status TenantStatus `json:"status,omitzero"`
 }

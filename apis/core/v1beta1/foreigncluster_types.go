@@ -122,7 +122,7 @@ type ForeignCluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   ForeignClusterSpec   `json:"spec"`
+	Spec ForeignClusterSpec `json:"spec"`
 	// +optional
 	Status ForeignClusterStatus `json:"status,omitzero"`
 }

@@ -50,7 +50,7 @@ type NamespaceMap struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// +optional
-	Spec   NamespaceMapSpec   `json:"spec,omitzero"`
+	Spec NamespaceMapSpec `json:"spec,omitzero"`
 	// +optional
 	Status NamespaceMapStatus `json:"status,omitzero"`
 }

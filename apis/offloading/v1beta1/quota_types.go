@@ -24,7 +24,7 @@ type QuotaSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	User string `json:"user"`
 	// +optional
-	LimitsEnforcement LimitsEnforcement `json:"limitsEnforcement,omitempty"`
+	LimitsEnforcement LimitsEnforcement   `json:"limitsEnforcement,omitempty"`
 	Resources         corev1.ResourceList `json:"resources"`
 	// Cordoned refuses new ShadowPods while keeping the running ones.
 	// +optional
@@ -53,7 +53,7 @@ type Quota struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   QuotaSpec   `json:"spec"`
+	Spec QuotaSpec `json:"spec"`
 	// +optional
 	Status QuotaStatus `json:"status,omitzero"`
 }

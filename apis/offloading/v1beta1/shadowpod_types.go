@@ -33,7 +33,7 @@ type ShadowPod struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   ShadowPodSpec   `json:"spec"`
+	Spec ShadowPodSpec `json:"spec"`
 	// +optional
 	Status ShadowPodStatus `json:"status,omitzero"`
 }

@@ -115,7 +115,7 @@ type VirtualNode struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// +optional
-	Spec   VirtualNodeSpec   `json:"spec,omitzero"`
+	Spec VirtualNodeSpec `json:"spec,omitzero"`
 	// +optional
 	Status VirtualNodeStatus `json:"status,omitzero"`
 }
