@@ -51,8 +51,8 @@ const (
 // NamespaceOffloadingSpec selects where a namespace extends and how its pods
 // are placed. All fields are immutable: unoffload and offload again to change
 // them.
-// +kubebuilder:validation:XValidation:rule="!has(self.namespaceMappingStrategy) || self.namespaceMappingStrategy != 'SelectedName' || (has(self.remoteNamespaceName) && self.remoteNamespaceName != ”)",message="remoteNamespaceName is required with the SelectedName mapping strategy"
-// +kubebuilder:validation:XValidation:rule="(has(self.namespaceMappingStrategy) && self.namespaceMappingStrategy == 'SelectedName') || !has(self.remoteNamespaceName) || self.remoteNamespaceName == ”",message="remoteNamespaceName is only allowed with the SelectedName mapping strategy"
+// +kubebuilder:validation:XValidation:rule="!has(self.namespaceMappingStrategy) || self.namespaceMappingStrategy != 'SelectedName' || (has(self.remoteNamespaceName) && size(self.remoteNamespaceName) > 0)",message="remoteNamespaceName is required with the SelectedName mapping strategy"
+// +kubebuilder:validation:XValidation:rule="(has(self.namespaceMappingStrategy) && self.namespaceMappingStrategy == 'SelectedName') || !has(self.remoteNamespaceName) || size(self.remoteNamespaceName) == 0",message="remoteNamespaceName is only allowed with the SelectedName mapping strategy"
 type NamespaceOffloadingSpec struct {
 	// NamespaceMappingStrategy names the remote namespaces.
 	// +kubebuilder:default=DefaultName
