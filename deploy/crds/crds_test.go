@@ -2,8 +2,6 @@ package crds_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -16,20 +14,7 @@ import (
 var cluster *testbed.Cluster
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	tb, err := testbed.Start(ctx, testbed.Options{Progress: os.Stderr}, testbed.ClusterSpec{Name: "crds"})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	cluster = tb.Clusters[0]
-	code := m.Run()
-	if code != 0 {
-		tb.DumpLogs(os.Stderr, 30)
-	}
-	tb.Stop()
-	os.Exit(code)
+	testbed.Main(m, func(tb *testbed.Testbed) { cluster = tb.Clusters[0] }, testbed.ClusterSpec{Name: "crds"})
 }
 
 func TestInstallIsIdempotent(t *testing.T) {
@@ -49,11 +34,7 @@ func TestInstallIsIdempotent(t *testing.T) {
 // kubectl runs the testbed's kubectl against the cluster, as users do.
 func kubectl(t *testing.T, stdin string, args ...string) (string, error) {
 	t.Helper()
-	bins, err := testbed.EnsureBinaries(context.Background(), testbed.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bins.Kubectl, append([]string{"--kubeconfig", cluster.Kubeconfig}, args...)...)
+	cmd := exec.Command(cluster.KubectlPath(), append([]string{"--kubeconfig", cluster.Kubeconfig}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
 	return string(out), err

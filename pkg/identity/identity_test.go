@@ -5,8 +5,6 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
-	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -20,20 +18,8 @@ import (
 var cluster *testbed.Cluster
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	tb, err := testbed.Start(ctx, testbed.Options{Progress: os.Stderr}, testbed.ClusterSpec{Name: "identity", Nodes: []testbed.NodePool{{Count: 1}}})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	cluster = tb.Clusters[0]
-	code := m.Run()
-	if code != 0 {
-		tb.DumpLogs(os.Stderr, 30)
-	}
-	tb.Stop()
-	os.Exit(code)
+	testbed.Main(m, func(tb *testbed.Testbed) { cluster = tb.Clusters[0] },
+		testbed.ClusterSpec{Name: "identity", Nodes: []testbed.NodePool{{Count: 1}}})
 }
 
 func TestEnsureConcurrentCallersAgree(t *testing.T) {

@@ -42,6 +42,9 @@ type Cluster struct {
 // Client returns a new admin clientset.
 func (c *Cluster) Client() kubernetes.Interface { return kubernetes.NewForConfigOrDie(c.Config) }
 
+// KubectlPath is the kubectl binary matching the cluster's version.
+func (c *Cluster) KubectlPath() string { return c.bins.Kubectl }
+
 // LogPath is the log file of a component (Etcd, APIServer, ...).
 func (c *Cluster) LogPath(component string) string {
 	return filepath.Join(c.Dir, "logs", component+".log")

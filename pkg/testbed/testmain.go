@@ -1,0 +1,30 @@
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+)
+
+// Main is the body of a TestMain that shares clusters across a package's
+// tests: it starts them, hands the running testbed to use, runs the tests,
+// prints every component's log tail if one failed, stops the clusters and
+// exits with the tests' code.
+func Main(m *testing.M, use func(*Testbed), specs ...ClusterSpec) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	tb, err := Start(ctx, Options{Progress: os.Stderr}, specs...)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the testbed:", err)
+		os.Exit(1)
+	}
+	use(tb)
+	code := m.Run()
+	if code != 0 {
+		tb.DumpLogs(os.Stderr, 30)
+	}
+	tb.Stop()
+	os.Exit(code)
+}
