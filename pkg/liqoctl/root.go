@@ -3,6 +3,8 @@ package liqoctl
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/liqo-go/liqo/pkg/liqoctl/info"
+	"github.com/liqo-go/liqo/pkg/liqoctl/peer"
 	"github.com/liqo-go/liqo/pkg/liqoctl/playground"
 )
 
@@ -16,6 +18,6 @@ runs a local playground of real Kubernetes control planes with simulated nodes.`
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(playground.NewCommand())
+	root.AddCommand(playground.NewCommand(), peer.NewCommand(), peer.NewUnpeerCommand(), info.NewCommand())
 	return root
 }

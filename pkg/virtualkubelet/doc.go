@@ -1,4 +1,17 @@
-// Package virtualkubelet will run one virtual node per peered provider:
-// node registration and lease, pod reflection to ShadowPods, the generic
-// resource reflectors and the kubelet API proxy. Not implemented yet.
+// Package virtualkubelet runs the virtual node that stands, in the consumer
+// cluster, for one peered provider cluster.
+//
+// RunNode registers the Node (or adopts the one a previous run left), keeps
+// its status and its Lease in kube-node-lease fresh through virtual-kubelet's
+// node controller, and probes the provider's API server (/readyz) every
+// HealthCheckInterval. The probe decides the Node's Ready condition: when the
+// provider cannot be reached the Node turns Ready=False with reason
+// RemoteClusterUnreachable at once, while its Lease keeps being renewed, so
+// the control plane sees a live node that says why it cannot run pods rather
+// than a silent one whose status goes Unknown only after the grace period.
+//
+// DeleteNode removes the Node and its Lease once the peering ends.
+//
+// Pod reflection, the resource reflectors and the kubelet API server will
+// join this package later.
 package virtualkubelet

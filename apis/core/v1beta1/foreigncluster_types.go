@@ -16,7 +16,7 @@ const (
 )
 
 // ConditionType is the type of a peering condition.
-// +kubebuilder:validation:Enum=APIServerStatus;NetworkConnectionStatus;NetworkGatewayServerStatus;NetworkGatewayClientStatus;NetworkGatewayPresence;NetworkConfigurationStatus;AuthIdentityControlPlaneStatus;AuthTenantStatus;OffloadingVirtualNodeStatus;OffloadingNodeStatus
+// +kubebuilder:validation:Enum=APIServerStatus;NetworkConnectionStatus;NetworkGatewayServerStatus;NetworkGatewayClientStatus;NetworkGatewayPresence;NetworkConfigurationStatus;AuthIdentityControlPlaneStatus;AuthTenantStatus;OffloadingVirtualNodeStatus;OffloadingNodeStatus;OffloadingQuotaStatus
 type ConditionType string
 
 const (
@@ -30,6 +30,9 @@ const (
 	AuthTenantStatusCondition               ConditionType = "AuthTenantStatus"
 	OffloadingVirtualNodeStatusCondition    ConditionType = "OffloadingVirtualNodeStatus"
 	OffloadingNodeStatusCondition           ConditionType = "OffloadingNodeStatus"
+	// OffloadingQuotaStatusCondition (ours) reports, on a provider, that the
+	// consumer was granted resources.
+	OffloadingQuotaStatusCondition ConditionType = "OffloadingQuotaStatus"
 )
 
 // ConditionStatusType is the state a peering condition reports.

@@ -1,0 +1,24 @@
+// Package apis gathers the API groups of the project into one scheme.
+package apis
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+)
+
+// NewScheme returns a scheme holding the Kubernetes built-in types and ours.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, corev1beta1.AddToScheme, authv1beta1.AddToScheme, offv1beta1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			panic(err) // only on programming errors: conflicting type registrations
+		}
+	}
+	return s
+}

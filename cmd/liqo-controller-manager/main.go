@@ -1,0 +1,46 @@
+// Command liqo-controller-manager runs the consumer- and provider-side
+// controllers of one cluster, in the cluster or as a local process given a
+// kubeconfig.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/liqo-go/liqo/pkg/controllermanager"
+)
+
+func main() {
+	o := controllermanager.DefaultOptions()
+	fs := pflag.NewFlagSet("liqo-controller-manager", pflag.ContinueOnError)
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster (default: in-cluster config, then $KUBECONFIG)")
+	o.AddFlags(fs)
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if err == pflag.ErrHelp {
+			return
+		}
+		os.Exit(2)
+	}
+	log := zap.New()
+	ctrl.SetLogger(log)
+	o.Logger = log
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = *kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+	if *kubeconfig == "" {
+		cfg, err = ctrl.GetConfig()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "liqo-controller-manager: loading the kubeconfig:", err)
+		os.Exit(1)
+	}
+	if err := controllermanager.Run(ctrl.SetupSignalHandler(), cfg, o); err != nil {
+		fmt.Fprintln(os.Stderr, "liqo-controller-manager:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,114 @@
+// Package consts holds the names, labels and annotations that the components
+// and liqoctl agree on. They are part of the compatibility surface: the seed
+// documents and users' manifests refer to several of them verbatim.
+package consts
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+const (
+	// DefaultNamespace is where liqoctl looks for the components when
+	// --namespace is not given.
+	DefaultNamespace = "liqo"
+
+	// ClusterIDConfigMap holds the cluster's identity, written by the
+	// controller manager at start; liqoctl reads it to find the components.
+	ClusterIDConfigMap = "liqo-clusterid-configmap"
+	// ClusterIDKey and ClusterLabelsKey are its data keys; the labels are
+	// serialised as k=v,k=v.
+	ClusterIDKey     = "CLUSTER_ID"
+	ClusterLabelsKey = "CLUSTER_LABELS"
+
+	// ControllerManagerLease is the leader-election Lease of the controller
+	// manager; a recently renewed one tells liqoctl the components run.
+	ControllerManagerLease = "liqo-controller-manager"
+)
+
+// Labels and taints of virtual nodes.
+const (
+	TypeLabel            = "liqo.io/type"
+	TypeVirtualNode      = "virtual-node"
+	RemoteClusterIDLabel = "liqo.io/remote-cluster-id"
+	VirtualNodeTaintKey  = "virtual-node.liqo.io/not-allowed"
+	VirtualNodeTaintVal  = "true"
+)
+
+// Labels on the objects of a peering.
+const (
+	// TenantNamespaceLabel marks a namespace as the tenant namespace of the
+	// remote cluster named by RemoteClusterIDLabel.
+	TenantNamespaceLabel = "liqo.io/tenant-namespace"
+	// ManagedByLabel marks objects created by our components, so that they
+	// only ever touch their own.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedByValue = "liqo"
+	// ReplicationLabel marks a copy of a consumer's object on the provider.
+	ReplicationLabel = "liqo.io/replication"
+	// OriginClusterIDLabel names the cluster a replicated object came from.
+	OriginClusterIDLabel = "liqo.io/origin-cluster-id"
+	// NonceSecretLabel marks the provider's nonce Secret (value NonceIssued)
+	// and the consumer's signed-nonce Secret (value NonceToSign).
+	NonceSecretLabel = "liqo.io/nonce"
+	NonceIssued      = "issued"
+	NonceToSign      = "to-sign"
+)
+
+// Names of the objects of a peering, inside the tenant namespaces.
+const (
+	// NonceSecret (on the provider) carries the nonce the consumer signs.
+	NonceSecret = "liqo-nonce"
+	// SignedNonceSecret (on the consumer) carries the nonce to sign; the
+	// consumer's controller adds the signature, its public key and a CSR.
+	SignedNonceSecret = "liqo-signed-nonce"
+
+	NonceKey       = "nonce"
+	SignatureKey   = "signature"
+	PublicKeyKey   = "publicKey"
+	CSRKey         = "csr"
+	KubeconfigKey  = "kubeconfig"
+	SignedNonceErr = "error"
+)
+
+// TenantNamespace is the name of the namespace holding everything about the
+// peering with remoteClusterID, on either side.
+func TenantNamespace(remoteClusterID string) string {
+	return "liqo-tenant-" + remoteClusterID
+}
+
+// ConsumerUser is the Kubernetes user name (certificate CN) a consumer's
+// control plane authenticates as on its provider.
+func ConsumerUser(consumerClusterID string) string {
+	return "liqo-consumer-" + consumerClusterID
+}
+
+// ConsumerGroup is the organisation every consumer certificate carries.
+const ConsumerGroup = "liqo.io:consumers"
+
+// IdentityName is the name of the consumer's control-plane Identity for a
+// provider.
+func IdentityName(providerClusterID string) string {
+	return "controlplane-" + providerClusterID
+}
+
+// KubeconfigSecretName is the Secret holding the kubeconfig built from an
+// Identity.
+func KubeconfigSecretName(identityName string) string {
+	return fmt.Sprintf("liqo-kubeconfig-%s", identityName)
+}
+
+// ValidateClusterID checks that id can name a cluster: a DNS label short
+// enough for the tenant namespace named after it.
+func ValidateClusterID(id string) error {
+	if errs := validation.IsDNS1123Label(id); len(errs) > 0 {
+		return fmt.Errorf("cluster ID %q is not a DNS label: %s", id, strings.Join(errs, "; "))
+	}
+	if n := len(TenantNamespace(id)); n > validation.DNS1123LabelMaxLength {
+		return fmt.Errorf("cluster ID %q is too long: its tenant namespace name would have %d characters, the limit is %d",
+			id, n, validation.DNS1123LabelMaxLength)
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/identity"
+)
+
+// IdentityReconciler turns, on the consumer, an Identity issued by a provider
+// into a kubeconfig Secret and checks that the provider accepts it.
+type IdentityReconciler struct {
+	Client    client.Client
+	Keys      *identity.Keys
+	ClusterID string
+	Recorder  record.EventRecorder
+}
+
+// Reconcile writes the kubeconfig Secret and sets the Ready condition from a
+// SelfSubjectReview against the provider.
+func (r *IdentityReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var id authv1beta1.Identity
+	if err := r.Client.Get(ctx, req.NamespacedName, &id); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !id.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	user := consts.ConsumerUser(r.ClusterID)
+	kubeconfig, err := BuildKubeconfig(&id.Spec.AuthParams, r.Keys.Private, user)
+	if err != nil {
+		return ctrl.Result{}, r.setReady(ctx, &id, metav1.ConditionFalse, "InvalidAuthParams", err.Error())
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: consts.KubeconfigSecretName(id.Name), Namespace: id.Namespace}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, secret, func() error {
+		secret.Labels = map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: string(id.Spec.ClusterID)}
+		secret.Data = map[string][]byte{consts.KubeconfigKey: kubeconfig}
+		return controllerutil.SetControllerReference(&id, secret, r.Client.Scheme())
+	}); err != nil {
+		return ctrl.Result{}, err
+	}
+	id.Status.KubeconfigSecretRef = &corev1.LocalObjectReference{Name: secret.Name}
+
+	if who, err := whoAmI(ctx, kubeconfig); err != nil {
+		// The provider may be briefly unreachable; check again soon.
+		return ctrl.Result{RequeueAfter: 10 * time.Second},
+			r.setReady(ctx, &id, metav1.ConditionFalse, "ProviderRejected", fmt.Sprintf("the provider did not accept the credentials: %v", err))
+	} else if who != user {
+		return ctrl.Result{}, r.setReady(ctx, &id, metav1.ConditionFalse, "WrongUser",
+			fmt.Sprintf("the provider knows these credentials as %q, expected %q", who, user))
+	}
+	return ctrl.Result{}, r.setReady(ctx, &id, metav1.ConditionTrue, "Authenticated",
+		fmt.Sprintf("authenticated on %s as %s", id.Spec.AuthParams.APIServer, user))
+}
+
+func whoAmI(ctx context.Context, kubeconfig []byte) (string, error) {
+	cfg, err := RESTConfig(kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	cfg.Timeout = 5 * time.Second
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	rev, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	return rev.Status.UserInfo.Username, nil
+}
+
+func (r *IdentityReconciler) setReady(ctx context.Context, id *authv1beta1.Identity, status metav1.ConditionStatus, reason, msg string) error {
+	before := id.Status.DeepCopy()
+	meta.SetStatusCondition(&id.Status.Conditions, metav1.Condition{Type: ConditionReady, Status: status, Reason: reason,
+		Message: msg, ObservedGeneration: id.Generation})
+	if equality.Semantic.DeepEqual(before, &id.Status) {
+		return nil
+	}
+	if r.Recorder != nil {
+		eventType := corev1.EventTypeNormal
+		if status != metav1.ConditionTrue {
+			eventType = corev1.EventTypeWarning
+		}
+		r.Recorder.Event(id, eventType, reason, msg)
+	}
+	return r.Client.Status().Update(ctx, id)
+}
+
+// SetupWithManager registers the controller.
+func (r *IdentityReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorderFor("liqo-identity")
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named("identity").
+		For(&authv1beta1.Identity{}).
+		Owns(&corev1.Secret{}).
+		Complete(r)
+}

@@ -1,0 +1,48 @@
+package auth
+
+import (
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+)
+
+// BuildKubeconfig renders the kubeconfig a consumer uses to reach its
+// provider: the provider's CA and server from the AuthParams, the signed
+// certificate and the cluster's own private key.
+func BuildKubeconfig(p *authv1beta1.AuthParams, key ed25519.PrivateKey, user string) ([]byte, error) {
+	if p == nil || p.APIServer == "" || len(p.SignedCRT) == 0 {
+		return nil, fmt.Errorf("the identity has no API server or certificate yet")
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["provider"] = &clientcmdapi.Cluster{Server: p.APIServer, CertificateAuthorityData: p.CA}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: p.SignedCRT,
+		ClientKeyData:         pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}),
+	}
+	cfg.Contexts["provider"] = &clientcmdapi.Context{Cluster: "provider", AuthInfo: user}
+	cfg.CurrentContext = "provider"
+	return clientcmd.Write(*cfg)
+}
+
+// RESTConfig parses a kubeconfig built by BuildKubeconfig.
+func RESTConfig(kubeconfig []byte) (*rest.Config, error) {
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the identity kubeconfig: %w", err)
+	}
+	// Peering traffic is small and latency-bound; the client-go default of
+	// 5 QPS would make a burst of remote writes crawl.
+	cfg.QPS, cfg.Burst = 100, 200
+	return cfg, nil
+}

@@ -1,0 +1,212 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+
+	certv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/identity"
+)
+
+// ConditionReady is the condition type reporting whether a Tenant or an
+// Identity is usable.
+const ConditionReady = "Ready"
+
+// tenantAnnotation on a CertificateSigningRequest points back at its Tenant.
+const tenantAnnotation = "liqo.io/tenant"
+
+// TenantReconciler serves, on the provider, a consumer's Tenant: it checks
+// the signed nonce and the certificate request, has the cluster's
+// certificates API issue the consumer's client certificate, and grants that
+// user the consumer role in the tenant namespace only.
+type TenantReconciler struct {
+	Client       client.Client
+	Clientset    kubernetes.Interface
+	ClusterID    string
+	CA           []byte
+	APIServerURL string
+	ClusterRole  string
+	Recorder     record.EventRecorder
+}
+
+// Reconcile drives one Tenant to Ready or explains why it cannot be.
+func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var t authv1beta1.Tenant
+	if err := r.Client.Get(ctx, req.NamespacedName, &t); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !t.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	consumer := string(t.Spec.ClusterID)
+	user := consts.ConsumerUser(consumer)
+	if err := r.verify(ctx, &t, user); err != nil {
+		return ctrl.Result{}, r.setReady(ctx, &t, metav1.ConditionFalse, "AuthenticationFailed", err.Error())
+	}
+
+	crt := []byte(nil)
+	if t.Status.AuthParams != nil && certMatches(t.Status.AuthParams.SignedCRT, t.Spec.PublicKey, nowUnix) {
+		crt = t.Status.AuthParams.SignedCRT
+	} else {
+		var err error
+		if crt, err = r.issue(ctx, &t); err != nil {
+			return ctrl.Result{}, err
+		}
+		if crt == nil { // the signer has not answered yet; its update requeues us
+			return ctrl.Result{}, r.setReady(ctx, &t, metav1.ConditionFalse, "CertificatePending", "waiting for the certificates API to sign the consumer's certificate")
+		}
+	}
+	if err := r.ensureRoleBinding(ctx, &t, user); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	t.Status.TenantNamespace = t.Namespace
+	t.Status.AuthParams = &authv1beta1.AuthParams{CA: r.CA, SignedCRT: crt, APIServer: r.APIServerURL}
+	if err := r.setReady(ctx, &t, metav1.ConditionTrue, "Authenticated", fmt.Sprintf("consumer %s authenticated as user %s", consumer, user)); err != nil {
+		return ctrl.Result{}, err
+	}
+	// The request served its purpose; its certificate now lives in the status.
+	err := r.Clientset.CertificatesV1().CertificateSigningRequests().Delete(ctx, csrName(consumer), metav1.DeleteOptions{})
+	return ctrl.Result{}, client.IgnoreNotFound(err)
+}
+
+// verify checks that the Tenant sits in the consumer's tenant namespace,
+// that the consumer signed this namespace's nonce with the key it presents,
+// and that its certificate request is for that key and its own user.
+func (r *TenantReconciler) verify(ctx context.Context, t *authv1beta1.Tenant, user string) error {
+	consumer := string(t.Spec.ClusterID)
+	if want := consts.TenantNamespace(consumer); t.Namespace != want {
+		return fmt.Errorf("the Tenant of cluster %s must be in namespace %s, not %s", consumer, want, t.Namespace)
+	}
+	if t.Spec.AuthzPolicy == authv1beta1.TolerateNoHandshakePolicy {
+		return fmt.Errorf("authzPolicy %s is not supported: the nonce handshake is always required", t.Spec.AuthzPolicy)
+	}
+	var nonce corev1.Secret
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: t.Namespace, Name: consts.NonceSecret}, &nonce); err != nil {
+		return fmt.Errorf("reading the nonce Secret %s/%s: %w", t.Namespace, consts.NonceSecret, err)
+	}
+	if err := identity.Verify(t.Spec.PublicKey, nonce.Data[consts.NonceKey], t.Spec.Signature); err != nil {
+		return fmt.Errorf("the nonce signature does not verify with the consumer's public key: %w", err)
+	}
+	return CheckCSR(t.Spec.CSR, t.Spec.PublicKey, user, consts.ConsumerGroup)
+}
+
+func csrName(consumer string) string { return "liqo-tenant-" + consumer }
+
+// issue asks the certificates API for the consumer's certificate and returns
+// it once signed, or nil while the signer is still working.
+func (r *TenantReconciler) issue(ctx context.Context, t *authv1beta1.Tenant) ([]byte, error) {
+	csrs := r.Clientset.CertificatesV1().CertificateSigningRequests()
+	name := csrName(string(t.Spec.ClusterID))
+	csr, err := csrs.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil && string(csr.Spec.Request) != string(t.Spec.CSR):
+		// A request left from an earlier peering: replace it.
+		if err := csrs.Delete(ctx, name, metav1.DeleteOptions{}); client.IgnoreNotFound(err) != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("replaced stale CertificateSigningRequest %s", name)
+	case err != nil && client.IgnoreNotFound(err) != nil:
+		return nil, err
+	case err != nil:
+		csr = &certv1.CertificateSigningRequest{
+			ObjectMeta: metav1.ObjectMeta{Name: name,
+				Labels:      map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: string(t.Spec.ClusterID)},
+				Annotations: map[string]string{tenantAnnotation: t.Namespace + "/" + t.Name}},
+			Spec: certv1.CertificateSigningRequestSpec{
+				Request:    t.Spec.CSR,
+				SignerName: certv1.KubeAPIServerClientSignerName,
+				Usages:     []certv1.KeyUsage{certv1.UsageDigitalSignature, certv1.UsageClientAuth},
+			},
+		}
+		if csr, err = csrs.Create(ctx, csr, metav1.CreateOptions{}); err != nil {
+			return nil, fmt.Errorf("creating CertificateSigningRequest %s: %w", name, err)
+		}
+	}
+	if len(csr.Status.Certificate) > 0 {
+		return csr.Status.Certificate, nil
+	}
+	if !isApproved(csr) {
+		csr.Status.Conditions = append(csr.Status.Conditions, certv1.CertificateSigningRequestCondition{
+			Type: certv1.CertificateApproved, Status: corev1.ConditionTrue,
+			Reason: "LiqoTenantVerified", Message: "the consumer proved it owns the cluster key with a signed nonce",
+		})
+		if _, err := csrs.UpdateApproval(ctx, name, csr, metav1.UpdateOptions{}); err != nil {
+			return nil, fmt.Errorf("approving CertificateSigningRequest %s: %w", name, err)
+		}
+	}
+	return nil, nil
+}
+
+func isApproved(csr *certv1.CertificateSigningRequest) bool {
+	for _, c := range csr.Status.Conditions {
+		if c.Type == certv1.CertificateApproved || c.Type == certv1.CertificateDenied {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *TenantReconciler) ensureRoleBinding(ctx context.Context, t *authv1beta1.Tenant, user string) error {
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "liqo-consumer-controlplane", Namespace: t.Namespace}}
+	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, rb, func() error {
+		rb.Labels = map[string]string{consts.ManagedByLabel: consts.ManagedByValue}
+		rb.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: r.ClusterRole}
+		rb.Subjects = []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
+		return controllerutil.SetControllerReference(t, rb, r.Client.Scheme())
+	})
+	return err
+}
+
+func (r *TenantReconciler) setReady(ctx context.Context, t *authv1beta1.Tenant, status metav1.ConditionStatus, reason, msg string) error {
+	before := t.Status.DeepCopy()
+	meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{Type: ConditionReady, Status: status, Reason: reason,
+		Message: msg, ObservedGeneration: t.Generation})
+	if equality.Semantic.DeepEqual(before, &t.Status) {
+		return nil
+	}
+	eventType := corev1.EventTypeNormal
+	if status != metav1.ConditionTrue {
+		eventType = corev1.EventTypeWarning
+	}
+	if r.Recorder != nil && reason != "CertificatePending" {
+		r.Recorder.Event(t, eventType, reason, msg)
+	}
+	return r.Client.Status().Update(ctx, t)
+}
+
+// SetupWithManager registers the controller; signed CertificateSigningRequests
+// requeue their Tenant.
+func (r *TenantReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorderFor("liqo-tenant")
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named("tenant").
+		For(&authv1beta1.Tenant{}).
+		Owns(&rbacv1.RoleBinding{}).
+		Watches(&certv1.CertificateSigningRequest{}, handler.EnqueueRequestsFromMapFunc(
+			func(_ context.Context, o client.Object) []reconcile.Request {
+				ns, name, ok := splitKey(o.GetAnnotations()[tenantAnnotation])
+				if !ok {
+					return nil
+				}
+				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+			})).
+		Complete(r)
+}

@@ -1,0 +1,141 @@
+package foreigncluster
+
+import (
+	"context"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+// Reconciler keeps the ForeignCluster of each peer that has a tenant
+// namespace here, and removes it when the namespace is gone.
+type Reconciler struct {
+	Client client.Client
+}
+
+// Reconcile recomputes one peer's ForeignCluster; its name is the peer's ID.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	id := req.Name
+	p, err := r.gather(ctx, id)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	fc := &corev1beta1.ForeignCluster{}
+	err = r.Client.Get(ctx, types.NamespacedName{Name: id}, fc)
+	if p == nil {
+		if err == nil && fc.Labels[consts.ManagedByLabel] == consts.ManagedByValue {
+			return ctrl.Result{}, client.IgnoreNotFound(r.Client.Delete(ctx, fc))
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if apierrors.IsNotFound(err) {
+		fc = &corev1beta1.ForeignCluster{ObjectMeta: metav1.ObjectMeta{Name: id,
+			Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: id}},
+			Spec: corev1beta1.ForeignClusterSpec{ClusterID: corev1beta1.ClusterID(id)}}
+		if err := r.Client.Create(ctx, fc); err != nil {
+			return ctrl.Result{}, err
+		}
+	} else if err != nil {
+		return ctrl.Result{}, err
+	}
+	st := Status(p)
+	st.Conditions = fc.Status.Conditions
+	if equality.Semantic.DeepEqual(fc.Status, st) {
+		return ctrl.Result{}, nil
+	}
+	fc.Status = st
+	return ctrl.Result{}, r.Client.Status().Update(ctx, fc)
+}
+
+// gather reads the peering's objects; nil means there is no peering.
+func (r *Reconciler) gather(ctx context.Context, id string) (*Peering, error) {
+	ns := consts.TenantNamespace(id)
+	var n corev1.Namespace
+	if err := r.Client.Get(ctx, types.NamespacedName{Name: ns}, &n); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if !n.DeletionTimestamp.IsZero() {
+		return nil, nil
+	}
+	p := &Peering{Namespace: ns, Nodes: map[string]*corev1.Node{}}
+	var id1 authv1beta1.Identity
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: consts.IdentityName(id)}, &id1); err == nil {
+		p.Identity = &id1
+	} else if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	var t authv1beta1.Tenant
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: id}, &t); err == nil {
+		p.Tenant = &t
+	} else if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	var vns offv1beta1.VirtualNodeList
+	if err := r.Client.List(ctx, &vns, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	p.VirtualNodes = vns.Items
+	for _, vn := range vns.Items {
+		var node corev1.Node
+		if err := r.Client.Get(ctx, types.NamespacedName{Name: vn.Name}, &node); err == nil {
+			p.Nodes[vn.Name] = &node
+		}
+	}
+	var quotas offv1beta1.QuotaList
+	if err := r.Client.List(ctx, &quotas, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	p.Quotas = quotas.Items
+	return p, nil
+}
+
+// byNamespace maps an object in a tenant namespace to its peer.
+func byNamespace(_ context.Context, o client.Object) []reconcile.Request {
+	ns := o.GetNamespace()
+	if ns == "" {
+		ns = o.GetName() // the tenant namespace itself
+	}
+	id, ok := strings.CutPrefix(ns, consts.TenantNamespace(""))
+	if !ok || id == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: id}}}
+}
+
+func byNodeLabel(_ context.Context, o client.Object) []reconcile.Request {
+	id := o.GetLabels()[consts.RemoteClusterIDLabel]
+	if o.GetLabels()[consts.TypeLabel] != consts.TypeVirtualNode || id == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: id}}}
+}
+
+// SetupWithManager registers the controller and what wakes it.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	ns := handler.EnqueueRequestsFromMapFunc(byNamespace)
+	return ctrl.NewControllerManagedBy(mgr).Named("foreigncluster").
+		For(&corev1beta1.ForeignCluster{}).
+		Watches(&corev1.Namespace{}, ns).
+		Watches(&authv1beta1.Tenant{}, ns).
+		Watches(&authv1beta1.Identity{}, ns).
+		Watches(&offv1beta1.VirtualNode{}, ns).
+		Watches(&offv1beta1.Quota{}, ns).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(byNodeLabel)).
+		Complete(r)
+}

@@ -1,0 +1,129 @@
+package controllermanager
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	certv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/liqo-go/liqo/apis"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
+	"github.com/liqo-go/liqo/pkg/controllermanager/foreigncluster"
+	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
+	"github.com/liqo-go/liqo/pkg/controllermanager/vnode"
+)
+
+// Run bootstraps the cluster's identity and runs every controller until ctx
+// is done. It returns an error if the bootstrap fails or a controller cannot
+// start.
+func Run(ctx context.Context, cfg *rest.Config, o Options) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if o.APIServerURL == "" {
+		o.APIServerURL = cfg.Host
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	keys, err := bootstrap(ctx, cs, &o)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	ca, err := clusterCA(cfg)
+	if err != nil {
+		return err
+	}
+
+	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: apis.NewScheme(),
+		// Only our own Secrets are cached: a cluster's Secrets can be many
+		// and large, and we never need the others.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}:                    {Label: managed},
+			&rbacv1.RoleBinding{}:               {Label: managed},
+			&certv1.CertificateSigningRequest{}: {Label: managed},
+		}},
+		// Tests and the playground run several managers in one process.
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
+		Logger:                        o.Logger,
+		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:        o.HealthAddr,
+		LeaderElection:                true,
+		LeaderElectionID:              consts.ControllerManagerLease,
+		LeaderElectionNamespace:       o.Namespace,
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       ptr.To(5 * time.Second),
+	})
+	if err != nil {
+		return err
+	}
+	if o.HealthAddr != "0" {
+		_ = mgr.AddHealthzCheck("ping", healthz.Ping)
+		_ = mgr.AddReadyzCheck("ping", healthz.Ping)
+	}
+
+	local := o.ClusterID
+	setups := []func() error{
+		func() error { return (&auth.NonceReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
+		func() error {
+			return (&auth.SignerReconciler{Client: mgr.GetClient(), Keys: keys, ClusterID: local}).SetupWithManager(mgr)
+		},
+		func() error {
+			return (&auth.TenantReconciler{Client: mgr.GetClient(), Clientset: cs, ClusterID: local,
+				CA: ca, APIServerURL: o.APIServerURL, ClusterRole: ConsumerClusterRole}).SetupWithManager(mgr)
+		},
+		func() error {
+			return (&auth.IdentityReconciler{Client: mgr.GetClient(), Keys: keys, ClusterID: local}).SetupWithManager(mgr)
+		},
+		func() error {
+			return (&slices.ReplicatorReconciler{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)
+		},
+		func() error {
+			return (&slices.ProviderReconciler{Client: mgr.GetClient(), ClusterID: local, ClusterLabels: o.ClusterLabels,
+				SharingPercentage: o.SharingPercentage, Deny: o.SlicePolicy == SliceDeny,
+				Enforcement: o.QuotaEnforcement}).SetupWithManager(mgr)
+		},
+		func() error {
+			return (&vnode.CreatorReconciler{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)
+		},
+		func() error {
+			return (&vnode.Reconciler{Client: mgr.GetClient(), Clientset: cs,
+				HealthCheckInterval: o.HealthCheckInterval}).SetupWithManager(mgr)
+		},
+		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
+	}
+	for _, setup := range setups {
+		if err := setup(); err != nil {
+			return err
+		}
+	}
+	return mgr.Start(ctx)
+}
+
+// clusterCA is the CA peers must trust to reach this API server.
+func clusterCA(cfg *rest.Config) ([]byte, error) {
+	if len(cfg.CAData) > 0 {
+		return cfg.CAData, nil
+	}
+	if cfg.CAFile != "" {
+		return readFile(cfg.CAFile)
+	}
+	return nil, nil
+}

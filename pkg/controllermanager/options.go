@@ -1,0 +1,156 @@
+// Package controllermanager runs the consumer- and provider-side controllers
+// of one cluster in one process: identity bootstrap, tenants and identities,
+// resource slices and quotas, virtual nodes and foreign clusters.
+package controllermanager
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/pflag"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+// SlicePolicy says what a provider does with a ResourceSlice asking for more
+// than it can share.
+type SlicePolicy string
+
+const (
+	// SliceClamp accepts the slice with each resource cut to what is left.
+	SliceClamp SlicePolicy = "Clamp"
+	// SliceDeny denies the slice, with the reason in its status.
+	SliceDeny SlicePolicy = "Deny"
+)
+
+// Options configure the controller manager.
+type Options struct {
+	// ClusterID names this cluster to its peers; required.
+	ClusterID string
+	// ClusterLabels become labels of the virtual nodes standing for this
+	// cluster in its consumers.
+	ClusterLabels map[string]string
+	// Namespace holds the components' own objects.
+	Namespace string
+	// APIServerURL is how peers reach this cluster's API server; defaults to
+	// the host of the kubeconfig the manager runs with.
+	APIServerURL string
+	// SharingPercentage is the share of the physical nodes' allocatable
+	// resources offered to all consumers together.
+	SharingPercentage int
+	// SlicePolicy applies to slices asking for more than is left.
+	SlicePolicy SlicePolicy
+	// QuotaEnforcement is written into the Quotas created for consumers.
+	QuotaEnforcement offv1beta1.LimitsEnforcement
+	// HealthCheckInterval is how often a virtual node checks its provider.
+	HealthCheckInterval time.Duration
+	// MetricsAddr and HealthAddr are the listen addresses of the metrics and
+	// health endpoints; "0" disables them.
+	MetricsAddr string
+	HealthAddr  string
+	// Logger receives the controllers' logs.
+	Logger logr.Logger
+}
+
+// DefaultOptions returns the defaults the flags start from.
+func DefaultOptions() Options {
+	return Options{
+		Namespace:           consts.DefaultNamespace,
+		SharingPercentage:   50,
+		SlicePolicy:         SliceClamp,
+		QuotaEnforcement:    offv1beta1.HardLimitsEnforcement,
+		HealthCheckInterval: 5 * time.Second,
+		MetricsAddr:         "0",
+		HealthAddr:          "0",
+	}
+}
+
+// AddFlags binds the options to command-line flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ClusterID, "cluster-id", o.ClusterID, "name of this cluster, as its peers see it (a DNS label)")
+	fs.Var(newLabelsValue(&o.ClusterLabels), "cluster-labels", "labels of this cluster given to the virtual nodes that stand for it, as k=v,k=v")
+	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "namespace of the components' own objects")
+	fs.StringVar(&o.APIServerURL, "api-server-url", o.APIServerURL, "URL at which peers reach this cluster's API server (default: the kubeconfig's server)")
+	fs.IntVar(&o.SharingPercentage, "sharing-percentage", o.SharingPercentage, "percentage of the physical nodes' allocatable resources shared with consumers")
+	fs.StringVar((*string)(&o.SlicePolicy), "resource-slice-policy", string(o.SlicePolicy), "what to do with a ResourceSlice asking for more than is left: Clamp (accept what is left) or Deny")
+	fs.StringVar((*string)(&o.QuotaEnforcement), "quota-enforcement", string(o.QuotaEnforcement), "limits enforcement of consumer quotas: Hard, Soft or None")
+	fs.DurationVar(&o.HealthCheckInterval, "health-check-interval", o.HealthCheckInterval, "how often virtual nodes check their provider's API server")
+	fs.StringVar(&o.MetricsAddr, "metrics-address", o.MetricsAddr, "listen address of the Prometheus metrics endpoint (0 disables it)")
+	fs.StringVar(&o.HealthAddr, "health-address", o.HealthAddr, "listen address of the healthz/readyz endpoints (0 disables them)")
+}
+
+// Validate reports the first bad option in words a user can act on.
+func (o *Options) Validate() error {
+	if o.ClusterID == "" {
+		return fmt.Errorf("--cluster-id is required")
+	}
+	if err := consts.ValidateClusterID(o.ClusterID); err != nil {
+		return fmt.Errorf("--cluster-id: %w", err)
+	}
+	if o.SharingPercentage < 0 || o.SharingPercentage > 100 {
+		return fmt.Errorf("--sharing-percentage must be between 0 and 100, got %d", o.SharingPercentage)
+	}
+	switch o.SlicePolicy {
+	case SliceClamp, SliceDeny:
+	default:
+		return fmt.Errorf("--resource-slice-policy must be Clamp or Deny, got %q", o.SlicePolicy)
+	}
+	switch o.QuotaEnforcement {
+	case offv1beta1.HardLimitsEnforcement, offv1beta1.SoftLimitsEnforcement, offv1beta1.NoLimitsEnforcement:
+	default:
+		return fmt.Errorf("--quota-enforcement must be Hard, Soft or None, got %q", o.QuotaEnforcement)
+	}
+	if o.HealthCheckInterval <= 0 {
+		return fmt.Errorf("--health-check-interval must be positive")
+	}
+	return nil
+}
+
+// FormatLabels renders labels as sorted k=v,k=v.
+func FormatLabels(l map[string]string) string {
+	parts := make([]string, 0, len(l))
+	for k, v := range l {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+// ParseLabels parses k=v,k=v; an empty string is no labels.
+func ParseLabels(s string) (map[string]string, error) {
+	out := map[string]string{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("label %q is not of the form key=value", kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+type labelsValue struct{ m *map[string]string }
+
+func newLabelsValue(m *map[string]string) *labelsValue { return &labelsValue{m} }
+func (l *labelsValue) String() string {
+	if l.m == nil {
+		return ""
+	}
+	return FormatLabels(*l.m)
+}
+func (l *labelsValue) Set(s string) error {
+	m, err := ParseLabels(s)
+	if err != nil {
+		return err
+	}
+	*l.m = m
+	return nil
+}
+func (l *labelsValue) Type() string { return "labels" }

@@ -1,0 +1,233 @@
+package slices
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
+)
+
+// DecidedAnnotation records the request a slice's decision was made for: a
+// decision stands until the consumer changes its request, so grants do not
+// shift under running workloads when nodes come and go. The consumer's
+// replicator copies it back with the status.
+const DecidedAnnotation = "liqo.io/decided-for"
+
+// ProviderReconciler decides, on the provider, the ResourceSlices consumers
+// replicated into their tenant namespaces, and keeps each accepted slice's
+// Quota.
+type ProviderReconciler struct {
+	Client            client.Client
+	ClusterID         string
+	ClusterLabels     map[string]string
+	SharingPercentage int
+	Deny              bool
+	Enforcement       offv1beta1.LimitsEnforcement
+	Recorder          record.EventRecorder
+}
+
+// Reconcile authenticates the slice against the consumer's Tenant, decides
+// its resources once per request and creates or removes its Quota.
+func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var s authv1beta1.ResourceSlice
+	if err := r.Client.Get(ctx, req.NamespacedName, &s); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !s.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	before := s.DeepCopy()
+	consumer := ""
+	if s.Spec.ConsumerClusterID != nil {
+		consumer = string(*s.Spec.ConsumerClusterID)
+	}
+
+	if err := r.authenticate(ctx, &s, consumer); err != nil {
+		setCondition(&s, authv1beta1.ResourceSliceAuthentication, authv1beta1.ResourceSliceDenied, "AuthenticationFailed", err.Error())
+		setCondition(&s, authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceDenied, "AuthenticationFailed", "not authenticated")
+		s.Status.Resources = nil
+		if err := r.deleteQuota(ctx, &s); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.writeStatus(ctx, before, &s)
+	}
+	setCondition(&s, authv1beta1.ResourceSliceAuthentication, authv1beta1.ResourceSliceAccepted, "TenantAuthenticated",
+		fmt.Sprintf("consumer %s is an authenticated tenant", consumer))
+
+	requested := s.Spec.Resources
+	if len(requested) == 0 {
+		requested = DefaultResources()
+	}
+	decide := s.Annotations[DecidedAnnotation] != Canonical(requested)
+	if decide {
+		if err := r.decide(ctx, &s, requested); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	s.Status.NodeLabels = r.ClusterLabels
+
+	if accepted(&s) {
+		if err := r.ensureQuota(ctx, &s, consumer); err != nil {
+			return ctrl.Result{}, err
+		}
+	} else if err := r.deleteQuota(ctx, &s); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.writeStatus(ctx, before, &s); err != nil || !decide {
+		return ctrl.Result{}, err
+	}
+	// Mark the request decided only once the decision is stored: whoever sees
+	// the mark (the consumer, liqoctl) can trust the status is for this
+	// request. A crash in between only makes the next run decide again.
+	patch := client.MergeFrom(s.DeepCopy())
+	metav1.SetMetaDataAnnotation(&s.ObjectMeta, DecidedAnnotation, Canonical(requested))
+	return ctrl.Result{}, r.Client.Patch(ctx, &s, patch)
+}
+
+// authenticate accepts a slice only in the tenant namespace of the consumer
+// it names, and only once that consumer's Tenant is Ready.
+func (r *ProviderReconciler) authenticate(ctx context.Context, s *authv1beta1.ResourceSlice, consumer string) error {
+	if consumer == "" {
+		return fmt.Errorf("spec.consumerClusterID is empty")
+	}
+	if want := consts.TenantNamespace(consumer); s.Namespace != want {
+		return fmt.Errorf("a slice of consumer %s must be in namespace %s, not %s", consumer, want, s.Namespace)
+	}
+	var t authv1beta1.Tenant
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: s.Namespace, Name: consumer}, &t); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("tenants.authentication.liqo.io %q not found", consumer)
+		}
+		return err
+	}
+	if !meta.IsStatusConditionTrue(t.Status.Conditions, auth.ConditionReady) {
+		return fmt.Errorf("the Tenant of consumer %s is not Ready", consumer)
+	}
+	return nil
+}
+
+func (r *ProviderReconciler) decide(ctx context.Context, s *authv1beta1.ResourceSlice, requested corev1.ResourceList) error {
+	var nodes corev1.NodeList
+	if err := r.Client.List(ctx, &nodes); err != nil {
+		return err
+	}
+	var quotas offv1beta1.QuotaList
+	if err := r.Client.List(ctx, &quotas); err != nil {
+		return err
+	}
+	var granted []corev1.ResourceList
+	for _, q := range quotas.Items {
+		if q.Namespace == s.Namespace && q.Name == s.Name {
+			continue
+		}
+		granted = append(granted, q.Spec.Resources)
+	}
+	grant, ok, msg := Decide(requested, Shareable(nodes.Items, r.SharingPercentage, granted), r.Deny)
+	if !ok {
+		setCondition(s, authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceDenied, "InsufficientResources", msg)
+		s.Status.Resources = nil
+		r.Recorder.Event(s, corev1.EventTypeWarning, "ResourcesDenied", msg)
+		return nil
+	}
+	setCondition(s, authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceAccepted, "ResourcesGranted", msg)
+	s.Status.Resources = grant
+	r.Recorder.Event(s, corev1.EventTypeNormal, "ResourcesAccepted", msg)
+	return nil
+}
+
+func accepted(s *authv1beta1.ResourceSlice) bool {
+	for _, c := range s.Status.Conditions {
+		if c.Type == authv1beta1.ResourceSliceResources {
+			return c.Status == authv1beta1.ResourceSliceAccepted
+		}
+	}
+	return false
+}
+
+func (r *ProviderReconciler) ensureQuota(ctx context.Context, s *authv1beta1.ResourceSlice, consumer string) error {
+	q := &offv1beta1.Quota{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace}}
+	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, q, func() error {
+		q.Labels = map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: consumer}
+		q.Spec.User = consts.ConsumerUser(consumer)
+		q.Spec.LimitsEnforcement = r.Enforcement
+		q.Spec.Resources = s.Status.Resources
+		return controllerutil.SetControllerReference(s, q, r.Client.Scheme())
+	})
+	return err
+}
+
+func (r *ProviderReconciler) deleteQuota(ctx context.Context, s *authv1beta1.ResourceSlice) error {
+	q := &offv1beta1.Quota{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace}}
+	return client.IgnoreNotFound(r.Client.Delete(ctx, q))
+}
+
+func (r *ProviderReconciler) writeStatus(ctx context.Context, before, s *authv1beta1.ResourceSlice) error {
+	if equality.Semantic.DeepEqual(before.Status, s.Status) {
+		return nil
+	}
+	return r.Client.Status().Update(ctx, s)
+}
+
+// setCondition sets a slice condition, moving its transition time only on a
+// change of status.
+func setCondition(s *authv1beta1.ResourceSlice, t authv1beta1.ResourceSliceConditionType, st authv1beta1.ResourceSliceConditionStatus, reason, msg string) {
+	for i := range s.Status.Conditions {
+		c := &s.Status.Conditions[i]
+		if c.Type != t {
+			continue
+		}
+		if c.Status != st {
+			c.LastTransitionTime = metav1.Now()
+		}
+		c.Status, c.Reason, c.Message = st, reason, msg
+		return
+	}
+	s.Status.Conditions = append(s.Status.Conditions, authv1beta1.ResourceSliceCondition{
+		Type: t, Status: st, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()})
+}
+
+// SetupWithManager registers the controller; Tenant changes requeue the
+// slices of their namespace.
+func (r *ProviderReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.Recorder = mgr.GetEventRecorderFor("liqo-resourceslice")
+	theirs := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		s, ok := o.(*authv1beta1.ResourceSlice)
+		return ok && s.Spec.ProviderClusterID != nil && string(*s.Spec.ProviderClusterID) == r.ClusterID &&
+			s.Labels[consts.ReplicationLabel] == "true"
+	})
+	return ctrl.NewControllerManagedBy(mgr).Named("resourceslice-provider").
+		For(&authv1beta1.ResourceSlice{}, builder.WithPredicates(theirs)).
+		Owns(&offv1beta1.Quota{}).
+		Watches(&authv1beta1.Tenant{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			var list authv1beta1.ResourceSliceList
+			if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+				return nil
+			}
+			var out []reconcile.Request
+			for _, s := range list.Items {
+				if s.Labels[consts.ReplicationLabel] == "true" {
+					out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
+				}
+			}
+			return out
+		})).
+		Complete(r)
+}

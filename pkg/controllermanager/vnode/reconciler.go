@@ -1,0 +1,268 @@
+package vnode
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet"
+)
+
+const finalizer = "liqo.io/virtual-node"
+
+// Reconciler runs, in this process, the virtual kubelet of each VirtualNode:
+// one goroutine set per node keeps the Node, its Lease and its health check.
+// Running them in-process rather than as one Deployment per node saves a
+// process, a client cache and a connection set per peering.
+type Reconciler struct {
+	Client              client.Client
+	Clientset           kubernetes.Interface
+	HealthCheckInterval time.Duration
+	Recorder            record.EventRecorder
+
+	mu      sync.Mutex
+	ctx     context.Context
+	runners map[types.NamespacedName]*runner
+	events  chan event.GenericEvent
+}
+
+type runner struct {
+	hash   string
+	stop   context.CancelFunc
+	done   chan struct{}
+	ready  bool
+	reason string
+	known  bool
+}
+
+// Reconcile starts, restarts or stops the node of one VirtualNode.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var vn offv1beta1.VirtualNode
+	if err := r.Client.Get(ctx, req.NamespacedName, &vn); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			r.stopRunner(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !vn.DeletionTimestamp.IsZero() || (vn.Spec.CreateNode != nil && !*vn.Spec.CreateNode) {
+		r.stopRunner(req.NamespacedName)
+		if err := virtualkubelet.DeleteNode(ctx, r.Clientset, vn.Name); err != nil {
+			return ctrl.Result{}, err
+		}
+		if !vn.DeletionTimestamp.IsZero() && controllerutil.RemoveFinalizer(&vn, finalizer) {
+			return ctrl.Result{}, r.Client.Update(ctx, &vn)
+		}
+		return ctrl.Result{}, nil
+	}
+	if controllerutil.AddFinalizer(&vn, finalizer) {
+		if err := r.Client.Update(ctx, &vn); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	remote, version, err := r.remoteConfig(ctx, &vn)
+	if err != nil {
+		return ctrl.Result{}, r.setStatus(ctx, &vn, offv1beta1.NoneVirtualNodeStatus, "NoCredentials", err.Error(), false, "")
+	}
+	cfg := nodeConfig(&vn, r.HealthCheckInterval)
+	hash := configHash(version, &cfg)
+	rn := r.ensureRunner(req.NamespacedName, hash, cfg, remote)
+	r.mu.Lock()
+	known, ready, why := rn.known, rn.ready, rn.reason
+	r.mu.Unlock()
+
+	nodeStatus, reason := offv1beta1.CreatingVirtualNodeStatus, "WaitingForHealthCheck"
+	if known {
+		nodeStatus, reason = offv1beta1.RunningVirtualNodeStatus, why
+		if !ready {
+			nodeStatus = offv1beta1.NoneVirtualNodeStatus
+		}
+	}
+	return ctrl.Result{}, r.setStatus(ctx, &vn, nodeStatus, reason, "", known, fmt.Sprint(ready))
+}
+
+func (r *Reconciler) remoteConfig(ctx context.Context, vn *offv1beta1.VirtualNode) (*rest.Config, string, error) {
+	if vn.Spec.KubeconfigSecretRef == nil {
+		return nil, "", fmt.Errorf("spec.kubeconfigSecretRef is not set")
+	}
+	var s corev1.Secret
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: vn.Namespace, Name: vn.Spec.KubeconfigSecretRef.Name}, &s); err != nil {
+		return nil, "", fmt.Errorf("reading the provider's kubeconfig: %w", err)
+	}
+	cfg, err := auth.RESTConfig(s.Data[consts.KubeconfigKey])
+	if err != nil {
+		return nil, "", err
+	}
+	return cfg, s.ResourceVersion, nil
+}
+
+// nodeConfig is the Node a VirtualNode asks for.
+func nodeConfig(vn *offv1beta1.VirtualNode, interval time.Duration) virtualkubelet.NodeConfig {
+	return virtualkubelet.NodeConfig{
+		Name:                vn.Name,
+		RemoteClusterID:     string(vn.Spec.ClusterID),
+		Labels:              vn.Spec.Labels,
+		Taints:              vn.Spec.Taints,
+		Capacity:            vn.Spec.ResourceQuota.Hard,
+		HealthCheckInterval: interval,
+	}
+}
+
+func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg virtualkubelet.NodeConfig, remote *rest.Config) *runner {
+	r.mu.Lock()
+	if rn, ok := r.runners[key]; ok && rn.hash == hash {
+		r.mu.Unlock()
+		return rn
+	}
+	r.mu.Unlock()
+	// Stop the outdated runner without holding the lock: its readiness
+	// callback takes the lock, and the runner only ends once the callback
+	// returned.
+	r.stopRunner(key)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ctx, stop := context.WithCancel(r.ctx)
+	rn := &runner{hash: hash, stop: stop, done: make(chan struct{})}
+	r.runners[key] = rn
+	go func() {
+		defer close(rn.done)
+		err := virtualkubelet.RunNode(ctx, r.Clientset, remote, cfg, func(ready bool, reason string) {
+			r.mu.Lock()
+			rn.ready, rn.reason, rn.known = ready, reason, true
+			r.mu.Unlock()
+			r.enqueue(ctx, key)
+		})
+		if err != nil && ctx.Err() == nil {
+			ctrl.Log.WithName("virtualnode").Error(err, "virtual node stopped", "virtualnode", key)
+		}
+	}()
+	return rn
+}
+
+func (r *Reconciler) enqueue(ctx context.Context, key types.NamespacedName) {
+	obj := &offv1beta1.VirtualNode{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	select {
+	case r.events <- event.GenericEvent{Object: obj}:
+	case <-ctx.Done():
+	}
+}
+
+func (r *Reconciler) stopRunner(key types.NamespacedName) {
+	r.mu.Lock()
+	rn, ok := r.runners[key]
+	delete(r.runners, key)
+	r.mu.Unlock()
+	if ok {
+		rn.stop()
+		<-rn.done
+	}
+}
+
+func (r *Reconciler) setStatus(ctx context.Context, vn *offv1beta1.VirtualNode, node offv1beta1.VirtualNodeConditionStatus,
+	reason, msg string, known bool, ready string) error {
+	before := vn.Status.DeepCopy()
+	vk := offv1beta1.RunningVirtualNodeStatus
+	if node == offv1beta1.NoneVirtualNodeStatus && !known {
+		vk = offv1beta1.NoneVirtualNodeStatus
+	}
+	setCondition(vn, offv1beta1.VirtualKubeletCondition, vk, reason, msg)
+	setCondition(vn, offv1beta1.NodeCondition, node, reason, msg)
+	if equality.Semantic.DeepEqual(before, &vn.Status) {
+		return nil
+	}
+	if known {
+		kind := corev1.EventTypeNormal
+		if ready != "true" {
+			kind = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(vn, kind, reason, "node %s ready=%s", vn.Name, ready)
+	}
+	return r.Client.Status().Update(ctx, vn)
+}
+
+func setCondition(vn *offv1beta1.VirtualNode, t offv1beta1.VirtualNodeConditionType, st offv1beta1.VirtualNodeConditionStatus, reason, msg string) {
+	for i := range vn.Status.Conditions {
+		c := &vn.Status.Conditions[i]
+		if c.Type != t {
+			continue
+		}
+		if c.Status != st {
+			c.LastTransitionTime = metav1.Now()
+		}
+		c.Status, c.Reason, c.Message = st, reason, msg
+		return
+	}
+	vn.Status.Conditions = append(vn.Status.Conditions, offv1beta1.VirtualNodeCondition{
+		Type: t, Status: st, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()})
+}
+
+// Start records the manager's context, which the node goroutines live in,
+// and stops them all when it ends.
+func (r *Reconciler) Start(ctx context.Context) error {
+	r.mu.Lock()
+	r.ctx = ctx
+	r.mu.Unlock()
+	<-ctx.Done()
+	r.mu.Lock()
+	keys := make([]types.NamespacedName, 0, len(r.runners))
+	for k := range r.runners {
+		keys = append(keys, k)
+	}
+	r.mu.Unlock()
+	for _, k := range keys {
+		r.stopRunner(k)
+	}
+	return nil
+}
+
+// SetupWithManager registers the controller; the kubeconfig Secrets requeue
+// their VirtualNodes so rotated credentials restart the node.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.Recorder = mgr.GetEventRecorderFor("liqo-virtualnode")
+	r.runners = map[types.NamespacedName]*runner{}
+	r.events = make(chan event.GenericEvent, 64)
+	if err := mgr.Add(r); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named("virtualnode").
+		For(&offv1beta1.VirtualNode{}).
+		WatchesRawSource(source.Channel(r.events, &handler.EnqueueRequestForObject{})).
+		Complete(r)
+}
+
+// configHash identifies what a running node was started with; a change of
+// credentials or of the Node's shape restarts it.
+func configHash(version string, cfg *virtualkubelet.NodeConfig) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s|%s|%s|%v|", version, cfg.Name, cfg.RemoteClusterID, cfg.HealthCheckInterval, cfg.Taints)
+	for _, k := range slices.Sorted(maps.Keys(cfg.Labels)) {
+		fmt.Fprintf(&b, "%s=%s,", k, cfg.Labels[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Capacity)) {
+		q := cfg.Capacity[k]
+		fmt.Fprintf(&b, "%s=%s,", k, q.String())
+	}
+	return b.String()
+}

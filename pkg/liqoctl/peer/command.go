@@ -1,0 +1,108 @@
+// Package peer implements liqoctl peer and unpeer: the consumer (local
+// cluster) peers with a provider (remote cluster), with an admin kubeconfig
+// for each.
+package peer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
+	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/liqoctl/output"
+)
+
+// Options of liqoctl peer.
+type Options struct {
+	Local, Remote      factory.Cluster
+	NetworkingDisabled bool
+	CPU, Memory, Pods  string
+	Resources          []string
+	Timeout            time.Duration
+	Verbose            bool
+
+	out *output.Printer
+}
+
+// NewCommand returns liqoctl peer.
+func NewCommand() *cobra.Command {
+	o := &Options{}
+	cmd := &cobra.Command{
+		Use:   "peer",
+		Short: "Peer the local cluster (consumer) with a remote cluster (provider)",
+		Long: `Peer the local cluster, the consumer, with a remote cluster, the provider,
+so that the provider appears here as a virtual node.
+
+The command needs admin access to both clusters. It ensures the tenant
+namespaces on both sides, proves this cluster's identity to the provider
+with a signed nonce, obtains a client certificate for this cluster from the
+provider's certificates API, asks for resources with a ResourceSlice and
+waits until the virtual node is Ready. It is idempotent: running it again
+repairs a partial peering and changes nothing on a complete one.`,
+		Example: `  liqoctl peer --remote-kubeconfig ~/.kube/milan
+  liqoctl peer --remote-kubeconfig /path/to/aws-kubeconfig \
+      --namespace liqo --remote-namespace liqo-system --networking-disabled
+  liqoctl peer --remote-kubeconfig ~/.kube/milan --cpu=8 --memory=16Gi --pods=50`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.out = &output.Printer{W: cmd.OutOrStdout(), Verbose: o.Verbose}
+			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
+			defer cancel()
+			return o.Run(ctx)
+		},
+	}
+	fs := cmd.Flags()
+	o.Local.AddLocalFlags(fs)
+	o.Remote.AddRemoteFlags(fs)
+	fs.BoolVar(&o.NetworkingDisabled, "networking-disabled", false, "do not set up the network fabric between the clusters")
+	fs.StringVar(&o.CPU, "cpu", "4", "CPU to ask the provider for")
+	fs.StringVar(&o.Memory, "memory", "8Gi", "memory to ask the provider for")
+	fs.StringVar(&o.Pods, "pods", "110", "number of pods to ask the provider for")
+	fs.StringArrayVar(&o.Resources, "resource", nil, "other resource to ask for, as name=quantity (repeatable), e.g. nvidia.com/gpu=1")
+	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
+	fs.BoolVar(&o.Verbose, "verbose", false, "print how long each step took")
+	_ = cmd.MarkFlagRequired("remote-kubeconfig")
+	return cmd
+}
+
+// requested parses the resource flags.
+func (o *Options) requested() (corev1.ResourceList, error) {
+	out := corev1.ResourceList{}
+	add := func(flag, name, value string) error {
+		q, err := resource.ParseQuantity(value)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a quantity: %w", flag, value, err)
+		}
+		if q.Sign() < 0 {
+			return fmt.Errorf("%s: %q is negative", flag, value)
+		}
+		out[corev1.ResourceName(name)] = q
+		return nil
+	}
+	for _, f := range []struct{ flag, name, value string }{
+		{"--cpu", "cpu", o.CPU}, {"--memory", "memory", o.Memory}, {"--pods", "pods", o.Pods},
+	} {
+		if err := add(f.flag, f.name, f.value); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range o.Resources {
+		name, value, ok := strings.Cut(r, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--resource %q is not of the form name=quantity", r)
+		}
+		if err := add("--resource "+name, name, value); err != nil {
+			return nil, err
+		}
+	}
+	if len(out) == 0 {
+		return slices.DefaultResources(), nil
+	}
+	return out, nil
+}

@@ -1,0 +1,271 @@
+package peer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/liqoctl/output"
+)
+
+// UnpeerOptions of liqoctl unpeer.
+type UnpeerOptions struct {
+	Local, Remote factory.Cluster
+	Timeout       time.Duration
+	out           *output.Printer
+}
+
+// NewUnpeerCommand returns liqoctl unpeer.
+func NewUnpeerCommand() *cobra.Command {
+	o := &UnpeerOptions{}
+	cmd := &cobra.Command{
+		Use:   "unpeer",
+		Short: "Tear down the peering of the local cluster (consumer) with a remote cluster (provider)",
+		Long: `Tear down the peering in which the local cluster consumes resources of a
+remote cluster: the virtual node, the ResourceSlice, the Identity and the
+Tenant are removed, with the tenant namespaces on both sides unless the
+reverse peering still uses them.
+
+If the remote cluster cannot be reached, the local side is still cleaned up
+within --timeout, and the command lists what it could not remove remotely.`,
+		Example: `  liqoctl unpeer --remote-kubeconfig ~/.kube/milan`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.out = &output.Printer{W: cmd.OutOrStdout()}
+			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
+			defer cancel()
+			return o.Run(ctx)
+		},
+	}
+	fs := cmd.Flags()
+	o.Local.AddLocalFlags(fs)
+	o.Remote.AddRemoteFlags(fs)
+	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
+	_ = cmd.MarkFlagRequired("remote-kubeconfig")
+	return cmd
+}
+
+// Run unpeers: local first, so that the consumer stops using the provider
+// even if the provider is gone for good.
+func (o *UnpeerOptions) Run(ctx context.Context) error {
+	if err := o.Local.Connect(ctx, min(o.Timeout/4, 10*time.Second)); err != nil {
+		return err
+	}
+	local, err := o.Local.FindComponents(ctx)
+	if err != nil {
+		return err
+	}
+	remoteErr := o.Remote.Connect(ctx, min(o.Timeout/4, 5*time.Second))
+	var remote *factory.ClusterInfo
+	if remoteErr == nil {
+		remote, remoteErr = o.Remote.FindComponents(ctx)
+	}
+	var remoteID string
+	switch {
+	case remote != nil:
+		remoteID = remote.ID
+	default:
+		// The provider is unreachable: the kubeconfig still tells which
+		// peering to remove if exactly one local peering matches its server.
+		if remoteID, err = o.guessRemoteID(ctx); err != nil {
+			return fmt.Errorf("%w; and the remote cluster cannot be reached: %v", err, remoteErr)
+		}
+		o.out.Warn("the remote cluster cannot be reached (%v); cleaning up the local side only", remoteErr)
+	}
+	localNS := consts.TenantNamespace(remoteID)
+
+	// The slice goes first: it owns the VirtualNode, which would otherwise be
+	// created again while the slice is still accepted.
+	o.out.Step("Removing the ResourceSlice and the virtual node")
+	if err := client.IgnoreNotFound(o.Local.Client.Delete(ctx,
+		&authv1beta1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: remoteID, Namespace: localNS}})); err != nil {
+		return fmt.Errorf("deleting the ResourceSlice: %w", err)
+	}
+	if err := o.removeVirtualNodes(ctx, localNS); err != nil {
+		return err
+	}
+	o.out.Info("ResourceSlice and virtual node removed")
+
+	o.out.Step("Removing the Identity")
+	for _, obj := range []client.Object{
+		&authv1beta1.Identity{ObjectMeta: metav1.ObjectMeta{Name: consts.IdentityName(remoteID), Namespace: localNS}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: consts.SignedNonceSecret, Namespace: localNS}},
+	} {
+		if err := client.IgnoreNotFound(o.Local.Client.Delete(ctx, obj)); err != nil {
+			return fmt.Errorf("deleting %T %s: %w", obj, obj.GetName(), err)
+		}
+	}
+	o.out.Info("Identity removed")
+
+	var leftRemote []string
+	if remote != nil {
+		o.out.Step("Removing the Tenant on the provider")
+		leftRemote = o.cleanRemote(ctx, local.ID)
+		if len(leftRemote) == 0 {
+			o.out.Info("Tenant removed")
+		}
+	} else {
+		leftRemote = []string{fmt.Sprintf("namespace %s (with the Tenant, ResourceSlice and Quota of %s) on %s",
+			consts.TenantNamespace(local.ID), local.ID, remoteID)}
+	}
+
+	o.out.Step("Removing the local tenant namespace")
+	if err := o.removeTenantNamespace(ctx, o.Local.Client, localNS, remoteID); err != nil {
+		return err
+	}
+	o.out.Info("Local tenant namespace removed (or kept for the reverse peering)")
+	if len(leftRemote) > 0 {
+		for _, l := range leftRemote {
+			o.out.Warn("not removed on the remote cluster: %s", l)
+		}
+		o.out.Info("Unpeered locally; run unpeer again when the remote cluster is reachable to clean it up")
+		return nil
+	}
+	o.out.Info("Unpeered from %s", remoteID)
+	return nil
+}
+
+// guessRemoteID finds the peering whose Identity points at the remote
+// kubeconfig's API server.
+func (o *UnpeerOptions) guessRemoteID(ctx context.Context) (string, error) {
+	if o.Remote.Config == nil {
+		return "", errors.New("cannot load the remote kubeconfig")
+	}
+	var fcs corev1beta1.ForeignClusterList
+	if err := o.Local.Client.List(ctx, &fcs); err != nil {
+		return "", err
+	}
+	var match []string
+	for _, fc := range fcs.Items {
+		if fc.Status.APIServerURL == o.Remote.Config.Host {
+			match = append(match, fc.Name)
+		}
+	}
+	if len(match) != 1 {
+		return "", fmt.Errorf("cannot tell which peering the remote kubeconfig (%s) belongs to: %d peerings use that server", o.Remote.Config.Host, len(match))
+	}
+	return match[0], nil
+}
+
+// removeVirtualNodes deletes the VirtualNodes and waits for the controller
+// to remove their Nodes; if it does not within half the remaining time (it
+// may be down), the Nodes are removed here and the finalizer dropped, so
+// unpeer never hangs on it.
+func (o *UnpeerOptions) removeVirtualNodes(ctx context.Context, ns string) error {
+	var vns offv1beta1.VirtualNodeList
+	if err := o.Local.Client.List(ctx, &vns, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	grace := time.Now().Add(time.Until(deadline(ctx)) / 2)
+	for i := range vns.Items {
+		vn := &vns.Items[i]
+		if err := client.IgnoreNotFound(o.Local.Client.Delete(ctx, vn)); err != nil {
+			return err
+		}
+		uid := vn.UID
+		for {
+			err := o.Local.Client.Get(ctx, client.ObjectKeyFromObject(vn), vn)
+			if apierrors.IsNotFound(err) || err == nil && vn.UID != uid {
+				break
+			}
+			if time.Now().After(grace) {
+				o.out.Warn("the controller did not remove virtual node %s in time; removing it directly", vn.Name)
+				node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: vn.Name}}
+				if err := client.IgnoreNotFound(o.Local.Client.Delete(ctx, node)); err != nil {
+					return err
+				}
+				vn.Finalizers = nil
+				if err := client.IgnoreNotFound(o.Local.Client.Update(ctx, vn)); err != nil {
+					return err
+				}
+				break
+			}
+			time.Sleep(pollInterval)
+		}
+	}
+	return nil
+}
+
+func deadline(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(time.Minute)
+}
+
+// cleanRemote removes the consumer's objects on the provider and returns what
+// it could not remove.
+func (o *UnpeerOptions) cleanRemote(ctx context.Context, localID string) []string {
+	ns := consts.TenantNamespace(localID)
+	var left []string
+	var slices authv1beta1.ResourceSliceList
+	if err := o.Remote.Client.List(ctx, &slices, client.InNamespace(ns),
+		client.MatchingLabels{consts.OriginClusterIDLabel: localID}); err != nil && !apierrors.IsNotFound(err) {
+		left = append(left, fmt.Sprintf("ResourceSlices in %s: %v", ns, err))
+	}
+	objs := []client.Object{
+		&authv1beta1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: localID, Namespace: ns}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: consts.NonceSecret, Namespace: ns}},
+	}
+	for i := range slices.Items {
+		objs = append(objs, &slices.Items[i])
+	}
+	for _, obj := range objs {
+		if err := o.Remote.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+			left = append(left, fmt.Sprintf("%T %s/%s: %v", obj, ns, obj.GetName(), err))
+		}
+	}
+	if err := o.removeTenantNamespace(ctx, o.Remote.Client, ns, localID); err != nil {
+		left = append(left, err.Error())
+	}
+	return left
+}
+
+// removeTenantNamespace deletes a tenant namespace unless the reverse
+// peering still lives in it (a Tenant for, or an Identity towards, the same
+// peer).
+func (o *UnpeerOptions) removeTenantNamespace(ctx context.Context, c client.Client, ns, peer string) error {
+	var tenants authv1beta1.TenantList
+	var ids authv1beta1.IdentityList
+	if err := c.List(ctx, &tenants, client.InNamespace(ns)); err != nil {
+		return fmt.Errorf("listing Tenants in %s: %w", ns, err)
+	}
+	if err := c.List(ctx, &ids, client.InNamespace(ns)); err != nil {
+		return fmt.Errorf("listing Identities in %s: %w", ns, err)
+	}
+	if len(tenants.Items)+len(ids.Items) > 0 {
+		return nil
+	}
+	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if err := c.Delete(ctx, n); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	// Wait for it to go, so that a peer right after does not find it terminating.
+	return waitGone(ctx, c, types.NamespacedName{Name: ns}, n)
+}
+
+func waitGone(ctx context.Context, c client.Client, key types.NamespacedName, obj client.Object) error {
+	for {
+		if err := c.Get(ctx, key, obj); apierrors.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("timed out waiting for %s to be deleted", key.Name)
+		case <-time.After(pollInterval):
+		}
+	}
+}

@@ -1,0 +1,128 @@
+// Package peering tests liqoctl peer / unpeer / info end to end on three
+// testbed clusters, each running our controller manager in-process.
+package peering
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager"
+	"github.com/liqo-go/liqo/pkg/liqoctl"
+	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/testbed"
+)
+
+var (
+	tb          *testbed.Testbed
+	kubeconfigs = map[string]string{}
+	cancelAll   context.CancelFunc
+	managers    sync.WaitGroup
+)
+
+// The providers differ in policy: milan clamps requests to what it can share,
+// naples denies them.
+var clusters = []struct {
+	name   string
+	labels map[string]string
+	policy controllermanager.SlicePolicy
+}{
+	{"rome", map[string]string{"region": "south-europe"}, controllermanager.SliceClamp},
+	{"milan", map[string]string{"region": "north-italy", "tier": "gold"}, controllermanager.SliceClamp},
+	{"naples", map[string]string{"region": "south-italy"}, controllermanager.SliceDeny},
+}
+
+func TestMain(m *testing.M) {
+	specs := make([]testbed.ClusterSpec, 0, len(clusters))
+	for _, c := range clusters {
+		specs = append(specs, testbed.ClusterSpec{Name: c.name, Nodes: []testbed.NodePool{{Prefix: "worker", Count: 2, CPU: "8", Memory: "32Gi", Pods: 110}}})
+	}
+	testbed.Main(m, func(t *testbed.Testbed) {
+		tb = t
+		ctx, cancel := context.WithCancel(context.Background())
+		cancelAll = cancel
+		dir, err := os.MkdirTemp("", "liqo-peering-")
+		if err != nil {
+			panic(err)
+		}
+		// client-go, leader election and virtual-kubelet log through klog and
+		// the global controller-runtime logger: keep them out of the test output.
+		shared, err := os.Create(filepath.Join(dir, "shared.log"))
+		if err != nil {
+			panic(err)
+		}
+		klog.LogToStderr(false)
+		klog.SetOutput(shared)
+		ctrl.SetLogger(zap.New(zap.WriteTo(shared)))
+		for _, c := range clusters {
+			cl := tb.Cluster(c.name)
+			path := filepath.Join(dir, c.name+".kubeconfig")
+			if err := cl.WriteKubeconfig(path); err != nil {
+				panic(err)
+			}
+			kubeconfigs[c.name] = path
+			startManager(ctx, cl, c.labels, c.policy, filepath.Join(dir, c.name+"-controller-manager.log"))
+		}
+		for _, c := range clusters {
+			waitManager(c.name)
+		}
+	}, specs...)
+}
+
+func startManager(ctx context.Context, cl *testbed.Cluster, labels map[string]string, policy controllermanager.SlicePolicy, logPath string) {
+	f, err := os.Create(logPath)
+	if err != nil {
+		panic(err)
+	}
+	o := controllermanager.DefaultOptions()
+	o.ClusterID, o.ClusterLabels, o.SlicePolicy = cl.Name, labels, policy
+	o.HealthCheckInterval = time.Second
+	o.Logger = zap.New(zap.WriteTo(f), zap.UseDevMode(true))
+	managers.Add(1)
+	go func() {
+		defer managers.Done()
+		defer f.Close()
+		controllermanager.RunLocal(ctx, cl.Config, o, func(err error) { o.Logger.Error(err, "controller manager stopped; restarting") })
+	}()
+}
+
+// waitManager waits until the cluster's manager holds its lease, as liqoctl
+// checks: at start, and after its API server was stopped long enough for the
+// manager to lose the lease and restart.
+func waitManager(name string) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		cl := factory.Cluster{Role: "local", Kubeconfig: kubeconfigs[name], Namespace: consts.DefaultNamespace}
+		err := cl.Connect(context.Background(), 5*time.Second)
+		if err == nil {
+			_, err = cl.FindComponents(context.Background())
+		}
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			panic("controller manager of " + name + " did not start: " + err.Error())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// run executes liqoctl in-process and returns its output.
+func run(ctx context.Context, args ...string) (string, error) {
+	cmd := liqoctl.NewRootCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	return out.String(), err
+}
