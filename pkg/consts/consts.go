@@ -35,6 +35,7 @@ const (
 	RemoteClusterIDLabel = "liqo.io/remote-cluster-id"
 	VirtualNodeTaintKey  = "virtual-node.liqo.io/not-allowed"
 	VirtualNodeTaintVal  = "true"
+	VirtualNodeRoleLabel = "node-role.kubernetes.io/virtual-node"
 )
 
 // Labels on the objects of a peering.

@@ -44,13 +44,15 @@ type remoteState struct {
 // buildNode is the Node the runner wants: metadata, spec and status.
 // started is the transition time of the conditions that never change.
 func buildNode(cfg NodeConfig, st remoteState, started time.Time) *corev1.Node {
-	labels := make(map[string]string, len(cfg.Labels)+5)
+	labels := make(map[string]string, len(cfg.Labels)+6)
 	maps.Copy(labels, cfg.Labels)
 	labels[consts.TypeLabel] = consts.TypeVirtualNode
 	labels[consts.RemoteClusterIDLabel] = cfg.RemoteClusterID
 	labels[corev1.LabelHostname] = cfg.Name
 	labels[corev1.LabelOSStable] = nodeOS
 	labels[corev1.LabelArchStable] = nodeArch
+	// kubectl get nodes shows this as the node's role, as the docs expect.
+	labels[consts.VirtualNodeRoleLabel] = ""
 
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: cfg.Name, Labels: labels},

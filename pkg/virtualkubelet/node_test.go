@@ -25,11 +25,12 @@ func TestBuildNode(t *testing.T) {
 	gpu := corev1.Taint{Key: "example.com/gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}
 	base := NodeConfig{Name: "liqo-milan", RemoteClusterID: "milan", Capacity: capacity}
 	mandatory := map[string]string{
-		consts.TypeLabel:            consts.TypeVirtualNode,
-		consts.RemoteClusterIDLabel: "milan",
-		"kubernetes.io/hostname":    "liqo-milan",
-		"kubernetes.io/os":          "linux",
-		"kubernetes.io/arch":        "amd64",
+		consts.TypeLabel:                       consts.TypeVirtualNode,
+		consts.RemoteClusterIDLabel:            "milan",
+		"kubernetes.io/hostname":               "liqo-milan",
+		"kubernetes.io/os":                     "linux",
+		"kubernetes.io/arch":                   "amd64",
+		"node-role.kubernetes.io/virtual-node": "",
 	}
 	with := func(extra map[string]string) map[string]string {
 		out := map[string]string{}

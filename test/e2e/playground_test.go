@@ -34,6 +34,13 @@ func TestPlayground(t *testing.T) {
 	if !strings.Contains(out, "The playground is ready: 2 cluster(s)") {
 		t.Errorf("up did not report two ready clusters:\n%s", out)
 	}
+	// up ends with rome peered to milan and shows the virtual node.
+	for _, want := range []string{"Peering rome (consumer) with milan (provider)", "INFO: Virtual node milan is Ready",
+		"get nodes", "milan      Ready    virtual-node"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("up output lacks %q:\n%s", want, out)
+		}
+	}
 
 	// Every component runs under an owner process, recorded in its state file.
 	owners := ownerPIDs(t, dir, "rome", "milan")
@@ -53,8 +60,12 @@ func TestPlayground(t *testing.T) {
 		if err != nil {
 			t.Fatalf("kubectl get nodes on %s: %v\n%s", name, err, got)
 		}
-		if n := strings.Count(string(got), " Ready "); n != 2 {
-			t.Errorf("%s: %d Ready nodes, want 2:\n%s", name, n, got)
+		want := 2
+		if name == "rome" {
+			want = 3 // its two workers and the virtual node for milan
+		}
+		if n := strings.Count(string(got), " Ready "); n != want {
+			t.Errorf("%s: %d Ready nodes, want %d:\n%s", name, n, want, got)
 		}
 		ver, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "version").CombinedOutput()
 		if err != nil || !strings.Contains(string(ver), "Server Version: v1.34") {

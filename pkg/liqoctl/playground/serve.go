@@ -68,6 +68,18 @@ func serve(ctx context.Context, l layout, o serveOptions) error {
 		_ = l.write(st)
 		return err
 	}
+	cmCtx, stopCM := context.WithCancel(ctx)
+	cmDone, err := startControllerManager(cmCtx, c, l.kubeconfig(o.cluster))
+	if err != nil {
+		stopCM()
+		st.Phase, st.Error = phaseFailed, err.Error()
+		_ = l.write(st)
+		return err
+	}
+	// The components stop before the cluster does, so they do not spend
+	// their last seconds retrying against a dead API server.
+	defer func() { stopCM(); <-cmDone }()
+
 	st.Phase, st.Server, st.Kubeconfig = phaseReady, c.Server, l.kubeconfig(o.cluster)
 	if err := l.write(st); err != nil {
 		return err

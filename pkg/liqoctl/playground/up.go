@@ -23,6 +23,7 @@ type upOptions struct {
 	nodes    int
 	apiPort  int
 	timeout  time.Duration
+	noPeer   bool
 }
 
 func newUpCommand(dir *string) *cobra.Command {
@@ -33,7 +34,11 @@ func newUpCommand(dir *string) *cobra.Command {
 		Long: `Start the playground clusters in the background and return once every one
 of them is ready. On a machine whose cache is empty this first builds the
 control-plane binaries from the Go module proxy (~8 minutes on 2 cores);
-later runs start in seconds. Clusters that are already running are kept.`,
+later runs start in seconds. Clusters that are already running are kept.
+
+Each cluster runs the liqo controller manager; with two clusters or more, the
+first one (the consumer) is then peered with the second (the provider), so
+the provider shows up as a virtual node in the consumer.`,
 		Example: `  liqoctl playground up
   liqoctl playground up --clusters rome,milan,naples --nodes 3
   kubectl --kubeconfig ~/.liqo/playground/rome.kubeconfig get nodes`,
@@ -47,6 +52,7 @@ later runs start in seconds. Clusters that are already running are kept.`,
 	cmd.Flags().IntVar(&o.apiPort, "api-port", 0,
 		"API server port of the first cluster; the next clusters use the following ports (0: any free port)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait for the clusters to be ready, after the build")
+	cmd.Flags().BoolVar(&o.noPeer, "no-peer", false, "do not peer the first cluster (consumer) with the second (provider)")
 	return cmd
 }
 
@@ -104,6 +110,11 @@ func up(ctx context.Context, out io.Writer, l layout, o upOptions) error {
 	if err := waitReady(ctx, l, o.clusters, o.timeout, out); err != nil {
 		stopOwners(l, started, out)
 		return err
+	}
+	if len(o.clusters) >= 2 && !o.noPeer {
+		if err := peerFirstTwo(ctx, out, l, o.clusters[0], o.clusters[1]); err != nil {
+			return fmt.Errorf("the clusters run, but peering %s with %s failed: %w", o.clusters[0], o.clusters[1], err)
+		}
 	}
 	printReady(out, l, o.clusters)
 	return nil

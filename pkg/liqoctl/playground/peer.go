@@ -1,0 +1,28 @@
+package playground
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/liqo-go/liqo/pkg/liqoctl/peer"
+)
+
+// peerFirstTwo peers consumer with provider exactly as a user would with
+// liqoctl peer, then shows the consumer's nodes, the virtual one included.
+func peerFirstTwo(ctx context.Context, out io.Writer, l layout, consumer, provider string) error {
+	fmt.Fprintf(out, "\nPeering %s (consumer) with %s (provider):\n", consumer, provider)
+	cmd := peer.NewCommand()
+	cmd.SetOut(out)
+	cmd.SetErr(out)
+	cmd.SetArgs([]string{"--kubeconfig", l.kubeconfig(consumer), "--remote-kubeconfig", l.kubeconfig(provider), "--networking-disabled"})
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n$ kubectl --kubeconfig %s get nodes\n", l.kubeconfig(consumer))
+	kubectl := exec.CommandContext(ctx, filepath.Join(l.bin(), "kubectl"), "--kubeconfig", l.kubeconfig(consumer), "get", "nodes")
+	kubectl.Stdout, kubectl.Stderr = out, out
+	return kubectl.Run()
+}
