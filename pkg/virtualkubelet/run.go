@@ -123,7 +123,17 @@ func runOnce(ctx context.Context, local kubernetes.Interface, pr *probe, cfg Nod
 	ncCtx, stopController := context.WithCancel(withVKLogger(context.WithoutCancel(ctx), logger))
 	defer stopController()
 	runErr := make(chan error, 1)
-	go func() { runErr <- nc.Run(ncCtx) }()
+	go func() {
+		// virtual-kubelet v1.11 dereferences a nil Node when a status write
+		// races the API server going away; that must cost a retry, not the
+		// whole controller manager.
+		defer func() {
+			if r := recover(); r != nil {
+				runErr <- fmt.Errorf("the node controller panicked: %v", r)
+			}
+		}()
+		runErr <- nc.Run(ncCtx)
+	}()
 	forwarded := make(chan struct{})
 	go func() {
 		defer close(forwarded)

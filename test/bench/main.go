@@ -1,8 +1,9 @@
 // Command bench prints the performance figures of the project, run with
-// `make bench`. This first version measures the vanilla baselines that the
-// offloading figures are compared against: testbed cluster start time and the
-// time from Deployment creation to all pods Running on simulated nodes, at the
-// upstream default client QPS and at QPS 1,000.
+// `make bench`: the vanilla baselines that the offloading figures are
+// compared against (testbed cluster start time and the time from Deployment
+// creation to all pods Running on simulated nodes, at the upstream default
+// client QPS and at QPS 1,000), and the time from liqoctl peer to a Ready
+// virtual node.
 package main
 
 import (
@@ -20,15 +21,43 @@ import (
 
 func main() {
 	sizes := flag.String("n", "100,1000", "comma-separated Deployment sizes")
+	suites := flag.String("suites", "vanilla,peering", "comma-separated suites to run: vanilla, peering")
+	repeers := flag.Int("repeers", 5, "re-peerings (unpeer then peer) measured after the first peering")
 	flag.Parse()
 	ns, err := parseSizes(*sizes)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if err := run(context.Background(), ns); err != nil {
+	want := map[string]bool{}
+	for _, s := range strings.Split(*suites, ",") {
+		switch s = strings.TrimSpace(s); s {
+		case "vanilla", "peering":
+			want[s] = true
+		default:
+			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering)\n", s)
+			os.Exit(2)
+		}
+	}
+	ctx := context.Background()
+	bins, err := testbed.EnsureBinaries(ctx, testbed.BuildOptions{Progress: os.Stderr})
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
+	}
+	if want["vanilla"] {
+		if err := run(ctx, bins, ns); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+	}
+	if want["peering"] {
+		r, err := benchPeering(ctx, bins, *repeers)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: peering:", err)
+			os.Exit(1)
+		}
+		printPeering(r)
 	}
 }
 
@@ -53,11 +82,7 @@ type profile struct {
 	runs     map[int]result
 }
 
-func run(ctx context.Context, sizes []int) error {
-	bins, err := testbed.EnsureBinaries(ctx, testbed.BuildOptions{Progress: os.Stderr})
-	if err != nil {
-		return err
-	}
+func run(ctx context.Context, bins *testbed.Binaries, sizes []int) error {
 	maxN := 0
 	for _, n := range sizes {
 		maxN = max(maxN, n)
