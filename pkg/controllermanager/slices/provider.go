@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
@@ -216,18 +215,6 @@ func (r *ProviderReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("resourceslice-provider").
 		For(&authv1beta1.ResourceSlice{}, builder.WithPredicates(theirs)).
 		Owns(&offv1beta1.Quota{}).
-		Watches(&authv1beta1.Tenant{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-			var list authv1beta1.ResourceSliceList
-			if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
-				return nil
-			}
-			var out []reconcile.Request
-			for _, s := range list.Items {
-				if s.Labels[consts.ReplicationLabel] == "true" {
-					out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
-				}
-			}
-			return out
-		})).
+		Watches(&authv1beta1.Tenant{}, handler.EnqueueRequestsFromMapFunc(slicesInNamespace(r.Client, true))).
 		Complete(r)
 }

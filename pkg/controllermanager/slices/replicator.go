@@ -132,20 +132,25 @@ func (r *ReplicatorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("resourceslice-replicator").
 		For(&authv1beta1.ResourceSlice{}, builder.WithPredicates(mine)).
 		WatchesRawSource(r.pool.Source()).
-		Watches(&authv1beta1.Identity{}, handler.EnqueueRequestsFromMapFunc(r.slicesOf)).
+		Watches(&authv1beta1.Identity{}, handler.EnqueueRequestsFromMapFunc(slicesInNamespace(r.Client, false))).
 		Complete(r)
 }
 
-func (r *ReplicatorReconciler) slicesOf(ctx context.Context, o client.Object) []reconcile.Request {
-	var list authv1beta1.ResourceSliceList
-	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
-		return nil
-	}
-	var out []reconcile.Request
-	for _, s := range list.Items {
-		if s.Labels[consts.ReplicationLabel] == "" {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
+// slicesInNamespace maps an object to the slices of its namespace: the
+// consumer's own (replicated false) or the copies consumers made on this
+// provider (replicated true).
+func slicesInNamespace(c client.Reader, replicated bool) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		var list authv1beta1.ResourceSliceList
+		if err := c.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+			return nil
 		}
+		var out []reconcile.Request
+		for _, s := range list.Items {
+			if (s.Labels[consts.ReplicationLabel] == "true") == replicated {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
+			}
+		}
+		return out
 	}
-	return out
 }

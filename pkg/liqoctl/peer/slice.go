@@ -3,6 +3,9 @@ package peer
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +16,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
+	slicepolicy "github.com/liqo-go/liqo/pkg/controllermanager/slices"
 )
 
 // sliceName is the consumer's ResourceSlice for this provider, and the name
@@ -56,7 +59,7 @@ func (o *Options) ensureResourceSlice(ctx context.Context, p *peering, requested
 			if authC != nil && authC.Status != authv1beta1.ResourceSliceAccepted {
 				return nil // not authenticated: no decision on resources will come
 			}
-			if s.Annotations[slices.DecidedAnnotation] != slices.Canonical(requested) || authC == nil || resC == nil {
+			if s.Annotations[slicepolicy.DecidedAnnotation] != slicepolicy.Canonical(requested) || authC == nil || resC == nil {
 				return notYet("the provider has not decided on this request yet")
 			}
 			if authC.Status == authv1beta1.ResourceSliceAccepted && resC.Status == authv1beta1.ResourceSliceAccepted && len(s.Status.Resources) == 0 {
@@ -79,19 +82,21 @@ func (o *Options) ensureResourceSlice(ctx context.Context, p *peering, requested
 }
 
 func formatResources(l corev1.ResourceList) string {
-	out := ""
-	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods} {
+	first := []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods}
+	var parts []string
+	for _, name := range first {
 		if q, ok := l[name]; ok {
-			out += fmt.Sprintf("%s=%s, ", name, q.String())
+			parts = append(parts, fmt.Sprintf("%s=%s", name, q.String()))
 		}
 	}
-	for name, q := range l {
-		if name != corev1.ResourceCPU && name != corev1.ResourceMemory && name != corev1.ResourcePods {
-			out += fmt.Sprintf("%s=%s, ", name, q.String())
+	for _, name := range slices.Sorted(maps.Keys(l)) {
+		if !slices.Contains(first, name) {
+			q := l[name]
+			parts = append(parts, fmt.Sprintf("%s=%s", name, q.String()))
 		}
 	}
-	if out == "" {
+	if len(parts) == 0 {
 		return "nothing"
 	}
-	return out[:len(out)-2]
+	return strings.Join(parts, ", ")
 }

@@ -1,0 +1,49 @@
+package controllermanager
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		name    string
+		mutate  func(*Options)
+		wantErr string
+	}{
+		{"defaults with an ID", func(*Options) {}, ""},
+		{"no ID", func(o *Options) { o.ClusterID = "" }, "--cluster-id is required"},
+		{"ID not a DNS label", func(o *Options) { o.ClusterID = "Rome_1" }, "not a DNS label"},
+		{"ID too long for its tenant namespace", func(o *Options) { o.ClusterID = strings.Repeat("a", 60) }, "too long"},
+		{"percentage above 100", func(o *Options) { o.SharingPercentage = 101 }, "between 0 and 100"},
+		{"unknown slice policy", func(o *Options) { o.SlicePolicy = "Maybe" }, "Clamp or Deny"},
+		{"unknown enforcement", func(o *Options) { o.QuotaEnforcement = "Strict" }, "Hard, Soft or None"},
+		{"zero health check", func(o *Options) { o.HealthCheckInterval = 0 }, "must be positive"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.ClusterID = "rome"
+			c.mutate(&o)
+			err := o.Validate()
+			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
+				t.Fatalf("got %v, want error containing %q", err, c.wantErr)
+			}
+		})
+	}
+}
+
+func TestLabels(t *testing.T) {
+	l, err := ParseLabels(" region=eu , tier=gold,empty=")
+	if err != nil || len(l) != 3 || l["region"] != "eu" || l["empty"] != "" {
+		t.Fatalf("got %v, %v", l, err)
+	}
+	if FormatLabels(l) != "empty=,region=eu,tier=gold" {
+		t.Fatalf("format: %s", FormatLabels(l))
+	}
+	for _, bad := range []string{"novalue", "=x"} {
+		if _, err := ParseLabels(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
