@@ -47,7 +47,7 @@ func benchPeering(ctx context.Context, bins *testbed.Binaries, repeats int) (*pe
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 
 	mctx, stop := context.WithCancel(ctx)
 	defer stop()
