@@ -31,7 +31,10 @@ func bootstrap(ctx context.Context, cs kubernetes.Interface, o *Options) (*ident
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureConsumerClusterRole(ctx, cs); err != nil {
+	if err := ensureClusterRole(ctx, cs, ConsumerClusterRole, consumerRules()); err != nil {
+		return nil, err
+	}
+	if err := ensureClusterRole(ctx, cs, OffloadingClusterRole, offloadingRules()); err != nil {
 		return nil, err
 	}
 	return keys, nil
@@ -89,10 +92,29 @@ func consumerRules() []rbacv1.PolicyRule {
 	}
 }
 
-func ensureConsumerClusterRole(ctx context.Context, cs kubernetes.Interface) error {
+// OffloadingClusterRole is what a consumer may do in its twin namespaces on
+// the provider: run pods through ShadowPods (never Pods directly), keep the
+// reflected objects they need, and read its pods' status, logs and events.
+const OffloadingClusterRole = "liqo-remote-offloading"
+
+func offloadingRules() []rbacv1.PolicyRule {
+	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+	read := []string{"get", "list", "watch"}
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{"offloading.liqo.io"}, Resources: []string{"shadowpods"}, Verbs: all},
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services", "serviceaccounts"}, Verbs: all},
+		{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: all},
+		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: all},
+		{APIGroups: []string{""}, Resources: []string{"pods", "events"}, Verbs: read},
+		{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"pods/exec", "pods/attach", "pods/portforward"}, Verbs: []string{"create", "get"}},
+	}
+}
+
+func ensureClusterRole(ctx context.Context, cs kubernetes.Interface, name string, rules []rbacv1.PolicyRule) error {
 	want := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: ConsumerClusterRole, Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue}},
-		Rules:      consumerRules(),
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue}},
+		Rules:      rules,
 	}
 	crs := cs.RbacV1().ClusterRoles()
 	got, err := crs.Get(ctx, want.Name, metav1.GetOptions{})

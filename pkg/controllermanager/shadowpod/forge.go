@@ -1,0 +1,84 @@
+package shadowpod
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+// ShadowPodLabel is set on every Pod kept for a ShadowPod, with the
+// ShadowPod's name (see LabelValue), so that a selector finds the pods of
+// offloaded workloads without reading owner references.
+const ShadowPodLabel = "offloading.liqo.io/shadowpod"
+
+// ForgePod builds the Pod that runs sp: same name and namespace, the
+// ShadowPod's labels and annotations, its pod spec, and a controller owner
+// reference so that the garbage collector deletes the Pod with the
+// ShadowPod. Our two labels override the ShadowPod's own: the managed-by
+// label is what the manager's Pod cache selects on, so a consumer must not be
+// able to hide a Pod from us by setting it to something else.
+func ForgePod(sp *offv1beta1.ShadowPod) *corev1.Pod {
+	labels := make(map[string]string, len(sp.Labels)+2)
+	for k, v := range sp.Labels {
+		labels[k] = v
+	}
+	labels[consts.ManagedByLabel] = consts.ManagedByValue
+	labels[ShadowPodLabel] = LabelValue(sp.Name)
+
+	var annotations map[string]string
+	if len(sp.Annotations) > 0 {
+		annotations = make(map[string]string, len(sp.Annotations))
+		for k, v := range sp.Annotations {
+			annotations[k] = v
+		}
+	}
+
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        sp.Name,
+			Namespace:   sp.Namespace,
+			Labels:      labels,
+			Annotations: annotations,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion:         offv1beta1.GroupVersion.String(),
+				Kind:               "ShadowPod",
+				Name:               sp.Name,
+				UID:                sp.UID,
+				Controller:         ptr.To(true),
+				BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Spec: *sp.Spec.Pod.DeepCopy(),
+	}
+}
+
+// LabelValue is name itself when it is a valid label value. Pod names may be
+// up to 253 characters while label values stop at 63, so a longer name is
+// cut and suffixed with a hash of the whole name: the value stays valid,
+// deterministic and, in practice, distinct.
+func LabelValue(name string) string {
+	if len(validation.IsValidLabelValue(name)) == 0 {
+		return name
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(name))
+	suffix := fmt.Sprintf("%08x", h.Sum32())
+	prefix := name
+	if n := validation.LabelValueMaxLength - len(suffix) - 1; len(prefix) > n {
+		prefix = prefix[:n]
+	}
+	// A label value must start and end with an alphanumeric character.
+	prefix = strings.Trim(prefix, "-._")
+	if prefix == "" {
+		return suffix
+	}
+	return prefix + "-" + suffix
+}

@@ -1,0 +1,107 @@
+package shadowpod
+
+import (
+	"regexp"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+)
+
+// ConditionReady is the one condition of a ShadowPod: True when its Pod is
+// Ready, False with a reason otherwise.
+const ConditionReady = "Ready"
+
+// Reasons of the Ready condition set by the controller itself; while a Pod
+// exists, its own Ready reason is mirrored instead.
+const (
+	// ReasonNameConflict: a Pod with the ShadowPod's name exists and is not
+	// controlled by it, so it is left alone and nothing runs.
+	ReasonNameConflict = "NameConflict"
+	// ReasonCreationFailed: the API server refused the Pod (quota, admission,
+	// an invalid spec). ReasonRecreationFailed is the same once a Pod had
+	// existed, which keeps that knowledge in the status.
+	ReasonCreationFailed   = "PodCreationFailed"
+	ReasonRecreationFailed = "PodRecreationFailed"
+	// ReasonTerminating: the Pod is being deleted; a new one is created as
+	// soon as it is gone.
+	ReasonTerminating = "PodTerminating"
+	// ReasonPodReady and ReasonPodNotReady stand in for an empty (or not
+	// valid as a condition reason) reason of the Pod's Ready condition.
+	ReasonPodReady    = "PodReady"
+	ReasonPodNotReady = "PodNotReady"
+)
+
+// Events recorded on the ShadowPod.
+const (
+	EventPodCreated      = "PodCreated"
+	EventPodRecreated    = "PodRecreated"
+	EventNameConflict    = "NameConflict"
+	EventCreationFailed  = "PodCreationFailed"
+	EventLabelsRestored  = "PodLabelsRestored"
+	maxConditionMessage  = 32768
+	truncatedMessageMark = "..."
+)
+
+// reasonPattern is what the API server accepts as a condition reason.
+var reasonPattern = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+
+// podExisted tells whether the ShadowPod ever had a Pod, as far as its
+// status recorded: any Ready condition except those set before a first Pod.
+// It tells PodCreated from PodRecreated without a write of its own.
+func podExisted(st *offv1beta1.ShadowPodStatus) bool {
+	c := meta.FindStatusCondition(st.Conditions, ConditionReady)
+	if c == nil {
+		return false
+	}
+	return c.Reason != ReasonNameConflict && c.Reason != ReasonCreationFailed
+}
+
+// mirrorPod sets the status from the ShadowPod's own Pod.
+func mirrorPod(st *offv1beta1.ShadowPodStatus, pod *corev1.Pod) {
+	st.Phase = pod.Status.Phase
+	if st.Phase == "" {
+		st.Phase = corev1.PodPending // only before the API server defaults it
+	}
+	if !pod.DeletionTimestamp.IsZero() {
+		setReady(st, metav1.ConditionFalse, ReasonTerminating, "the pod is being deleted; it will be recreated once gone")
+		return
+	}
+	status, reason, msg := metav1.ConditionFalse, "", "the pod has no Ready condition yet"
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			status, reason, msg = metav1.ConditionStatus(c.Status), c.Reason, c.Message
+			break
+		}
+	}
+	if status != metav1.ConditionTrue && status != metav1.ConditionFalse && status != metav1.ConditionUnknown {
+		status = metav1.ConditionUnknown
+	}
+	if !reasonPattern.MatchString(reason) {
+		reason = ReasonPodNotReady
+		if status == metav1.ConditionTrue {
+			reason = ReasonPodReady
+		}
+	}
+	setReady(st, status, reason, msg)
+}
+
+// notRunning sets the status of a ShadowPod that has no Pod of its own.
+func notRunning(st *offv1beta1.ShadowPodStatus, reason, msg string) {
+	st.Phase = corev1.PodPending
+	setReady(st, metav1.ConditionFalse, reason, msg)
+}
+
+// setReady sets the Ready condition, moving its transition time only when
+// its status changes, so that an unchanged Pod gives an identical status and
+// no write.
+func setReady(st *offv1beta1.ShadowPodStatus, status metav1.ConditionStatus, reason, msg string) {
+	if len(msg) > maxConditionMessage {
+		msg = msg[:maxConditionMessage-len(truncatedMessageMark)] + truncatedMessageMark
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: ConditionReady, Status: status, Reason: reason, Message: msg,
+	})
+}
