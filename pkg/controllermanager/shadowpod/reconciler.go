@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
@@ -92,6 +93,12 @@ func (r *Reconciler) create(ctx context.Context, sp *offv1beta1.ShadowPod) error
 		return nil
 	case apierrors.IsAlreadyExists(err):
 		return r.existing(ctx, sp)
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		// The namespace is being deleted, the ShadowPod with it: nothing can
+		// be created there any more, and retrying would only spin until the
+		// namespace controller deletes the ShadowPod.
+		log.FromContext(ctx).V(1).Info("not recreating the pod: its namespace is terminating")
+		return nil
 	}
 	reason := ReasonCreationFailed
 	if existed {

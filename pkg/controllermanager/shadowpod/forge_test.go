@@ -1,0 +1,129 @@
+package shadowpod
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+func TestForgePod(t *testing.T) {
+	spec := corev1.PodSpec{
+		Containers:    []corev1.Container{{Name: "c", Image: "busybox", Command: []string{"sleep", "inf"}}},
+		RestartPolicy: corev1.RestartPolicyNever,
+	}
+	long := strings.Repeat("a", 100)
+	tests := []struct {
+		name            string
+		sp              offv1beta1.ShadowPod
+		wantLabels      map[string]string
+		wantAnnotations map[string]string
+	}{{
+		name: "no labels nor annotations",
+		sp: offv1beta1.ShadowPod{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1"},
+			Spec:       offv1beta1.ShadowPodSpec{Pod: spec},
+		},
+		wantLabels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, ShadowPodLabel: "web"},
+	}, {
+		name: "labels and annotations copied",
+		sp: offv1beta1.ShadowPod{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1",
+				Labels:      map[string]string{"app": "web", "tier": "front"},
+				Annotations: map[string]string{"note": "x"}},
+			Spec: offv1beta1.ShadowPodSpec{Pod: spec},
+		},
+		wantLabels: map[string]string{"app": "web", "tier": "front",
+			consts.ManagedByLabel: consts.ManagedByValue, ShadowPodLabel: "web"},
+		wantAnnotations: map[string]string{"note": "x"},
+	}, {
+		name: "our labels win over the ShadowPod's",
+		sp: offv1beta1.ShadowPod{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1",
+				Labels: map[string]string{consts.ManagedByLabel: "helm", ShadowPodLabel: "other"}},
+			Spec: offv1beta1.ShadowPodSpec{Pod: spec},
+		},
+		wantLabels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, ShadowPodLabel: "web"},
+	}, {
+		name: "a name too long for a label value",
+		sp: offv1beta1.ShadowPod{
+			ObjectMeta: metav1.ObjectMeta{Name: long, Namespace: "ns", UID: "u1"},
+			Spec:       offv1beta1.ShadowPodSpec{Pod: spec},
+		},
+		wantLabels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, ShadowPodLabel: LabelValue(long)},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			orig := tt.sp.DeepCopy()
+			pod := ForgePod(&tt.sp)
+			if pod.Name != tt.sp.Name || pod.Namespace != tt.sp.Namespace {
+				t.Errorf("pod is %s/%s, want %s/%s", pod.Namespace, pod.Name, tt.sp.Namespace, tt.sp.Name)
+			}
+			if !equality.Semantic.DeepEqual(pod.Labels, tt.wantLabels) {
+				t.Errorf("labels = %v, want %v", pod.Labels, tt.wantLabels)
+			}
+			if !equality.Semantic.DeepEqual(pod.Annotations, tt.wantAnnotations) {
+				t.Errorf("annotations = %v, want %v", pod.Annotations, tt.wantAnnotations)
+			}
+			wantRef := []metav1.OwnerReference{{APIVersion: "offloading.liqo.io/v1beta1", Kind: "ShadowPod",
+				Name: tt.sp.Name, UID: tt.sp.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+			if !equality.Semantic.DeepEqual(pod.OwnerReferences, wantRef) {
+				t.Errorf("owner references = %+v, want %+v", pod.OwnerReferences, wantRef)
+			}
+			if !equality.Semantic.DeepEqual(pod.Spec, tt.sp.Spec.Pod) {
+				t.Errorf("spec = %+v, want %+v", pod.Spec, tt.sp.Spec.Pod)
+			}
+
+			// The Pod shares nothing with the ShadowPod: changing it leaves
+			// the ShadowPod (a cache object, in the controller) intact.
+			pod.Labels["app"] = "changed"
+			if pod.Annotations != nil {
+				pod.Annotations["note"] = "changed"
+			}
+			pod.Spec.Containers[0].Command[0] = "changed"
+			if !equality.Semantic.DeepEqual(&tt.sp, orig) {
+				t.Errorf("ForgePod's result aliases the ShadowPod: %+v", tt.sp)
+			}
+		})
+	}
+}
+
+func TestLabelValue(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string // "" to only check validity
+	}{
+		{"short", "web-0", "web-0"},
+		{"dots", "web.example", "web.example"},
+		{"63 characters", strings.Repeat("a", 63), strings.Repeat("a", 63)},
+		{"64 characters", strings.Repeat("a", 64), ""},
+		{"253 characters", strings.Repeat("b", 253), ""},
+		{"cut at a dash", strings.Repeat("a", 53) + "-" + strings.Repeat("c", 20), ""},
+		{"cut at a dot", strings.Repeat("a", 53) + "." + strings.Repeat("c", 20), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := LabelValue(tt.in)
+			if errs := validation.IsValidLabelValue(got); len(errs) > 0 {
+				t.Fatalf("LabelValue(%q) = %q, not a label value: %v", tt.in, got, errs)
+			}
+			if tt.want != "" && got != tt.want {
+				t.Errorf("LabelValue(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			if got != LabelValue(tt.in) {
+				t.Errorf("LabelValue(%q) is not deterministic", tt.in)
+			}
+		})
+	}
+	if a, b := LabelValue(strings.Repeat("a", 70)+"x"), LabelValue(strings.Repeat("a", 70)+"y"); a == b {
+		t.Errorf("two long names sharing their first 70 characters get the same value %q", a)
+	}
+}

@@ -1,0 +1,144 @@
+package shadowpod
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/liqo-go/liqo/apis"
+	"github.com/liqo-go/liqo/deploy/crds"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/testbed"
+)
+
+var (
+	// cl is an uncached client for the tests' own reads and writes, so that
+	// what they check is the API server's state, not the manager's cache.
+	cl client.Client
+	// writes counts the manager's write requests, per namespace.
+	writes = &writeCounter{byNamespace: map[string]map[string]int{}}
+)
+
+// TestMain starts one provider cluster and, against it, a manager running
+// the Reconciler with the Pod cache filtered as in production.
+func TestMain(m *testing.M) {
+	testbed.Main(m, func(tb *testbed.Testbed) {
+		if err := startManager(tb.Cluster("provider").Config); err != nil {
+			fmt.Fprintln(os.Stderr, "starting the manager:", err)
+			tb.Stop()
+			os.Exit(1)
+		}
+	}, testbed.ClusterSpec{Name: "provider", Nodes: []testbed.NodePool{{Count: 2, Pods: 250}}})
+}
+
+func startManager(cfg *rest.Config) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := crds.Install(ctx, cfg); err != nil {
+		return err
+	}
+	var err error
+	if cl, err = client.New(cfg, client.Options{Scheme: apis.NewScheme()}); err != nil {
+		return err
+	}
+
+	mcfg := rest.CopyConfig(cfg)
+	mcfg.Wrap(writes.wrap)
+	// Errors only: they are what tells a failing test's story.
+	logger := funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, "manager:", prefix, args) },
+		funcr.Options{Verbosity: -1})
+	// Client-go reports through controller-runtime's global logger too.
+	ctrl.SetLogger(logger)
+	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
+	mgr, err := ctrl.NewManager(mcfg, ctrl.Options{
+		Scheme:     apis.NewScheme(),
+		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: managed}}},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Logger:     logger,
+	})
+	if err != nil {
+		return err
+	}
+	if err := (&Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	// The manager lives as long as the test binary: the testbed stops the
+	// cluster right before the process exits.
+	go func() {
+		if err := mgr.Start(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "manager stopped:", err)
+		}
+	}()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return fmt.Errorf("the manager's cache did not sync")
+	}
+	return nil
+}
+
+// writeCounter counts write requests by namespace and "VERB resource[/sub]".
+type writeCounter struct {
+	mu          sync.Mutex
+	byNamespace map[string]map[string]int
+}
+
+func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if req.Method != http.MethodGet {
+			w.count(req.Method, req.URL.Path)
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+func (w *writeCounter) count(method, path string) {
+	// .../namespaces/<ns>/<resource>[/<name>[/<subresource>]]
+	parts := strings.Split(path, "/")
+	for i := 0; i+2 < len(parts); i++ {
+		if parts[i] != "namespaces" {
+			continue
+		}
+		ns, what := parts[i+1], parts[i+2]
+		if i+4 < len(parts) {
+			what += "/" + parts[i+4]
+		}
+		w.mu.Lock()
+		if w.byNamespace[ns] == nil {
+			w.byNamespace[ns] = map[string]int{}
+		}
+		w.byNamespace[ns][method+" "+what]++
+		w.mu.Unlock()
+		return
+	}
+}
+
+// in returns a copy of the counts of one namespace.
+func (w *writeCounter) in(ns string) map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range w.byNamespace[ns] {
+		out[k] = v
+	}
+	return out
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
