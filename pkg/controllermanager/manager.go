@@ -24,6 +24,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 	"github.com/liqo-go/liqo/pkg/controllermanager/foreigncluster"
 	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
+	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode"
 )
@@ -109,6 +110,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 				HealthCheckInterval: o.HealthCheckInterval}).SetupWithManager(mgr)
 		},
 		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
+		func() error { return (&shadowpod.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
 			return (&offloading.TwinReconciler{Client: mgr.GetClient(), ClusterRole: OffloadingClusterRole}).SetupWithManager(mgr)
 		},

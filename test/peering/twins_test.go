@@ -77,6 +77,18 @@ func TestTwinNamespaces(t *testing.T) {
 	if err := waitAllowed(func() error { return asRome.Create(ctx, sp) }); err != nil {
 		t.Errorf("rome creating a ShadowPod in its twin namespace: %v", err)
 	}
+	// milan's ShadowPod controller runs the pod.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got := &offv1beta1.ShadowPod{}
+		if err := asRome.Get(ctx, client.ObjectKeyFromObject(sp), got); err == nil && got.Status.Phase == corev1.PodRunning {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ShadowPod's pod never ran on milan")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "direct", Namespace: "liqo-demo-rome"}, Spec: sp.Spec.Pod}
 	if err := asRome.Create(ctx, pod); err == nil {
 		t.Errorf("rome created a Pod directly in its twin namespace")
@@ -93,7 +105,7 @@ func TestTwinNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitMap("liqo-demo dropped", func(m *offv1beta1.NamespaceMap) bool { _, ok := m.Status.CurrentMapping["liqo-demo"]; return !ok })
-	deadline := time.Now().Add(60 * time.Second)
+	deadline = time.Now().Add(60 * time.Second)
 	for {
 		ns, err := milan.CoreV1().Namespaces().Get(ctx, "liqo-demo-rome", metav1.GetOptions{})
 		if err != nil || !ns.DeletionTimestamp.IsZero() {
