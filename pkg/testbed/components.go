@@ -130,5 +130,9 @@ func (c *Cluster) kwokArgs(stages string) []string {
 		fmt.Sprintf("--server-address=127.0.0.1:%d", c.ports.kwok),
 		"--tls-cert-file=" + c.pki.kwokServerCrt(),
 		"--tls-private-key-file=" + c.pki.kwokServerKey(),
+		// Without node Leases, kube-controller-manager finds the nodes silent
+		// ~50 s after start, marks them NotReady and their pods not Ready, and
+		// kwok never brings the pods back: heartbeat like a kubelet does.
+		"--node-lease-duration-seconds=40",
 	}
 }
