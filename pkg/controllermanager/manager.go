@@ -39,6 +39,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if o.APIServerURL == "" {
 		o.APIServerURL = cfg.Host
 	}
+	if cfg.QPS == 0 {
+		// client-go's default of 5 requests a second would make every
+		// offloaded pod wait in line for the local API server.
+		cfg = rest.CopyConfig(cfg)
+		cfg.QPS, cfg.Burst = 500, 1000
+	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -61,6 +67,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			&corev1.Secret{}:                    {Label: managed},
 			&rbacv1.RoleBinding{}:               {Label: managed},
 			&certv1.CertificateSigningRequest{}: {Label: managed},
+			// Only the Pods made for ShadowPods: a provider's own Pods can be
+			// many, and the controllers never read them.
+			&corev1.Pod{}: {Label: managed},
 		}},
 		// Tests and the playground run several managers in one process.
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},

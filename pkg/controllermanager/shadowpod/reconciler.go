@@ -110,7 +110,8 @@ func (r *Reconciler) create(ctx context.Context, sp *offv1beta1.ShadowPod) error
 	notRunning(&sp.Status, reason, err.Error())
 	if apierrors.IsInvalid(err) {
 		// Retrying cannot help: only a new ShadowPod spec can, and its
-		// update triggers a reconcile anyway.
+		// update triggers a reconcile anyway. (The reconcile our status
+		// write triggers tries once more; that is all.)
 		return nil
 	}
 	return err
@@ -145,7 +146,11 @@ func (r *Reconciler) existing(ctx context.Context, sp *offv1beta1.ShadowPod) err
 
 // observe sets the status from an existing Pod with the ShadowPod's name:
 // its own Pod is mirrored (a terminating one is waited for: its delete event
-// brings us back to recreate it); any other Pod is left untouched.
+// brings us back to recreate it); any other Pod is left untouched. A
+// conflict is looked at again on the next event of the ShadowPod, or of the
+// other Pod if it is in the cache and claims a ShadowPod of that name as its
+// controller (the Pod of a deleted ShadowPod the garbage collector has not
+// removed yet): the controller does not poll for an unrelated Pod to go.
 func (r *Reconciler) observe(sp *offv1beta1.ShadowPod, pod *corev1.Pod) {
 	if controlled(pod, sp) {
 		mirrorPod(&sp.Status, pod)
@@ -213,13 +218,28 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		workers = DefaultWorkers
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("shadowpod").
-		// Our own status writes change no generation: skipping them halves
-		// the reconciles. Labels and annotations are copied at creation only,
-		// so their changes need no reconcile either.
-		For(&offv1beta1.ShadowPod{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&offv1beta1.ShadowPod{}, builder.WithPredicates(shadowPodChanged)).
 		Owns(&corev1.Pod{}, builder.WithPredicates(podChanged)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
+}
+
+// shadowPodChanged lets through the ShadowPod updates that matter: a new
+// spec, a deletion, and a new status. Labels and annotations are copied at
+// creation only, so their changes need no reconcile. Status changes, our own
+// writes included, must pass: writeStatus compares with the cache, which can
+// be a write behind; the reconcile that follows the write's arrival in the
+// cache is what corrects a status decided on that stale view.
+var shadowPodChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, ok1 := e.ObjectOld.(*offv1beta1.ShadowPod)
+		cur, ok2 := e.ObjectNew.(*offv1beta1.ShadowPod)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return old.Generation != cur.Generation || old.DeletionTimestamp.IsZero() != cur.DeletionTimestamp.IsZero() ||
+			!equality.Semantic.DeepEqual(old.Status, cur.Status)
+	},
 }
 
 // podChanged lets through the Pod updates that can change what the

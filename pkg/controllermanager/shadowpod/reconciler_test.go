@@ -317,10 +317,13 @@ func TestCreationFailed(t *testing.T) {
 	}
 	waitStatus(ctx, t, sp, "Ready False PodCreationFailed", hasCondition(ReasonCreationFailed))
 	waitEvent(ctx, t, sp, corev1.EventTypeWarning, EventCreationFailed)
-	// An invalid spec is not retried: only a new one can succeed.
+	// An invalid spec is not retried: only a new one can succeed. The
+	// reconcile that the status write itself brings tries once more.
 	time.Sleep(time.Second)
-	if n := writes.in(ns)["POST pods"]; n != 1 {
-		t.Errorf("%d pod creations attempted, want 1", n)
+	n := writes.in(ns)["POST pods"]
+	time.Sleep(2 * time.Second)
+	if m := writes.in(ns)["POST pods"]; n > 2 || m != n {
+		t.Errorf("%d pod creations attempted, then %d: want at most 2, and no more later", n, m)
 	}
 
 	if err := cl.Get(ctx, client.ObjectKeyFromObject(sp), sp); err != nil {
@@ -391,11 +394,17 @@ func TestBurst(t *testing.T) {
 	}
 	created := time.Since(start)
 
-	var podsRunning time.Duration
+	// The controller's own part ends when every pod exists; running them is
+	// up to the scheduler (whose client is limited to 50 requests a second,
+	// one binding per pod) and kwok.
+	var podsCreated, podsRunning time.Duration
 	waitFor(ctx, t, fmt.Sprintf("%d Running pods", n), func() (bool, error) {
 		var pods corev1.PodList
 		if err := cl.List(ctx, &pods, client.InNamespace(ns)); err != nil {
 			return false, err
+		}
+		if podsCreated == 0 && len(pods.Items) == n {
+			podsCreated = time.Since(start)
 		}
 		k := 0
 		for i := range pods.Items {
@@ -420,8 +429,9 @@ func TestBurst(t *testing.T) {
 		return k == n, nil
 	})
 	allReady := time.Since(start)
-	t.Logf("%d ShadowPods: created in %s, all pods Running after %s, all ShadowPods Ready after %s",
-		n, created.Round(time.Millisecond), podsRunning.Round(time.Millisecond), allReady.Round(time.Millisecond))
+	t.Logf("%d ShadowPods: created in %s; all pods created after %s, Running after %s; all ShadowPods Ready after %s",
+		n, created.Round(time.Millisecond), podsCreated.Round(time.Millisecond), podsRunning.Round(time.Millisecond),
+		allReady.Round(time.Millisecond))
 
 	// Let the last events and status writes land before counting.
 	time.Sleep(2 * time.Second)

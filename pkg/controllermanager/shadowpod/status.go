@@ -36,11 +36,15 @@ const (
 
 // Events recorded on the ShadowPod.
 const (
-	EventPodCreated      = "PodCreated"
-	EventPodRecreated    = "PodRecreated"
-	EventNameConflict    = "NameConflict"
-	EventCreationFailed  = "PodCreationFailed"
-	EventLabelsRestored  = "PodLabelsRestored"
+	EventPodCreated     = "PodCreated"
+	EventPodRecreated   = "PodRecreated"
+	EventNameConflict   = "NameConflict"
+	EventCreationFailed = "PodCreationFailed"
+	EventLabelsRestored = "PodLabelsRestored"
+)
+
+// maxConditionMessage is the longest condition message the API server takes.
+const (
 	maxConditionMessage  = 32768
 	truncatedMessageMark = "..."
 )

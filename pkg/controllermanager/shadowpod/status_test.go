@@ -178,3 +178,35 @@ func TestPodChanged(t *testing.T) {
 		})
 	}
 }
+
+func TestShadowPodChanged(t *testing.T) {
+	base := func() *offv1beta1.ShadowPod {
+		sp := &offv1beta1.ShadowPod{ObjectMeta: metav1.ObjectMeta{Name: "a", Generation: 1, Labels: map[string]string{"app": "web"}}}
+		mirrorPod(&sp.Status, podWith(corev1.PodRunning, &corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue}))
+		return sp
+	}
+	now := metav1.Now()
+	tests := []struct {
+		name   string
+		change func(*offv1beta1.ShadowPod)
+		want   bool
+	}{
+		{"nothing but the resource version", func(sp *offv1beta1.ShadowPod) { sp.ResourceVersion = "2" }, false},
+		{"a label", func(sp *offv1beta1.ShadowPod) { sp.Labels["app"] = "db" }, false},
+		{"an annotation", func(sp *offv1beta1.ShadowPod) { sp.Annotations = map[string]string{"a": "b"} }, false},
+		{"the spec", func(sp *offv1beta1.ShadowPod) { sp.Generation = 2 }, true},
+		{"the deletion", func(sp *offv1beta1.ShadowPod) { sp.DeletionTimestamp = &now }, true},
+		{"the phase", func(sp *offv1beta1.ShadowPod) { sp.Status.Phase = corev1.PodFailed }, true},
+		{"the condition", func(sp *offv1beta1.ShadowPod) { sp.Status.Conditions[0].Message = "x" }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old, cur := base(), base()
+			cur.Status.Conditions[0].LastTransitionTime = old.Status.Conditions[0].LastTransitionTime
+			tt.change(cur)
+			if got := shadowPodChanged.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: cur}); got != tt.want {
+				t.Errorf("shadowPodChanged = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
