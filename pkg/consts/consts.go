@@ -77,8 +77,17 @@ const (
 // TenantNamespace is the name of the namespace holding everything about the
 // peering with remoteClusterID, on either side.
 func TenantNamespace(remoteClusterID string) string {
-	return "liqo-tenant-" + remoteClusterID
+	return tenantNamespacePrefix + remoteClusterID
 }
+
+// ClusterIDOfTenantNamespace is the inverse of TenantNamespace: the remote
+// cluster a namespace belongs to, and false if it is no tenant namespace.
+func ClusterIDOfTenantNamespace(namespace string) (string, bool) {
+	id, ok := strings.CutPrefix(namespace, tenantNamespacePrefix)
+	return id, ok && id != ""
+}
+
+const tenantNamespacePrefix = "liqo-tenant-"
 
 // ConsumerUser is the Kubernetes user name (certificate CN) a consumer's
 // control plane authenticates as on its provider.

@@ -2,7 +2,6 @@ package foreigncluster
 
 import (
 	"context"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -111,8 +110,8 @@ func byNamespace(_ context.Context, o client.Object) []reconcile.Request {
 	if ns == "" {
 		ns = o.GetName() // the tenant namespace itself
 	}
-	id, ok := strings.CutPrefix(ns, consts.TenantNamespace(""))
-	if !ok || id == "" {
+	id, ok := consts.ClusterIDOfTenantNamespace(ns)
+	if !ok {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: id}}}

@@ -3,7 +3,6 @@ package offloading
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -38,7 +37,7 @@ type TwinReconciler struct {
 
 // Reconcile brings the twin namespaces of one consumer in line with its map.
 func (r *TwinReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	consumer, ok := strings.CutPrefix(req.Namespace, consts.TenantNamespace(""))
+	consumer, ok := consts.ClusterIDOfTenantNamespace(req.Namespace)
 	if !ok {
 		return ctrl.Result{}, nil
 	}

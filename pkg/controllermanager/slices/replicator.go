@@ -2,7 +2,6 @@ package slices
 
 import (
 	"context"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,7 +32,7 @@ type ReplicatorReconciler struct {
 
 // Reconcile pushes the spec out and pulls the status in.
 func (r *ReplicatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	provider, ok := strings.CutPrefix(req.Namespace, consts.TenantNamespace(""))
+	provider, ok := consts.ClusterIDOfTenantNamespace(req.Namespace)
 	if !ok {
 		return ctrl.Result{}, nil
 	}

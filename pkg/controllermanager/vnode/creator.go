@@ -4,7 +4,6 @@ package vnode
 
 import (
 	"context"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,7 +34,7 @@ func (r *CreatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Client.Get(ctx, req.NamespacedName, &s); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	provider, ok := strings.CutPrefix(s.Namespace, consts.TenantNamespace(""))
+	provider, ok := consts.ClusterIDOfTenantNamespace(s.Namespace)
 	if !ok || !s.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
