@@ -84,7 +84,10 @@ func TenantNamespace(remoteClusterID string) string {
 // cluster a namespace belongs to, and false if it is no tenant namespace.
 func ClusterIDOfTenantNamespace(namespace string) (string, bool) {
 	id, ok := strings.CutPrefix(namespace, tenantNamespacePrefix)
-	return id, ok && id != ""
+	if !ok || id == "" {
+		return "", false
+	}
+	return id, true
 }
 
 const tenantNamespacePrefix = "liqo-tenant-"
