@@ -62,7 +62,7 @@ func benchPeering(ctx context.Context, bins *testbed.Binaries, repeats int) (*pe
 		go controllermanager.RunLocal(mctx, c.Config, o, nil)
 	}
 	for _, c := range tb.Clusters {
-		if err := waitComponents(ctx, kubeconfigs[c.Name]); err != nil {
+		if err := factory.WaitForComponents(ctx, kubeconfigs[c.Name], consts.DefaultNamespace, time.Minute); err != nil {
 			return nil, err
 		}
 	}
@@ -97,23 +97,6 @@ func benchPeering(ctx context.Context, bins *testbed.Binaries, repeats int) (*pe
 		res.repeers = append(res.repeers, d)
 	}
 	return res, nil
-}
-
-func waitComponents(ctx context.Context, kubeconfig string) error {
-	deadline := time.Now().Add(time.Minute)
-	for {
-		c := factory.Cluster{Role: "local", Kubeconfig: kubeconfig, Namespace: consts.DefaultNamespace}
-		err := c.Connect(ctx, 5*time.Second)
-		if err == nil {
-			if _, err = c.FindComponents(ctx); err == nil {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 func printPeering(r *peeringResult) {

@@ -99,20 +99,8 @@ func startManager(ctx context.Context, cl *testbed.Cluster, labels map[string]st
 // checks: at start, and after its API server was stopped long enough for the
 // manager to lose the lease and restart.
 func waitManager(name string) {
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		cl := factory.Cluster{Role: "local", Kubeconfig: kubeconfigs[name], Namespace: consts.DefaultNamespace}
-		err := cl.Connect(context.Background(), 5*time.Second)
-		if err == nil {
-			_, err = cl.FindComponents(context.Background())
-		}
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			panic("controller manager of " + name + " did not start: " + err.Error())
-		}
-		time.Sleep(200 * time.Millisecond)
+	if err := factory.WaitForComponents(context.Background(), kubeconfigs[name], consts.DefaultNamespace, 2*time.Minute); err != nil {
+		panic("controller manager of " + name + " did not start: " + err.Error())
 	}
 }
 

@@ -46,18 +46,9 @@ func waitNode(t *testing.T, cluster, name string, what string, check func(*corev
 	}
 }
 
-func ready(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 func checkVirtualNode(t *testing.T, consumer, provider string, cpu, mem, pods string) {
 	t.Helper()
-	n := waitNode(t, consumer, provider, "Ready", ready)
+	n := waitNode(t, consumer, provider, "Ready", testbed.NodeReady)
 	wantLabels := map[string]string{consts.TypeLabel: consts.TypeVirtualNode, consts.RemoteClusterIDLabel: provider}
 	for _, c := range clusters {
 		if c.name == provider {
@@ -241,7 +232,7 @@ func TestProviderOutage(t *testing.T) {
 
 	naples.StopComponent(testbed.APIServer)
 	stopped := time.Now()
-	n := waitNode(t, "rome", "naples", "NotReady", func(n *corev1.Node) bool { return !ready(n) })
+	n := waitNode(t, "rome", "naples", "NotReady", func(n *corev1.Node) bool { return !testbed.NodeReady(n) })
 	t.Logf("virtual node NotReady %s after the provider's API server stopped (health check every 1s): %s",
 		time.Since(stopped).Round(time.Millisecond), readyMessage(n))
 
@@ -249,7 +240,7 @@ func TestProviderOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := time.Now()
-	waitNode(t, "rome", "naples", "Ready", ready)
+	waitNode(t, "rome", "naples", "Ready", testbed.NodeReady)
 	t.Logf("virtual node Ready again %s after the API server restarted", time.Since(started).Round(time.Millisecond))
 
 	naples.StopComponent(testbed.APIServer)

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/apis"
@@ -69,15 +70,7 @@ func TestConsumerCredentials(t *testing.T) {
 	}
 
 	t.Run("real calls with rome's kubeconfig", func(t *testing.T) {
-		secret, err := tb.Cluster("rome").Client().CoreV1().Secrets(consts.TenantNamespace("milan")).
-			Get(ctx, consts.KubeconfigSecretName(consts.IdentityName("milan")), metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := auth.RESTConfig(secret.Data[consts.KubeconfigKey])
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := credentials(t, "rome", "milan")
 		cs := kubernetes.NewForConfigOrDie(cfg)
 		if _, err := cs.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 			t.Errorf("listing secrets in default: want Forbidden, got %v", err)
@@ -98,4 +91,20 @@ func TestConsumerCredentials(t *testing.T) {
 			t.Errorf("listing its own slices: want them, got %d (%v)", len(slices.Items), err)
 		}
 	})
+}
+
+// credentials returns the REST config consumer's controller manager uses on
+// provider: the kubeconfig its Identity produced.
+func credentials(t *testing.T, consumer, provider string) *rest.Config {
+	t.Helper()
+	secret, err := tb.Cluster(consumer).Client().CoreV1().Secrets(consts.TenantNamespace(provider)).
+		Get(context.Background(), consts.KubeconfigSecretName(consts.IdentityName(provider)), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := auth.RESTConfig(secret.Data[consts.KubeconfigKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

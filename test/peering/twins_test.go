@@ -12,7 +12,6 @@ import (
 	"github.com/liqo-go/liqo/apis"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 )
 
 // TestTwinNamespaces writes, with rome's own credentials on milan, the
@@ -22,15 +21,7 @@ import (
 func TestTwinNamespaces(t *testing.T) {
 	peer(t, "rome", "milan")
 	ctx := context.Background()
-	secret, err := tb.Cluster("rome").Client().CoreV1().Secrets(consts.TenantNamespace("milan")).
-		Get(ctx, consts.KubeconfigSecretName(consts.IdentityName("milan")), metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := auth.RESTConfig(secret.Data[consts.KubeconfigKey])
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := credentials(t, "rome", "milan")
 	asRome, err := client.New(cfg, client.Options{Scheme: apis.NewScheme()})
 	if err != nil {
 		t.Fatal(err)

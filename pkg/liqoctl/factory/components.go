@@ -76,3 +76,26 @@ func stale(renew *metav1.MicroTime, duration *int32, holder *string) bool {
 	// Allow for clock skew between this machine and the cluster.
 	return time.Since(renew.Time) > 2*d+10*time.Second
 }
+
+// WaitForComponents waits until Liqo runs in the cluster of kubeconfig, as
+// FindComponents sees it: after the components start, or restart after an
+// outage cost them their lease. It returns the last reason on timeout.
+func WaitForComponents(ctx context.Context, kubeconfig, namespace string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		c := Cluster{Role: "local", Kubeconfig: kubeconfig, Namespace: namespace}
+		err := c.Connect(ctx, 5*time.Second)
+		if err == nil {
+			if _, err = c.FindComponents(ctx); err == nil {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

@@ -36,19 +36,9 @@ func startControllerManager(ctx context.Context, c *testbed.Cluster, kubeconfig 
 		})
 	}()
 
-	probe := factory.Cluster{Role: "local", Kubeconfig: kubeconfig, Namespace: consts.DefaultNamespace}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		err := probe.Connect(ctx, 5*time.Second)
-		if err == nil {
-			if _, err = probe.FindComponents(ctx); err == nil {
-				fmt.Println("playground: liqo controller manager of", c.Name, "is running")
-				return done, nil
-			}
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return done, fmt.Errorf("the liqo controller manager of %s did not start: %w", c.Name, err)
-		}
-		time.Sleep(200 * time.Millisecond)
+	if err := factory.WaitForComponents(ctx, kubeconfig, consts.DefaultNamespace, time.Minute); err != nil {
+		return done, fmt.Errorf("the liqo controller manager of %s did not start: %w", c.Name, err)
 	}
+	fmt.Println("playground: liqo controller manager of", c.Name, "is running")
+	return done, nil
 }
