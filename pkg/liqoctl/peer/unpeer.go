@@ -160,40 +160,72 @@ func (o *UnpeerOptions) guessRemoteID(ctx context.Context) (string, error) {
 	return match[0], nil
 }
 
-// removeVirtualNodes deletes the VirtualNodes and waits for the controller
-// to remove their Nodes; if it does not within half the remaining time (it
-// may be down), the Nodes are removed here and the finalizer dropped, so
-// unpeer never hangs on it.
+// removeVirtualNodes deletes the VirtualNodes of the peering and waits until
+// none is left and their Nodes are gone. A VirtualNode may still appear
+// after the first delete (the controller can recreate one from a slice it
+// has not yet seen deleted; the garbage collector removes it since its slice
+// is gone), so the namespace is listed again each round. If the controller
+// does not finish within half the remaining time (it may be down), the
+// Nodes are removed here and the finalizers dropped: unpeer never hangs.
 func (o *UnpeerOptions) removeVirtualNodes(ctx context.Context, ns string) error {
-	var vns offv1beta1.VirtualNodeList
-	if err := o.Local.Client.List(ctx, &vns, client.InNamespace(ns)); err != nil {
-		return err
-	}
 	grace := time.Now().Add(time.Until(deadline(ctx)) / 2)
-	for i := range vns.Items {
-		vn := &vns.Items[i]
-		if err := client.IgnoreNotFound(o.Local.Client.Delete(ctx, vn)); err != nil {
+	nodes := map[string]bool{}
+	for {
+		var vns offv1beta1.VirtualNodeList
+		if err := o.Local.Client.List(ctx, &vns, client.InNamespace(ns)); err != nil {
 			return err
 		}
-		uid := vn.UID
-		for {
-			err := o.Local.Client.Get(ctx, client.ObjectKeyFromObject(vn), vn)
-			if apierrors.IsNotFound(err) || err == nil && vn.UID != uid {
-				break
-			}
-			if time.Now().After(grace) {
-				o.out.Warn("the controller did not remove virtual node %s in time; removing it directly", vn.Name)
-				node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: vn.Name}}
-				if err := client.IgnoreNotFound(o.Local.Client.Delete(ctx, node)); err != nil {
+		for i := range vns.Items {
+			vn := &vns.Items[i]
+			nodes[vn.Name] = true
+			if vn.DeletionTimestamp.IsZero() {
+				if err := client.IgnoreNotFound(o.Local.Client.Delete(ctx, vn)); err != nil {
 					return err
 				}
-				vn.Finalizers = nil
-				if err := client.IgnoreNotFound(o.Local.Client.Update(ctx, vn)); err != nil {
-					return err
-				}
-				break
 			}
-			time.Sleep(pollInterval)
+		}
+		left, err := o.existingNodes(ctx, nodes)
+		if err != nil {
+			return err
+		}
+		if len(vns.Items) == 0 && len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(grace) {
+			return o.forceRemove(ctx, vns.Items, left)
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
+// existingNodes returns the names among names whose Node still exists.
+func (o *UnpeerOptions) existingNodes(ctx context.Context, names map[string]bool) ([]string, error) {
+	var left []string
+	for name := range names {
+		err := o.Local.Client.Get(ctx, types.NamespacedName{Name: name}, &corev1.Node{})
+		switch {
+		case err == nil:
+			left = append(left, name)
+		case !apierrors.IsNotFound(err):
+			return nil, err
+		}
+	}
+	return left, nil
+}
+
+// forceRemove does the controller's part: delete the Nodes, drop the
+// VirtualNodes' finalizers.
+func (o *UnpeerOptions) forceRemove(ctx context.Context, vns []offv1beta1.VirtualNode, nodes []string) error {
+	for _, name := range nodes {
+		o.out.Warn("the controller did not remove virtual node %s in time; removing it directly", name)
+		if err := client.IgnoreNotFound(o.Local.Client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})); err != nil {
+			return err
+		}
+	}
+	for i := range vns {
+		vns[i].Finalizers = nil
+		if err := client.IgnoreNotFound(o.Local.Client.Update(ctx, &vns[i])); err != nil {
+			return err
 		}
 	}
 	return nil
