@@ -26,6 +26,7 @@ type peering struct {
 	localNS, remoteNS string
 	signed            *corev1.Secret
 	tenant            *authv1beta1.Tenant
+	granted           corev1.ResourceList
 }
 
 // Run peers the clusters, printing each step.
@@ -248,6 +249,13 @@ func (o *Options) waitVirtualNode(ctx context.Context, p *peering) error {
 	node := &corev1.Node{}
 	if err := waitFor(ctx, o.Local.Client, types.NamespacedName{Name: p.sliceName()}, node, "the virtual node to be Ready",
 		func(n *corev1.Node) error {
+			// When a peering is resized, the node is Ready with its old size
+			// until the virtual kubelet restarts with the new one.
+			for name, q := range p.granted {
+				if got := n.Status.Allocatable[name]; got.Cmp(q) != 0 {
+					return notYet("node %s offers %s %s, %s granted", n.Name, got.String(), name, q.String())
+				}
+			}
 			for _, c := range n.Status.Conditions {
 				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
 					return nil

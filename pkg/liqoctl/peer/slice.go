@@ -77,6 +77,7 @@ func (o *Options) ensureResourceSlice(ctx context.Context, p *peering, requested
 	if resC.Status != authv1beta1.ResourceSliceAccepted {
 		return fmt.Errorf("the provider denied the resources: %s", resC.Message)
 	}
+	p.granted = s.Status.Resources
 	o.out.Timed(start, "Resources granted: %s (%s)", formatResources(s.Status.Resources), resC.Message)
 	return nil
 }
