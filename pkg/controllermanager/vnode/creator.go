@@ -39,7 +39,7 @@ func (r *CreatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, nil
 	}
 	vn := &offv1beta1.VirtualNode{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace}}
-	if !Accepted(&s) {
+	if !accepted(&s) {
 		return ctrl.Result{}, client.IgnoreNotFound(r.Client.Delete(ctx, vn))
 	}
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, vn, func() error {
@@ -54,9 +54,9 @@ func (r *CreatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	return ctrl.Result{}, err
 }
 
-// Accepted tells whether the provider accepted both the consumer and its
+// accepted tells whether the provider accepted both the consumer and its
 // resources.
-func Accepted(s *authv1beta1.ResourceSlice) bool {
+func accepted(s *authv1beta1.ResourceSlice) bool {
 	var authOK, resOK bool
 	for _, c := range s.Status.Conditions {
 		switch c.Type {

@@ -61,14 +61,21 @@ repairs a partial peering and changes nothing on a complete one.`,
 	o.Local.AddLocalFlags(fs)
 	o.Remote.AddRemoteFlags(fs)
 	fs.BoolVar(&o.NetworkingDisabled, "networking-disabled", false, "do not set up the network fabric between the clusters")
-	fs.StringVar(&o.CPU, "cpu", "4", "CPU to ask the provider for")
-	fs.StringVar(&o.Memory, "memory", "8Gi", "memory to ask the provider for")
-	fs.StringVar(&o.Pods, "pods", "110", "number of pods to ask the provider for")
+	// The flags default to what a slice naming nothing asks for.
+	def := slices.DefaultResources()
+	fs.StringVar(&o.CPU, "cpu", quantity(def, corev1.ResourceCPU), "CPU to ask the provider for")
+	fs.StringVar(&o.Memory, "memory", quantity(def, corev1.ResourceMemory), "memory to ask the provider for")
+	fs.StringVar(&o.Pods, "pods", quantity(def, corev1.ResourcePods), "number of pods to ask the provider for")
 	fs.StringArrayVar(&o.Resources, "resource", nil, "other resource to ask for, as name=quantity (repeatable), e.g. nvidia.com/gpu=1")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
 	fs.BoolVar(&o.Verbose, "verbose", false, "print how long each step took")
 	_ = cmd.MarkFlagRequired("remote-kubeconfig")
 	return cmd
+}
+
+func quantity(l corev1.ResourceList, name corev1.ResourceName) string {
+	q := l[name]
+	return q.String()
 }
 
 // requested parses the resource flags.
@@ -100,9 +107,6 @@ func (o *Options) requested() (corev1.ResourceList, error) {
 		if err := add("--resource "+name, name, value); err != nil {
 			return nil, err
 		}
-	}
-	if len(out) == 0 {
-		return slices.DefaultResources(), nil
 	}
 	return out, nil
 }
