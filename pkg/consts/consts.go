@@ -38,6 +38,18 @@ const (
 	VirtualNodeRoleLabel = "node-role.kubernetes.io/virtual-node"
 )
 
+// Labels and annotations of offloaded namespaces.
+const (
+	// SchedulingEnabledLabel (value "true") marks a namespace offloaded by a
+	// NamespaceOffloading: the pod webhook mutates the pods created in it.
+	// Users may set it by hand ahead of the NamespaceOffloading, as the
+	// documentation suggests, to close the race with early pods.
+	SchedulingEnabledLabel = "liqo.io/scheduling-enabled"
+	// ClusterSelectorErrorAnnotation on a NamespaceOffloading carries the
+	// syntax error of its cluster selector, if any.
+	ClusterSelectorErrorAnnotation = "liqo.io/cluster-selector-error"
+)
+
 // Labels on the objects of a peering.
 const (
 	// TenantNamespaceLabel marks a namespace as the tenant namespace of the
