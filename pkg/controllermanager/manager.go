@@ -123,6 +123,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		func() error {
 			return (&offloading.TwinReconciler{Client: mgr.GetClient(), ClusterRole: OffloadingClusterRole}).SetupWithManager(mgr)
 		},
+		func() error {
+			return (&offloading.NamespaceOffloadingReconciler{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)
+		},
+		func() error { return (&offloading.MapReplicator{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr) },
 	}
 	for _, setup := range setups {
 		if err := setup(); err != nil {

@@ -15,7 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
@@ -41,24 +43,28 @@ func (r *TwinReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if !ok {
 		return ctrl.Result{}, nil
 	}
+	// A consumer may keep several maps here: the twins to keep are those any
+	// of them still wants.
+	keep, err := r.wanted(ctx, req.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	var m offv1beta1.NamespaceMap
-	err := r.Client.Get(ctx, req.NamespacedName, &m)
+	err = r.Client.Get(ctx, req.NamespacedName, &m)
 	if apierrors.IsNotFound(err) || err == nil && !m.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.deleteTwins(ctx, consumer, nil)
+		return ctrl.Result{}, r.deleteTwins(ctx, consumer, keep)
 	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	before := m.Status.DeepCopy()
 	current := map[string]offv1beta1.RemoteNamespaceStatus{}
-	keep := map[string]bool{}
 	for local, remote := range m.Spec.DesiredMapping {
-		keep[remote] = true
 		phase, err := r.ensureTwin(ctx, consumer, local, remote)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if phase != offv1beta1.MappingAccepted {
+		if phase == offv1beta1.MappingCreationLoopBackOff {
 			r.Recorder.Eventf(&m, corev1.EventTypeWarning, ReasonAlreadyExists,
 				"namespace %s already exists on this cluster and was not created for %s: not offloading %s there", remote, consumer, local)
 		}
@@ -104,6 +110,25 @@ func (r *TwinReconciler) ensureTwin(ctx context.Context, consumer, local, remote
 	return offv1beta1.MappingAccepted, err
 }
 
+// wanted is the set of twin namespaces the live replicated maps of a
+// tenant namespace ask for.
+func (r *TwinReconciler) wanted(ctx context.Context, tenantNamespace string) (map[string]bool, error) {
+	var list offv1beta1.NamespaceMapList
+	if err := r.Client.List(ctx, &list, client.InNamespace(tenantNamespace), client.MatchingLabels{consts.ReplicationLabel: "true"}); err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	for i := range list.Items {
+		if !list.Items[i].DeletionTimestamp.IsZero() {
+			continue
+		}
+		for _, remote := range list.Items[i].Spec.DesiredMapping {
+			keep[remote] = true
+		}
+	}
+	return keep, nil
+}
+
 // deleteTwins deletes the consumer's twin namespaces not in keep.
 func (r *TwinReconciler) deleteTwins(ctx context.Context, consumer string, keep map[string]bool) error {
 	var list corev1.NamespaceList
@@ -146,7 +171,29 @@ func isTwinOf(ns *corev1.Namespace, consumer string) bool {
 func (r *TwinReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.Recorder = mgr.GetEventRecorderFor("liqo-namespacemap")
 	replicated := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[consts.ReplicationLabel] == "true" })
+	twins := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[twinLabel] == "true" })
 	return ctrl.NewControllerManagedBy(mgr).Named("namespacemap-twins").
 		For(&offv1beta1.NamespaceMap{}, builder.WithPredicates(replicated)).
+		// A twin that finished terminating can be created again for a map
+		// that reported it Terminating.
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.mapsOfTwin), builder.WithPredicates(twins)).
 		Complete(r)
+}
+
+// mapsOfTwin maps a twin namespace to the replicated maps of its consumer.
+func (r *TwinReconciler) mapsOfTwin(ctx context.Context, ns client.Object) []reconcile.Request {
+	consumer := ns.GetLabels()[consts.RemoteClusterIDLabel]
+	if consumer == "" {
+		return nil
+	}
+	var list offv1beta1.NamespaceMapList
+	if err := r.Client.List(ctx, &list, client.InNamespace(consts.TenantNamespace(consumer)),
+		client.MatchingLabels{consts.ReplicationLabel: "true"}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
@@ -215,6 +216,22 @@ func (r *ProviderReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("resourceslice-provider").
 		For(&authv1beta1.ResourceSlice{}, builder.WithPredicates(theirs)).
 		Owns(&offv1beta1.Quota{}).
-		Watches(&authv1beta1.Tenant{}, handler.EnqueueRequestsFromMapFunc(slicesInNamespace(r.Client, true))).
+		Watches(&authv1beta1.Tenant{}, handler.EnqueueRequestsFromMapFunc(replicasInNamespace(r.Client))).
 		Complete(r)
+}
+
+// replicasInNamespace maps an object to the slices of its namespace that
+// consumers replicated to this provider.
+func replicasInNamespace(c client.Reader) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		var list authv1beta1.ResourceSliceList
+		if err := c.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingLabels{consts.ReplicationLabel: "true"}); err != nil {
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(list.Items))
+		for i := range list.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return out
+	}
 }
