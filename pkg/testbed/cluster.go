@@ -90,6 +90,10 @@ func newCluster(spec ClusterSpec, dir string, bins *Binaries) (*Cluster, error) 
 		c.release()
 		return nil, fmt.Errorf("cluster %q: creating PKI: %w", spec.Name, err)
 	}
+	if err := c.writeKwokDebugConfig(); err != nil {
+		c.release()
+		return nil, fmt.Errorf("cluster %q: %w", spec.Name, err)
+	}
 	c.Server = fmt.Sprintf("https://127.0.0.1:%d", c.ports.apiServer)
 	c.Kubeconfig = filepath.Join(dir, "kubeconfig")
 	if err := c.writeKubeconfig(c.Kubeconfig); err != nil {
@@ -178,6 +182,9 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	if err := c.createNodes(ctx); err != nil {
 		return fmt.Errorf("cluster %q: creating simulated nodes: %w", c.Name, err)
+	}
+	if err := c.bindKubeletClient(ctx); err != nil {
+		return fmt.Errorf("cluster %q: %w", c.Name, err)
 	}
 	return c.waitFor(ctx, "the default ServiceAccount and Ready nodes", c.waitWorkloadReady)
 }

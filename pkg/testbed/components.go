@@ -122,6 +122,7 @@ func (c *Cluster) kwokArgs(stages string) []string {
 	return []string{
 		"--kubeconfig=" + c.Kubeconfig,
 		"--config=" + stages,
+		"--config=" + c.kwokDebugConfig(),
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 		"--cidr=" + c.Spec.PodCIDR,
