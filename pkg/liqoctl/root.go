@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/liqo-go/liqo/pkg/liqoctl/info"
+	"github.com/liqo-go/liqo/pkg/liqoctl/offload"
 	"github.com/liqo-go/liqo/pkg/liqoctl/peer"
 	"github.com/liqo-go/liqo/pkg/liqoctl/playground"
 )
@@ -18,6 +19,7 @@ runs a local playground of real Kubernetes control planes with simulated nodes.`
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(playground.NewCommand(), peer.NewCommand(), peer.NewUnpeerCommand(), info.NewCommand())
+	root.AddCommand(playground.NewCommand(), peer.NewCommand(), peer.NewUnpeerCommand(), info.NewCommand(),
+		offload.NewCommand(), offload.NewUnoffloadCommand())
 	return root
 }

@@ -1,0 +1,138 @@
+// Package offload implements liqoctl offload namespace and liqoctl unoffload
+// namespace: they create and delete a namespace's NamespaceOffloading and
+// wait for the controller manager to extend the namespace to the remote
+// clusters, or to withdraw it.
+package offload
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/liqoctl/output"
+)
+
+// Options of liqoctl offload namespace.
+type Options struct {
+	Local                    factory.Cluster
+	Namespace                string
+	NamespaceMappingStrategy string
+	RemoteNamespaceName      string
+	PodOffloadingStrategy    string
+	Selectors                []string
+	Output                   string
+	Timeout                  time.Duration
+
+	out *output.Printer
+}
+
+// NewCommand returns liqoctl offload, with its namespace subcommand.
+func NewCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "offload",
+		Short: "Offload a resource to remote clusters",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newNamespaceCommand())
+	return cmd
+}
+
+func newNamespaceCommand() *cobra.Command {
+	o := &Options{}
+	cmd := &cobra.Command{
+		Use:     "namespace NAME",
+		Aliases: []string{"ns"},
+		Short:   "Offload a namespace to remote clusters",
+		Long: `Offload a namespace to the peered (remote) clusters: twin namespaces are
+created in the selected clusters, and the pods of the namespace may run there
+as the pod offloading strategy allows.
+
+The command creates the namespace's NamespaceOffloading and waits until the
+twin namespaces exist (phase Ready); it fails with each cluster's reason if
+some cannot be created or no cluster is selected. The settings cannot be
+changed afterwards: unoffload the namespace and offload it again.
+
+--selector takes a label selector over the labels of the virtual nodes
+(the clusters' labels); repeat it for alternatives: requirements inside one
+--selector are ANDed, separate --selector flags are ORed. With none, every
+peered cluster is selected.
+
+With --output yaml or json the NamespaceOffloading is printed and nothing is
+applied, e.g. for GitOps.`,
+		Example: `  liqoctl offload namespace liqo-demo
+  liqoctl offload namespace liqo-demo --namespace-mapping-strategy EnforceSameName \
+      --pod-offloading-strategy LocalAndRemote --selector 'topology.liqo.io/region=south'
+  liqoctl offload namespace liqo-demo --selector 'region in (europe,us-west), !staging'
+  liqoctl offload namespace liqo-demo --selector 'region in (europe,us-west)' --selector '!staging'
+  liqoctl offload namespace foo --output yaml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Namespace = args[0]
+			o.out = &output.Printer{W: cmd.OutOrStdout()}
+			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
+			defer cancel()
+			return o.Run(ctx)
+		},
+	}
+	fs := cmd.Flags()
+	o.Local.AddLocalFlags(fs)
+	fs.StringVar(&o.NamespaceMappingStrategy, "namespace-mapping-strategy", string(offv1beta1.DefaultNameMappingStrategy),
+		"how the twin namespaces are named: DefaultName (<namespace>-<local cluster id>), EnforceSameName or SelectedName")
+	fs.StringVar(&o.RemoteNamespaceName, "remote-namespace-name", "", "name of the twin namespaces, with --namespace-mapping-strategy SelectedName")
+	fs.StringVar(&o.PodOffloadingStrategy, "pod-offloading-strategy", string(offv1beta1.LocalAndRemotePodOffloadingStrategy),
+		"where the namespace's pods may run: LocalAndRemote, Local or Remote")
+	fs.StringArrayVarP(&o.Selectors, "selector", "l", nil, "label selector over the virtual nodes' labels choosing the clusters (repeatable: ORed)")
+	fs.StringVarP(&o.Output, "output", "o", "", "print the NamespaceOffloading as yaml or json instead of applying it")
+	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up waiting after this long")
+	return cmd
+}
+
+// UnoffloadOptions of liqoctl unoffload namespace.
+type UnoffloadOptions struct {
+	Local     factory.Cluster
+	Namespace string
+	Timeout   time.Duration
+
+	out *output.Printer
+}
+
+// NewUnoffloadCommand returns liqoctl unoffload, with its namespace
+// subcommand.
+func NewUnoffloadCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "unoffload",
+		Short: "Unoffload a resource from remote clusters",
+		Args:  cobra.NoArgs,
+	}
+	o := &UnoffloadOptions{}
+	ns := &cobra.Command{
+		Use:     "namespace NAME",
+		Aliases: []string{"ns"},
+		Short:   "Unoffload a namespace from remote clusters",
+		Long: `Stop offloading a namespace: its twin namespaces are deleted in the remote
+clusters, with everything in them, and the pods that ran remotely are
+rescheduled locally. This is destructive for whatever was created in the
+twin namespaces.
+
+The command deletes the namespace's NamespaceOffloading and waits until the
+controller manager confirms the twins are gone (a cluster that cannot be
+reached is not waited for: it removes its twin when it can be reached again).`,
+		Example: `  liqoctl unoffload namespace liqo-demo`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Namespace = args[0]
+			o.out = &output.Printer{W: cmd.OutOrStdout()}
+			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
+			defer cancel()
+			return o.Run(ctx)
+		},
+	}
+	fs := ns.Flags()
+	o.Local.AddLocalFlags(fs)
+	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up waiting after this long")
+	cmd.AddCommand(ns)
+	return cmd
+}

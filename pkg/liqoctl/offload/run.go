@@ -1,0 +1,260 @@
+package offload
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+)
+
+// pollInterval is short: the command is interactive and each wait is for a
+// controller's reaction, usually milliseconds away.
+const pollInterval = 100 * time.Millisecond
+
+// Manifest validates the flags and returns the NamespaceOffloading they
+// describe, touching no cluster.
+func (o *Options) Manifest() (*offv1beta1.NamespaceOffloading, error) {
+	if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
+		return nil, fmt.Errorf("%q is not a valid namespace name: %s", o.Namespace, strings.Join(errs, "; "))
+	}
+	mapping := offv1beta1.NamespaceMappingStrategy(o.NamespaceMappingStrategy)
+	switch mapping {
+	case offv1beta1.DefaultNameMappingStrategy, offv1beta1.EnforceSameNameMappingStrategy:
+		if o.RemoteNamespaceName != "" {
+			return nil, fmt.Errorf("--remote-namespace-name needs --namespace-mapping-strategy SelectedName, not %s", mapping)
+		}
+	case offv1beta1.SelectedNameMappingStrategy:
+		if o.RemoteNamespaceName == "" {
+			return nil, fmt.Errorf("--namespace-mapping-strategy SelectedName needs --remote-namespace-name")
+		}
+		if errs := validation.IsDNS1123Label(o.RemoteNamespaceName); len(errs) > 0 {
+			return nil, fmt.Errorf("--remote-namespace-name %q is not a valid namespace name: %s", o.RemoteNamespaceName, strings.Join(errs, "; "))
+		}
+	default:
+		return nil, fmt.Errorf("--namespace-mapping-strategy must be DefaultName, EnforceSameName or SelectedName, got %q", o.NamespaceMappingStrategy)
+	}
+	pods := offv1beta1.PodOffloadingStrategy(o.PodOffloadingStrategy)
+	switch pods {
+	case offv1beta1.LocalAndRemotePodOffloadingStrategy, offv1beta1.LocalPodOffloadingStrategy, offv1beta1.RemotePodOffloadingStrategy:
+	default:
+		return nil, fmt.Errorf("--pod-offloading-strategy must be LocalAndRemote, Local or Remote, got %q", o.PodOffloadingStrategy)
+	}
+	switch o.Output {
+	case "", "yaml", "json":
+	default:
+		return nil, fmt.Errorf("--output must be yaml or json, got %q", o.Output)
+	}
+	selector, err := ClusterSelector(o.Selectors)
+	if err != nil {
+		return nil, err
+	}
+	return &offv1beta1.NamespaceOffloading{
+		TypeMeta:   metav1.TypeMeta{APIVersion: offv1beta1.GroupVersion.String(), Kind: "NamespaceOffloading"},
+		ObjectMeta: metav1.ObjectMeta{Name: offv1beta1.NamespaceOffloadingName, Namespace: o.Namespace},
+		Spec: offv1beta1.NamespaceOffloadingSpec{NamespaceMappingStrategy: mapping, RemoteNamespaceName: o.RemoteNamespaceName,
+			PodOffloadingStrategy: pods, ClusterSelector: selector},
+	}, nil
+}
+
+// Run validates the flags, then prints the manifest or applies it and
+// waits for the outcome.
+func (o *Options) Run(ctx context.Context) error {
+	want, err := o.Manifest()
+	if err != nil {
+		return err
+	}
+	if o.Output != "" {
+		return o.print(want)
+	}
+	if err := o.connect(ctx); err != nil {
+		return err
+	}
+	o.out.Step("Enabling the offloading of namespace %s", o.Namespace)
+	if err := o.apply(ctx, want); err != nil {
+		return err
+	}
+	o.out.Info("NamespaceOffloading %s/%s in place", o.Namespace, want.Name)
+	o.out.Step("Waiting for the twin namespaces")
+	got, err := o.waitOutcome(ctx)
+	if err != nil {
+		return err
+	}
+	clusters := readyClusters(got)
+	o.out.Info("Offloading of namespace %s correctly enabled: twin namespace %s on %s", o.Namespace,
+		got.Status.RemoteNamespaceName, strings.Join(clusters, ", "))
+	return nil
+}
+
+// print writes the manifest without the status, which is not for users to
+// apply.
+func (o *Options) print(nsof *offv1beta1.NamespaceOffloading) error {
+	manifest := struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata"`
+		Spec              offv1beta1.NamespaceOffloadingSpec `json:"spec"`
+	}{nsof.TypeMeta, nsof.ObjectMeta, nsof.Spec}
+	var data []byte
+	var err error
+	if o.Output == "json" {
+		data, err = json.MarshalIndent(manifest, "", "  ")
+		data = append(data, '\n')
+	} else {
+		data, err = yaml.Marshal(manifest)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = o.out.W.Write(data)
+	return err
+}
+
+// connect reaches the cluster and checks that Liqo runs there and the
+// namespace exists.
+func (o *Options) connect(ctx context.Context) error {
+	return connect(ctx, &o.Local, o.Timeout, o.Namespace)
+}
+
+// apply creates the NamespaceOffloading; an existing one is kept if it asks
+// for the same, since its settings cannot change.
+func (o *Options) apply(ctx context.Context, want *offv1beta1.NamespaceOffloading) error {
+	c := o.Local.Client
+	err := c.Create(ctx, want.DeepCopy())
+	if err == nil || !apierrors.IsAlreadyExists(err) {
+		if err != nil {
+			return fmt.Errorf("creating the NamespaceOffloading of namespace %s: %w", o.Namespace, err)
+		}
+		return nil
+	}
+	var got offv1beta1.NamespaceOffloading
+	if err := c.Get(ctx, types.NamespacedName{Namespace: o.Namespace, Name: want.Name}, &got); err != nil {
+		return err
+	}
+	if !got.DeletionTimestamp.IsZero() {
+		return fmt.Errorf("namespace %s is being unoffloaded; wait until that ends (liqoctl unoffload namespace %s) and offload it again", o.Namespace, o.Namespace)
+	}
+	if !sameSpec(&got.Spec, &want.Spec) {
+		return fmt.Errorf("namespace %s is already offloaded with other settings (mapping %s, pods %s); "+
+			"settings cannot change: run liqoctl unoffload namespace %s first", o.Namespace,
+			got.Spec.NamespaceMappingStrategy, got.Spec.PodOffloadingStrategy, o.Namespace)
+	}
+	o.out.Info("namespace %s was already offloaded with these settings", o.Namespace)
+	return nil
+}
+
+// sameSpec compares specs as the API server defaults them.
+func sameSpec(a, b *offv1beta1.NamespaceOffloadingSpec) bool {
+	norm := func(s offv1beta1.NamespaceOffloadingSpec) offv1beta1.NamespaceOffloadingSpec {
+		if s.NamespaceMappingStrategy == "" {
+			s.NamespaceMappingStrategy = offv1beta1.DefaultNameMappingStrategy
+		}
+		if s.PodOffloadingStrategy == "" {
+			s.PodOffloadingStrategy = offv1beta1.LocalAndRemotePodOffloadingStrategy
+		}
+		return s
+	}
+	return equality.Semantic.DeepEqual(norm(*a), norm(*b))
+}
+
+// errNotYet marks a state the wait goes on from.
+var errNotYet = errors.New("not yet")
+
+// waitOutcome waits until the controller computed the phase of the current
+// spec and it is final: Ready, or an error with every cluster's reason.
+func (o *Options) waitOutcome(ctx context.Context) (*offv1beta1.NamespaceOffloading, error) {
+	var got offv1beta1.NamespaceOffloading
+	key := types.NamespacedName{Namespace: o.Namespace, Name: offv1beta1.NamespaceOffloadingName}
+	last := fmt.Errorf("%w: the controller manager has not processed it yet", errNotYet)
+	for {
+		err := o.Local.Client.Get(ctx, key, &got)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("the NamespaceOffloading of namespace %s was deleted while waiting", o.Namespace)
+		case err == nil:
+			last = outcome(&got)
+			if last == nil {
+				return &got, nil
+			}
+			if !errors.Is(last, errNotYet) {
+				return nil, last
+			}
+		case ctx.Err() == nil:
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("timed out waiting for namespace %s to be offloaded (%v)", o.Namespace, last)
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// outcome is nil once the offloading is Ready, errNotYet while it may
+// still be, and the users' reasons when it cannot.
+func outcome(nsof *offv1beta1.NamespaceOffloading) error {
+	st := &nsof.Status
+	if st.ObservedGeneration != nsof.Generation || st.OffloadingPhase == "" {
+		return fmt.Errorf("%w: the controller manager has not processed it yet", errNotYet)
+	}
+	switch st.OffloadingPhase {
+	case offv1beta1.ReadyOffloadingPhase:
+		return nil
+	case offv1beta1.InProgressOffloadingPhase:
+		return fmt.Errorf("%w: phase InProgress: %s", errNotYet, readyMessage(nsof))
+	case offv1beta1.TerminatingOffloadingPhase:
+		return fmt.Errorf("namespace %s is being unoffloaded", nsof.Namespace)
+	}
+	return fmt.Errorf("offloading of namespace %s failed, phase %s: %s", nsof.Namespace, st.OffloadingPhase, reasons(nsof))
+}
+
+// reasons lists, per cluster, why it did not get its twin.
+func reasons(nsof *offv1beta1.NamespaceOffloading) string {
+	var out []string
+	conds := nsof.Status.RemoteNamespacesConditions
+	for _, cluster := range slices.Sorted(maps.Keys(conds)) {
+		for _, c := range conds[cluster] {
+			if c.Status == corev1.ConditionFalse && (c.Type == offv1beta1.NamespaceReady || c.Reason != "ClusterNotSelected") {
+				out = append(out, fmt.Sprintf("%s: %s (%s)", cluster, c.Reason, c.Message))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return readyMessage(nsof)
+	}
+	return strings.Join(out, "; ")
+}
+
+func readyMessage(nsof *offv1beta1.NamespaceOffloading) string {
+	for _, c := range nsof.Status.Conditions {
+		if c.Type == "Ready" {
+			return c.Message
+		}
+	}
+	return ""
+}
+
+func readyClusters(nsof *offv1beta1.NamespaceOffloading) []string {
+	var out []string
+	conds := nsof.Status.RemoteNamespacesConditions
+	for _, cluster := range slices.Sorted(maps.Keys(conds)) {
+		for _, c := range conds[cluster] {
+			if c.Type == offv1beta1.NamespaceReady && c.Status == corev1.ConditionTrue {
+				out = append(out, cluster)
+			}
+		}
+	}
+	return out
+}
