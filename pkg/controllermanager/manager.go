@@ -115,7 +115,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			return (&vnode.CreatorReconciler{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)
 		},
 		func() error {
-			return (&vnode.Reconciler{Client: mgr.GetClient(), Clientset: cs,
+			return (&vnode.Reconciler{Client: mgr.GetClient(), Clientset: cs, ClusterID: local,
 				HealthCheckInterval: o.HealthCheckInterval}).SetupWithManager(mgr)
 		},
 		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },

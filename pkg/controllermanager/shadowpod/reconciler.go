@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -51,9 +52,10 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var sp offv1beta1.ShadowPod
 	if err := r.Client.Get(ctx, req.NamespacedName, &sp); err != nil {
-		// Deleted: the garbage collector removes the Pod through its owner
-		// reference.
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.deleteOrphan(ctx, req.NamespacedName)
+		}
+		return ctrl.Result{}, err
 	}
 	if !sp.DeletionTimestamp.IsZero() {
 		// Recreating the Pod would only race the deletion of both.
@@ -75,6 +77,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		err = werr
 	}
 	return ctrl.Result{}, err
+}
+
+// deleteOrphan deletes the Pod of a deleted ShadowPod. The garbage
+// collector would too, through the owner reference, but only once it
+// watches ShadowPods, which it starts doing up to a discovery period (30 s)
+// after the CRD appears; and a consumer waits for the remote pod to be gone
+// before it lets its local pod go. The Pod's own grace period applies.
+func (r *Reconciler) deleteOrphan(ctx context.Context, key types.NamespacedName) error {
+	var pod corev1.Pod
+	if err := r.Client.Get(ctx, key, &pod); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	ref := metav1.GetControllerOf(&pod)
+	if ref == nil || ref.Kind != "ShadowPod" || ref.APIVersion != offv1beta1.GroupVersion.String() || !pod.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	err := r.Client.Delete(ctx, &pod, client.Preconditions{UID: &pod.UID})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
 }
 
 // create creates the Pod. Its status is not written from the create

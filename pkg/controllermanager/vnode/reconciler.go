@@ -12,11 +12,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -26,6 +28,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
+	"github.com/liqo-go/liqo/pkg/reflection"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet"
 )
 
@@ -40,6 +43,13 @@ type Reconciler struct {
 	Clientset           kubernetes.Interface
 	HealthCheckInterval time.Duration
 	Recorder            record.EventRecorder
+	// ClusterID is the local cluster's, which its offloaded pods carry.
+	ClusterID string
+	// PodRecorder records the Events of the reflected pods.
+	PodRecorder record.EventRecorder
+	// cache holds the NamespaceMaps the pod reflection follows.
+	cache  cache.Cache
+	scheme *runtime.Scheme
 
 	mu      sync.Mutex
 	ctx     context.Context
@@ -146,8 +156,19 @@ func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg vir
 	ctx, stop := context.WithCancel(r.ctx)
 	rn := &runner{hash: hash, stop: stop, done: make(chan struct{})}
 	r.runners[key] = rn
+	reflected := make(chan struct{})
+	go func() {
+		defer close(reflected)
+		err := reflection.Run(ctx, reflection.Config{NodeName: cfg.Name, LocalClusterID: r.ClusterID,
+			ProviderID: cfg.RemoteClusterID, Local: r.Clientset, Maps: r.cache, Remote: remote,
+			Scheme: r.scheme, Recorder: r.PodRecorder})
+		if err != nil && ctx.Err() == nil {
+			ctrl.Log.WithName("virtualnode").Error(err, "pod reflection stopped", "virtualnode", key)
+		}
+	}()
 	go func() {
 		defer close(rn.done)
+		defer func() { <-reflected }()
 		err := virtualkubelet.RunNode(ctx, r.Clientset, remote, cfg, func(ready bool, reason string) {
 			r.mu.Lock()
 			rn.ready, rn.reason, rn.known = ready, reason, true
@@ -241,6 +262,8 @@ func (r *Reconciler) Start(ctx context.Context) error {
 // their VirtualNodes so rotated credentials restart the node.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.Recorder = mgr.GetEventRecorderFor("liqo-virtualnode")
+	r.PodRecorder = mgr.GetEventRecorderFor("liqo-virtual-kubelet")
+	r.cache, r.scheme = mgr.GetCache(), mgr.GetScheme()
 	r.runners = map[types.NamespacedName]*runner{}
 	r.events = make(chan event.GenericEvent, 64)
 	if err := mgr.Add(r); err != nil {

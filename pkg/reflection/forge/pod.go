@@ -1,0 +1,97 @@
+// Package forge holds the pure local→remote transformations of the
+// reflection: what a local object becomes on the provider, and what the
+// provider's state makes of the local object's status.
+package forge
+
+import (
+	"maps"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+// LocalUIDAnnotation records, on a ShadowPod, the UID of the local pod it
+// stands for: a pod deleted and created again under the same name (as a
+// StatefulSet does) must not adopt its predecessor's remote pod.
+const LocalUIDAnnotation = "offloading.liqo.io/local-pod-uid"
+
+// serviceAccountVolumePrefix names the projected token volume the local
+// ServiceAccount admission adds; the token is the local cluster's and
+// means nothing to the provider.
+const serviceAccountVolumePrefix = "kube-api-access-"
+
+// ShadowPod is the ShadowPod that asks the provider to run local in
+// remoteNamespace, on behalf of the cluster localClusterID.
+func ShadowPod(local *corev1.Pod, localClusterID, remoteNamespace string) *offv1beta1.ShadowPod {
+	labels := make(map[string]string, len(local.Labels)+2)
+	maps.Copy(labels, local.Labels)
+	labels[consts.ManagedByLabel] = consts.ManagedByValue
+	labels[consts.OriginClusterIDLabel] = localClusterID
+	annotations := make(map[string]string, len(local.Annotations)+1)
+	maps.Copy(annotations, local.Annotations)
+	// Last-applied configurations are large and say nothing remotely.
+	delete(annotations, corev1.LastAppliedConfigAnnotation)
+	annotations[LocalUIDAnnotation] = string(local.UID)
+	return &offv1beta1.ShadowPod{
+		ObjectMeta: metav1.ObjectMeta{Name: local.Name, Namespace: remoteNamespace, Labels: labels, Annotations: annotations},
+		Spec:       offv1beta1.ShadowPodSpec{Pod: RemotePodSpec(&local.Spec)},
+	}
+}
+
+// RemotePodSpec is the spec a local pod runs with on the provider. The
+// provider schedules the pod among its own nodes, so the local scheduling
+// constraints (which name the virtual node or local labels) are dropped;
+// host namespaces are never granted to a consumer; and the local
+// ServiceAccount token, meaningless remotely, is not mounted.
+func RemotePodSpec(local *corev1.PodSpec) corev1.PodSpec {
+	s := *local.DeepCopy()
+	s.NodeName = ""
+	s.NodeSelector = nil
+	s.Affinity = nil
+	s.TopologySpreadConstraints = nil
+	s.SchedulerName = ""
+	// Priority classes are the local cluster's; the provider's admission
+	// rejects a priority value without its class.
+	s.PriorityClassName, s.Priority, s.PreemptionPolicy = "", nil, nil
+	s.HostNetwork, s.HostPID, s.HostIPC = false, false, false
+	s.EphemeralContainers = nil
+	s.Tolerations = withoutVirtualNodeToleration(s.Tolerations)
+
+	s.ServiceAccountName, s.DeprecatedServiceAccount = "", ""
+	s.AutomountServiceAccountToken = ptr.To(false)
+	dropped := map[string]bool{}
+	s.Volumes = filter(s.Volumes, func(v corev1.Volume) bool {
+		if strings.HasPrefix(v.Name, serviceAccountVolumePrefix) && v.Projected != nil {
+			dropped[v.Name] = true
+			return false
+		}
+		return true
+	})
+	for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {
+		for i := range cs {
+			cs[i].VolumeMounts = filter(cs[i].VolumeMounts, func(m corev1.VolumeMount) bool { return !dropped[m.Name] })
+		}
+	}
+	return s
+}
+
+func withoutVirtualNodeToleration(ts []corev1.Toleration) []corev1.Toleration {
+	return filter(ts, func(t corev1.Toleration) bool { return t.Key != consts.VirtualNodeTaintKey })
+}
+
+// filter keeps the items keep accepts; nil when none is left, so that an
+// emptied list compares equal to an absent one.
+func filter[T any](items []T, keep func(T) bool) []T {
+	var out []T
+	for _, it := range items {
+		if keep(it) {
+			out = append(out, it)
+		}
+	}
+	return out
+}

@@ -1,0 +1,50 @@
+package forge
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Reasons set on a local pod the provider does not run (yet).
+const (
+	// ReasonOffloadingBackOff: the pod cannot be offloaded now, for the
+	// reason in the message; it is retried.
+	ReasonOffloadingBackOff = "OffloadingBackOff"
+)
+
+// PodStatus is the local pod's status given the remote pod's: the remote
+// pod's lifecycle (phase, conditions, container states, IPs, restarts),
+// with the local scheduler's PodScheduled condition and the QoS class kept,
+// and the host IP set to the virtual node's address.
+func PodStatus(local *corev1.PodStatus, remote *corev1.PodStatus, hostIP string) corev1.PodStatus {
+	s := *remote.DeepCopy()
+	s.QOSClass = local.QOSClass
+	s.NominatedNodeName = ""
+	s.HostIP, s.HostIPs = hostIP, nil
+	if hostIP != "" {
+		s.HostIPs = []corev1.HostIP{{IP: hostIP}}
+	}
+	s.Conditions = filter(s.Conditions, func(c corev1.PodCondition) bool { return c.Type != corev1.PodScheduled })
+	for _, c := range local.Conditions {
+		if c.Type == corev1.PodScheduled {
+			s.Conditions = append([]corev1.PodCondition{c}, s.Conditions...)
+		}
+	}
+	return s
+}
+
+// BackOffStatus is the status of a local pod that cannot be offloaded now:
+// still Pending, with the reason and the message telling why.
+func BackOffStatus(local *corev1.PodStatus, message string) corev1.PodStatus {
+	s := *local.DeepCopy()
+	s.Phase = corev1.PodPending
+	s.Reason = ReasonOffloadingBackOff
+	s.Message = message
+	return s
+}
+
+// Reflected tells whether a local pod's status already came from a remote
+// pod: its containers have states. A missing ShadowPod then means that the
+// provider side deleted it, not that it was never created.
+func Reflected(local *corev1.PodStatus) bool {
+	return len(local.ContainerStatuses) > 0
+}

@@ -1,0 +1,169 @@
+package reflection
+
+import (
+	"context"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+// twin is one twin namespace on the provider and the watches kept there.
+type twin struct {
+	local, remote string
+	cache         cache.Cache
+	stop          context.CancelFunc
+	synced        atomic.Bool
+}
+
+// watchMaps follows the consumer's NamespaceMap for the provider: the
+// namespaces it lists as Accepted get their remote watches, the others lose
+// them. The returned function removes the event handler.
+func (r *reflector) watchMaps(ctx context.Context) (func(), error) {
+	inf, err := r.cfg.Maps.GetInformer(ctx, &offv1beta1.NamespaceMap{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, err
+	}
+	tenant := consts.TenantNamespace(r.cfg.ProviderID)
+	onEvent := func(obj any) {
+		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		if m, ok := obj.(*offv1beta1.NamespaceMap); ok && m.Namespace == tenant {
+			r.syncMaps(ctx)
+		}
+	}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    onEvent,
+		UpdateFunc: func(_, n any) { onEvent(n) },
+		DeleteFunc: onEvent,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The handler's initial adds may all have come before any map exists.
+	r.syncMaps(ctx)
+	return func() { _ = inf.RemoveEventHandler(reg) }, nil
+}
+
+// accepted lists the twin namespaces the provider runs for this consumer,
+// by local namespace. The provider's own replicas in the same tenant
+// namespace (when it also consumes from this cluster) describe the other
+// direction and are skipped.
+func accepted(maps []offv1beta1.NamespaceMap) map[string]string {
+	out := map[string]string{}
+	for _, m := range maps {
+		if m.Labels[consts.ReplicationLabel] == "true" || !m.DeletionTimestamp.IsZero() {
+			continue
+		}
+		for local, st := range m.Status.CurrentMapping {
+			if st.Phase == offv1beta1.MappingAccepted && st.RemoteNamespace != "" && m.Spec.DesiredMapping[local] == st.RemoteNamespace {
+				out[local] = st.RemoteNamespace
+			}
+		}
+	}
+	return out
+}
+
+func (r *reflector) syncMaps(ctx context.Context) {
+	var list offv1beta1.NamespaceMapList
+	if err := r.cfg.Maps.List(ctx, &list, client.InNamespace(consts.TenantNamespace(r.cfg.ProviderID))); err != nil {
+		r.logger.Error(err, "listing the NamespaceMaps")
+		return
+	}
+	want := accepted(list.Items)
+
+	r.mu.Lock()
+	var changed []string
+	for local, t := range r.namespaces {
+		if want[local] != t.remote {
+			t.stop()
+			delete(r.namespaces, local)
+			changed = append(changed, local)
+		}
+	}
+	for local, remote := range want {
+		if _, ok := r.namespaces[local]; ok {
+			continue
+		}
+		t, err := r.startTwin(ctx, local, remote)
+		if err != nil {
+			r.logger.Error(err, "watching the twin namespace", "namespace", local, "remote", remote)
+			continue
+		}
+		r.namespaces[local] = t
+	}
+	r.mu.Unlock()
+	// Pods of namespaces no longer offloaded leave the node; pods of new ones
+	// are enqueued once the twin's watches are synced.
+	for _, ns := range changed {
+		r.enqueueNamespace(ns)
+	}
+}
+
+// startTwin watches the ShadowPods and the provider's pods of one twin
+// namespace; the provider's pods are only those made for ShadowPods.
+func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin, error) {
+	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
+	c, err := cache.New(r.remoteConfig, cache.Options{Scheme: r.cfg.Scheme,
+		DefaultNamespaces: map[string]cache.Config{remote: {}},
+		ByObject:          map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: managed}}})
+	if err != nil {
+		return nil, err
+	}
+	tctx, stop := context.WithCancel(ctx)
+	t := &twin{local: local, remote: remote, cache: c, stop: stop}
+	enqueue := func(obj any) {
+		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		if o, ok := obj.(client.Object); ok {
+			r.queue.Add(types.NamespacedName{Namespace: local, Name: o.GetName()})
+		}
+	}
+	handler := toolscache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }, DeleteFunc: enqueue}
+	var syncs []toolscache.InformerSynced
+	for _, kind := range []client.Object{&offv1beta1.ShadowPod{}, &corev1.Pod{}} {
+		inf, err := c.GetInformer(tctx, kind, cache.BlockUntilSynced(false))
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		if _, err := inf.AddEventHandler(handler); err != nil {
+			stop()
+			return nil, err
+		}
+		syncs = append(syncs, inf.HasSynced)
+	}
+	go func() { _ = c.Start(tctx) }()
+	go func() {
+		if toolscache.WaitForCacheSync(tctx.Done(), syncs...) {
+			t.synced.Store(true)
+			r.enqueueNamespace(local)
+		}
+	}()
+	return t, nil
+}
+
+// twinOf returns the twin namespace of a local namespace, if any.
+func (r *reflector) twinOf(local string) *twin {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.namespaces[local]
+}
+
+func (r *reflector) stopTwins() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for local, t := range r.namespaces {
+		t.stop()
+		delete(r.namespaces, local)
+	}
+}

@@ -1,0 +1,174 @@
+package reflection
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/reflection/forge"
+)
+
+// reconcile brings one local pod and its ShadowPod in line. It returns true
+// to be retried later without an error (waiting on something that sends no
+// event, such as a rejected ShadowPod).
+func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bool, error) {
+	local, err := r.pods.Pods(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		local = nil
+	} else if err != nil {
+		return false, err
+	}
+	t := r.twinOf(key.Namespace)
+	if t != nil && !t.synced.Load() {
+		// Enqueued again once the twin's watches are synced.
+		return false, nil
+	}
+	if t == nil {
+		if local == nil {
+			return false, nil
+		}
+		return false, r.notOffloaded(ctx, local)
+	}
+	sp, rp, err := r.remoteState(ctx, t, key.Name)
+	if err != nil {
+		return false, err
+	}
+	if sp != nil && sp.Labels[consts.OriginClusterIDLabel] != r.cfg.LocalClusterID {
+		if local == nil {
+			return false, nil
+		}
+		return true, r.backOff(ctx, local, fmt.Sprintf("a ShadowPod %s/%s exists on cluster %s and was not created by this cluster",
+			t.remote, key.Name, r.cfg.ProviderID))
+	}
+	if sp != nil && (local == nil || sp.Annotations[forge.LocalUIDAnnotation] != string(local.UID)) {
+		// The local pod is gone, or this ShadowPod was made for a former pod
+		// of the same name: remove it, its deletion event comes back here.
+		return false, r.deleteShadow(ctx, sp)
+	}
+	if local == nil {
+		return false, nil
+	}
+	if !local.DeletionTimestamp.IsZero() {
+		return false, r.terminate(ctx, local, sp, rp)
+	}
+	if sp == nil {
+		if forge.Reflected(&local.Status) {
+			// The ShadowPod ran and is gone: deleted on the provider's side.
+			// Deleting the local pod lets its controller create a new one.
+			r.cfg.Recorder.Eventf(local, corev1.EventTypeWarning, "RemotePodDeleted",
+				"the ShadowPod on cluster %s was deleted; deleting the local pod", r.cfg.ProviderID)
+			return false, r.deleteLocal(ctx, local)
+		}
+		return r.create(ctx, local, t)
+	}
+	if rp == nil || !metav1.IsControlledBy(rp, sp) {
+		// The provider has not created the pod yet: its creation wakes us.
+		return false, nil
+	}
+	return false, r.writeStatus(ctx, local, forge.PodStatus(&local.Status, &rp.Status, r.cfg.HostIP))
+}
+
+// remoteState reads the ShadowPod and the provider's pod of a name from the
+// twin's caches; either may be nil.
+func (r *reflector) remoteState(ctx context.Context, t *twin, name string) (*offv1beta1.ShadowPod, *corev1.Pod, error) {
+	key := types.NamespacedName{Namespace: t.remote, Name: name}
+	sp := &offv1beta1.ShadowPod{}
+	if err := t.cache.Get(ctx, key, sp); apierrors.IsNotFound(err) {
+		sp = nil
+	} else if err != nil {
+		return nil, nil, err
+	}
+	rp := &corev1.Pod{}
+	if err := t.cache.Get(ctx, key, rp); apierrors.IsNotFound(err) {
+		rp = nil
+	} else if err != nil {
+		return nil, nil, err
+	}
+	return sp, rp, nil
+}
+
+// create asks the provider for the pod. A refusal (quota, validation) is
+// shown on the local pod and retried with backoff, since quota can free up.
+func (r *reflector) create(ctx context.Context, local *corev1.Pod, t *twin) (bool, error) {
+	sp := forge.ShadowPod(local, r.cfg.LocalClusterID, t.remote)
+	err := r.remote.Create(ctx, sp)
+	switch {
+	case err == nil, apierrors.IsAlreadyExists(err):
+		return false, nil
+	case apierrors.IsForbidden(err), apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
+		msg := fmt.Sprintf("cluster %s refused the pod: %v", r.cfg.ProviderID, err)
+		if local.Status.Message != msg {
+			r.cfg.Recorder.Event(local, corev1.EventTypeWarning, forge.ReasonOffloadingBackOff, msg)
+		}
+		return true, r.backOff(ctx, local, msg)
+	default:
+		return false, err
+	}
+}
+
+// terminate finishes a local pod's deletion as a kubelet does: the remote
+// pod stops first, then the local pod is removed for good.
+func (r *reflector) terminate(ctx context.Context, local *corev1.Pod, sp *offv1beta1.ShadowPod, rp *corev1.Pod) error {
+	if sp != nil {
+		if sp.DeletionTimestamp.IsZero() {
+			return r.deleteShadow(ctx, sp)
+		}
+		return nil
+	}
+	if rp != nil {
+		// Its deletion wakes us.
+		return nil
+	}
+	return r.deleteLocal(ctx, local)
+}
+
+// notOffloaded handles a pod bound to the virtual node in a namespace that
+// has no twin on the provider: a pod that ran there (its namespace was
+// unoffloaded) is deleted so that its controller reschedules it; another is
+// kept Pending with the reason.
+func (r *reflector) notOffloaded(ctx context.Context, local *corev1.Pod) error {
+	if !local.DeletionTimestamp.IsZero() || forge.Reflected(&local.Status) {
+		return r.deleteLocal(ctx, local)
+	}
+	return r.backOff(ctx, local, fmt.Sprintf("namespace %s is not offloaded to cluster %s", local.Namespace, r.cfg.ProviderID))
+}
+
+func (r *reflector) backOff(ctx context.Context, local *corev1.Pod, msg string) error {
+	return r.writeStatus(ctx, local, forge.BackOffStatus(&local.Status, msg))
+}
+
+func (r *reflector) writeStatus(ctx context.Context, local *corev1.Pod, status corev1.PodStatus) error {
+	if equality.Semantic.DeepEqual(local.Status, status) {
+		return nil
+	}
+	p := local.DeepCopy()
+	p.Status = status
+	_, err := r.cfg.Local.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func (r *reflector) deleteShadow(ctx context.Context, sp *offv1beta1.ShadowPod) error {
+	return client.IgnoreNotFound(r.remote.Delete(ctx, sp, client.Preconditions{UID: &sp.UID}))
+}
+
+// deleteLocal removes a local pod at once: what ran for it remotely is gone.
+func (r *reflector) deleteLocal(ctx context.Context, local *corev1.Pod) error {
+	err := r.cfg.Local.CoreV1().Pods(local.Namespace).Delete(ctx, local.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &local.UID}})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,260 @@
+package reflection
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/testbed"
+)
+
+// offload creates a local namespace, its twin on the provider, and the
+// NamespaceMap entry saying the provider accepted it, as the offloading
+// controllers would. It returns the twin's name.
+func offload(ctx context.Context, t *testing.T, ns string) string {
+	t.Helper()
+	twin := ns + "-" + consumerID
+	for _, c := range []struct {
+		cl   client.Client
+		name string
+	}{{consumer, ns}, {provider, twin}} {
+		if err := c.cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setMapping(ctx, t, ns, twin)
+	return twin
+}
+
+// setMapping sets (twin != "") or removes the entry of ns in the map.
+func setMapping(ctx context.Context, t *testing.T, ns, twin string) {
+	t.Helper()
+	key := types.NamespacedName{Namespace: consts.TenantNamespace(providerID), Name: providerID}
+	var m offv1beta1.NamespaceMap
+	if err := consumer.Get(ctx, key, &m); apierrors.IsNotFound(err) {
+		m = offv1beta1.NamespaceMap{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}
+		if err := consumer.Create(ctx, &m); err != nil {
+			t.Fatal(err)
+		}
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if m.Spec.DesiredMapping == nil {
+		m.Spec.DesiredMapping = map[string]string{}
+	}
+	if m.Status.CurrentMapping == nil {
+		m.Status.CurrentMapping = map[string]offv1beta1.RemoteNamespaceStatus{}
+	}
+	if twin == "" {
+		delete(m.Spec.DesiredMapping, ns)
+		delete(m.Status.CurrentMapping, ns)
+	} else {
+		m.Spec.DesiredMapping[ns] = twin
+		m.Status.CurrentMapping[ns] = offv1beta1.RemoteNamespaceStatus{RemoteNamespace: twin, Phase: offv1beta1.MappingAccepted}
+	}
+	status := m.Status
+	if err := consumer.Update(ctx, &m); err != nil {
+		t.Fatal(err)
+	}
+	m.Status = status
+	if err := consumer.Status().Update(ctx, &m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testPod(ns, name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": name}},
+		Spec: corev1.PodSpec{
+			NodeName: vnodeName,
+			Tolerations: []corev1.Toleration{{Key: consts.VirtualNodeTaintKey, Operator: corev1.TolerationOpExists,
+				Effect: corev1.TaintEffectNoExecute}},
+			Containers: []corev1.Container{{Name: "app", Image: "busybox", Command: []string{"sh", "-c", "sleep 3600"}}},
+		},
+	}
+}
+
+func getPod(ctx context.Context, cl client.Client, ns, name string) (*corev1.Pod, error) {
+	var p corev1.Pod
+	err := cl.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &p)
+	return &p, err
+}
+
+// waitRunning waits until the local pod reports the remote pod Running and
+// returns both.
+func waitRunning(ctx context.Context, t *testing.T, ns, twin, name string) (local, remote *corev1.Pod) {
+	t.Helper()
+	testbed.Eventually(ctx, t, "pod "+name+" Running on both sides", func() (bool, error) {
+		var err error
+		if remote, err = getPod(ctx, provider, twin, name); err != nil {
+			return false, err
+		}
+		if local, err = getPod(ctx, consumer, ns, name); err != nil {
+			return false, err
+		}
+		return remote.Status.Phase == corev1.PodRunning && local.Status.Phase == corev1.PodRunning &&
+			local.Status.PodIP == remote.Status.PodIP && len(local.Status.ContainerStatuses) == 1, nil
+	})
+	return local, remote
+}
+
+func gone(ctx context.Context, cl client.Client, obj client.Object, ns, name string) func() (bool, error) {
+	return func() (bool, error) {
+		err := cl.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, obj)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	}
+}
+
+func TestPodLifecycle(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	twin := offload(ctx, t, "lifecycle")
+
+	if err := consumer.Create(ctx, testPod("lifecycle", "web")); err != nil {
+		t.Fatal(err)
+	}
+	local, remote := waitRunning(ctx, t, "lifecycle", twin, "web")
+	if local.Status.HostIP != hostIP {
+		t.Errorf("local host IP %q, want the virtual node's %q", local.Status.HostIP, hostIP)
+	}
+	if remote.Spec.NodeName == vnodeName || remote.Spec.ServiceAccountName != "default" {
+		t.Errorf("remote pod scheduled on %q with service account %q: want a provider node and its default account",
+			remote.Spec.NodeName, remote.Spec.ServiceAccountName)
+	}
+	for _, tol := range remote.Spec.Tolerations {
+		if tol.Key == consts.VirtualNodeTaintKey {
+			t.Errorf("the virtual-node toleration reached the provider: %v", remote.Spec.Tolerations)
+		}
+	}
+	var sp offv1beta1.ShadowPod
+	if err := provider.Get(ctx, types.NamespacedName{Namespace: twin, Name: "web"}, &sp); err != nil {
+		t.Fatal(err)
+	}
+	if sp.Labels[consts.OriginClusterIDLabel] != consumerID || sp.Annotations[forge.LocalUIDAnnotation] != string(local.UID) {
+		t.Errorf("ShadowPod metadata %v %v: want the origin and the local UID", sp.Labels, sp.Annotations)
+	}
+
+	t.Run("deleting the remote pod brings it back", func(t *testing.T) {
+		if err := provider.Delete(ctx, remote); err != nil {
+			t.Fatal(err)
+		}
+		testbed.Eventually(ctx, t, "a new remote pod Running", func() (bool, error) {
+			p, err := getPod(ctx, provider, twin, "web")
+			return err == nil && p.UID != remote.UID && p.Status.Phase == corev1.PodRunning, client.IgnoreNotFound(err)
+		})
+		again, _ := waitRunning(ctx, t, "lifecycle", twin, "web")
+		if again.UID != local.UID {
+			t.Errorf("the local pod was replaced (%s → %s); it should have stayed", local.UID, again.UID)
+		}
+	})
+
+	t.Run("deleting the local pod removes the remote one", func(t *testing.T) {
+		if err := consumer.Delete(ctx, local); err != nil {
+			t.Fatal(err)
+		}
+		testbed.Eventually(ctx, t, "ShadowPod gone", gone(ctx, provider, &offv1beta1.ShadowPod{}, twin, "web"))
+		testbed.Eventually(ctx, t, "remote pod gone", gone(ctx, provider, &corev1.Pod{}, twin, "web"))
+		testbed.Eventually(ctx, t, "local pod gone", gone(ctx, consumer, &corev1.Pod{}, "lifecycle", "web"))
+	})
+
+	t.Run("deleting the ShadowPod on the provider deletes the local pod", func(t *testing.T) {
+		if err := consumer.Create(ctx, testPod("lifecycle", "evicted")); err != nil {
+			t.Fatal(err)
+		}
+		waitRunning(ctx, t, "lifecycle", twin, "evicted")
+		sp := &offv1beta1.ShadowPod{ObjectMeta: metav1.ObjectMeta{Namespace: twin, Name: "evicted"}}
+		if err := provider.Delete(ctx, sp); err != nil {
+			t.Fatal(err)
+		}
+		testbed.Eventually(ctx, t, "local pod gone", gone(ctx, consumer, &corev1.Pod{}, "lifecycle", "evicted"))
+		events, err := consumerCS.CoreV1().Events("lifecycle").List(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("involvedObject.name", "evicted").String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, e := range events.Items {
+			found = found || e.Reason == "RemotePodDeleted"
+		}
+		if !found {
+			t.Errorf("no RemotePodDeleted event on the local pod: %v", events.Items)
+		}
+	})
+}
+
+func TestNotOffloaded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := consumer.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "stray"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := consumer.Create(ctx, testPod("stray", "lost")); err != nil {
+		t.Fatal(err)
+	}
+	testbed.Eventually(ctx, t, "the pod Pending with reason "+forge.ReasonOffloadingBackOff, func() (bool, error) {
+		p, err := getPod(ctx, consumer, "stray", "lost")
+		return err == nil && p.Status.Phase == corev1.PodPending && p.Status.Reason == forge.ReasonOffloadingBackOff &&
+			p.Status.Message == fmt.Sprintf("namespace stray is not offloaded to cluster %s", providerID), err
+	})
+
+	// Unoffloading a namespace deletes the pods that ran there, so that their
+	// controllers create them again elsewhere.
+	twin := offload(ctx, t, "unoffload")
+	if err := consumer.Create(ctx, testPod("unoffload", "moving")); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(ctx, t, "unoffload", twin, "moving")
+	setMapping(ctx, t, "unoffload", "")
+	testbed.Eventually(ctx, t, "the local pod deleted", gone(ctx, consumer, &corev1.Pod{}, "unoffload", "moving"))
+}
+
+// TestBurst offloads many pods at once and reports how long they took to
+// be Running locally; the figure is informative, the check is that all
+// get there.
+func TestBurst(t *testing.T) {
+	const n = 100
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	twin := offload(ctx, t, "burst")
+	start := time.Now()
+	for i := range n {
+		if err := consumer.Create(ctx, testPod("burst", fmt.Sprintf("p%03d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testbed.Eventually(ctx, t, fmt.Sprintf("%d local pods Running", n), func() (bool, error) {
+		var list corev1.PodList
+		if err := consumer.List(ctx, &list, client.InNamespace("burst")); err != nil {
+			return false, err
+		}
+		running := 0
+		for _, p := range list.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == n, nil
+	})
+	t.Logf("%d pods Running locally %.2fs after the first was created", n, time.Since(start).Seconds())
+	var sps offv1beta1.ShadowPodList
+	if err := provider.List(ctx, &sps, client.InNamespace(twin)); err != nil {
+		t.Fatal(err)
+	}
+	if len(sps.Items) != n {
+		t.Errorf("%d ShadowPods on the provider, want %d", len(sps.Items), n)
+	}
+}

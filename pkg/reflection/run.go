@@ -1,0 +1,183 @@
+// Package reflection is the virtual kubelet's pod reflection: the local
+// pods bound to a virtual node become ShadowPods in the twin namespaces on
+// the provider, and the provider's pods' status flows back to them.
+//
+// One reflection runs per virtual node. It watches the local pods bound to
+// the node (one informer, selected by spec.nodeName), the consumer's
+// NamespaceMap for the provider (which twin namespaces exist), and, in each
+// twin namespace, the ShadowPods and the provider's pods. Every event turns
+// into the key of a local pod, and workers bring that pod and its ShadowPod
+// in line: level-triggered, so a restart or a lost event costs nothing but
+// a resync.
+package reflection
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// DefaultWorkers is the number of pods reflected in parallel: a reflection
+// mostly waits on one API call, and a Deployment brings many pods at once.
+const DefaultWorkers = 32
+
+// Config is what one virtual node's reflection needs.
+type Config struct {
+	// NodeName is the virtual node whose pods are reflected.
+	NodeName string
+	// LocalClusterID marks the ShadowPods as this cluster's.
+	LocalClusterID string
+	// ProviderID is the remote cluster behind the node.
+	ProviderID string
+	// Local is the local cluster; Maps is an informer cache holding the
+	// local NamespaceMaps (the manager's).
+	Local kubernetes.Interface
+	Maps  cache.Cache
+	// Remote is the consumer's identity on the provider.
+	Remote *rest.Config
+	Scheme *runtime.Scheme
+	// HostIP is shown as the local pods' host IP: the virtual node's address.
+	HostIP   string
+	Workers  int
+	Recorder record.EventRecorder
+}
+
+// Run reflects the node's pods until ctx is done.
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
+	}
+	remote := rest.CopyConfig(cfg.Remote)
+	if remote.QPS == 0 {
+		remote.QPS, remote.Burst = 500, 1000
+	}
+	rc, err := client.New(remote, client.Options{Scheme: cfg.Scheme})
+	if err != nil {
+		return fmt.Errorf("client for provider %s: %w", cfg.ProviderID, err)
+	}
+	r := &reflector{
+		cfg:          cfg,
+		remote:       rc,
+		remoteConfig: remote,
+		logger:       klog.FromContext(ctx).WithValues("node", cfg.NodeName),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
+			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "pods-" + cfg.NodeName}),
+		namespaces: map[string]*twin{},
+	}
+	defer r.queue.ShutDown()
+
+	factory := informers.NewSharedInformerFactoryWithOptions(cfg.Local, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", cfg.NodeName).String()
+		}))
+	podInformer := factory.Core().V1().Pods()
+	r.pods = podInformer.Lister()
+	if _, err := podInformer.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    r.enqueueObject,
+		UpdateFunc: func(_, n any) { r.enqueueObject(n) },
+		DeleteFunc: r.enqueueObject,
+	}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+
+	stopMaps, err := r.watchMaps(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopMaps()
+	defer r.stopTwins()
+
+	if !toolscache.WaitForCacheSync(ctx.Done(), podInformer.Informer().HasSynced) {
+		return nil
+	}
+	var wg sync.WaitGroup
+	for range cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r.processNext(ctx) {
+			}
+		}()
+	}
+	<-ctx.Done()
+	r.queue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+type reflector struct {
+	cfg          Config
+	remote       client.Client
+	remoteConfig *rest.Config
+	pods         corelisters.PodLister
+	queue        workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	logger       klog.Logger
+
+	mu sync.RWMutex
+	// namespaces holds the twin namespaces by local namespace name.
+	namespaces map[string]*twin
+}
+
+func (r *reflector) enqueueObject(obj any) {
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	if p, ok := obj.(*corev1.Pod); ok {
+		r.queue.Add(types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+	}
+}
+
+// enqueueNamespace requeues every local pod of the node in namespace.
+func (r *reflector) enqueueNamespace(namespace string) {
+	pods, err := r.pods.Pods(namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, p := range pods {
+		r.queue.Add(types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+	}
+}
+
+func (r *reflector) processNext(ctx context.Context) bool {
+	key, quit := r.queue.Get()
+	if quit {
+		return false
+	}
+	defer r.queue.Done(key)
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	requeue, err := r.reconcile(cctx, key)
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			r.logger.V(2).Info("reflecting pod failed; retrying", "pod", key, "error", err.Error())
+		}
+		r.queue.AddRateLimited(key)
+	case requeue:
+		r.queue.AddRateLimited(key)
+	default:
+		r.queue.Forget(key)
+	}
+	return true
+}
