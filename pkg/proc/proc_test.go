@@ -73,3 +73,24 @@ func TestAliveArgsChildren(t *testing.T) {
 		t.Error("non-positive PIDs reported alive")
 	}
 }
+
+func TestUsageOf(t *testing.T) {
+	// Burn a little CPU so the figure cannot be zero by accident.
+	deadline := time.Now().Add(50 * time.Millisecond)
+	for x := 0; time.Now().Before(deadline); x++ {
+		_ = x * x
+	}
+	u, err := UsageOf(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.RSS < 1<<20 || u.RSS > 1<<36 {
+		t.Errorf("RSS %d bytes is not plausible for a Go test binary", u.RSS)
+	}
+	if u.CPU <= 0 {
+		t.Errorf("CPU time %v, want > 0 after spinning", u.CPU)
+	}
+	if _, err := UsageOf(-1); err == nil {
+		t.Errorf("UsageOf(-1) did not fail")
+	}
+}

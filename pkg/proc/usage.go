@@ -1,0 +1,59 @@
+package proc
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTick is the kernel's USER_HZ, the unit of /proc/<pid>/stat times;
+// 100 on every Linux architecture Go supports.
+const clockTick = 100
+
+// Usage is a process's resident memory and CPU time so far.
+type Usage struct {
+	RSS int64 // bytes
+	CPU time.Duration
+}
+
+// UsageOf reads the usage of a live process from /proc.
+func UsageOf(pid int) (Usage, error) {
+	var u Usage
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return u, err
+	}
+	// Fields after the parenthesized command name, which may hold spaces:
+	// state is field 3, utime and stime fields 14 and 15.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return u, fmt.Errorf("unexpected /proc/%d/stat", pid)
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 13 {
+		return u, fmt.Errorf("unexpected /proc/%d/stat", pid)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return u, fmt.Errorf("unexpected /proc/%d/stat", pid)
+	}
+	u.CPU = time.Duration(utime+stime) * time.Second / clockTick
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return u, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				return u, fmt.Errorf("unexpected VmRSS in /proc/%d/status: %q", pid, rest)
+			}
+			u.RSS = kb * 1024
+		}
+	}
+	return u, nil
+}
