@@ -27,6 +27,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode"
+	"github.com/liqo-go/liqo/pkg/webhook"
 )
 
 // Run bootstraps the cluster's identity and runs every controller until ctx
@@ -126,7 +127,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		func() error {
 			return (&offloading.NamespaceOffloadingReconciler{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)
 		},
-		func() error { return (&offloading.MapReplicator{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr) },
+		func() error {
+			return (&offloading.MapReplicator{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)
+		},
+		func() error { return webhook.Setup(ctx, mgr, o.webhookOptions()) },
 	}
 	for _, setup := range setups {
 		if err := setup(); err != nil {

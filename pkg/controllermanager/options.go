@@ -14,6 +14,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook"
 )
 
 // SlicePolicy says what a provider does with a ResourceSlice asking for more
@@ -52,6 +53,11 @@ type Options struct {
 	// health endpoints; "0" disables them.
 	MetricsAddr string
 	HealthAddr  string
+	// WebhookAddr is the host:port the admission webhook server listens on
+	// (port 0: a free port); WebhookAdvertiseHost is where the API server
+	// calls it, WebhookAddr's host if empty.
+	WebhookAddr          string
+	WebhookAdvertiseHost string
 	// Logger receives the controllers' logs.
 	Logger logr.Logger
 }
@@ -66,6 +72,7 @@ func DefaultOptions() Options {
 		HealthCheckInterval: 5 * time.Second,
 		MetricsAddr:         "0",
 		HealthAddr:          "0",
+		WebhookAddr:         "127.0.0.1:0",
 	}
 }
 
@@ -81,6 +88,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.HealthCheckInterval, "health-check-interval", o.HealthCheckInterval, "how often virtual nodes check their provider's API server")
 	fs.StringVar(&o.MetricsAddr, "metrics-address", o.MetricsAddr, "listen address of the Prometheus metrics endpoint (0 disables it)")
 	fs.StringVar(&o.HealthAddr, "health-address", o.HealthAddr, "listen address of the healthz/readyz endpoints (0 disables them)")
+	fs.StringVar(&o.WebhookAddr, "webhook-address", o.WebhookAddr, "host:port of the admission webhook server (port 0 picks a free port); it registers itself with the API server at start")
+	fs.StringVar(&o.WebhookAdvertiseHost, "webhook-advertise-host", o.WebhookAdvertiseHost, "IP or DNS name at which the API server reaches the webhook server (default: the host of --webhook-address)")
 }
 
 // Validate reports the first bad option in words a user can act on.
@@ -106,6 +115,9 @@ func (o *Options) Validate() error {
 	}
 	if o.HealthCheckInterval <= 0 {
 		return fmt.Errorf("--health-check-interval must be positive")
+	}
+	if _, _, _, err := o.webhookOptions().Endpoint(); err != nil {
+		return fmt.Errorf("--webhook-address/--webhook-advertise-host: %w", err)
 	}
 	return nil
 }
@@ -154,3 +166,7 @@ func (l *labelsValue) Set(s string) error {
 	return nil
 }
 func (l *labelsValue) Type() string { return "labels" }
+
+func (o *Options) webhookOptions() webhook.Options {
+	return webhook.Options{Addr: o.WebhookAddr, AdvertiseHost: o.WebhookAdvertiseHost}
+}

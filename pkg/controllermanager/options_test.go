@@ -19,6 +19,9 @@ func TestValidate(t *testing.T) {
 		{"unknown slice policy", func(o *Options) { o.SlicePolicy = "Maybe" }, "Clamp or Deny"},
 		{"unknown enforcement", func(o *Options) { o.QuotaEnforcement = "Strict" }, "Hard, Soft or None"},
 		{"zero health check", func(o *Options) { o.HealthCheckInterval = 0 }, "must be positive"},
+		{"webhook on every interface, no advertised host", func(o *Options) { o.WebhookAddr = "0.0.0.0:9443" }, "--webhook-address"},
+		{"webhook on every interface, advertised", func(o *Options) { o.WebhookAddr, o.WebhookAdvertiseHost = ":9443", "10.0.0.5" }, ""},
+		{"webhook address without port", func(o *Options) { o.WebhookAddr = "127.0.0.1" }, "not host:port"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,4 +1,19 @@
-// Package webhook will serve the admission webhooks: pod mutation for the
-// offloading strategy, ShadowPod validation (tenant origin and quota) and
-// NamespaceOffloading validation. Not implemented yet.
+// Package webhook serves the admission webhooks of the controller manager.
+//
+// pod.mutate.liqo.io places the pods created in offloaded namespaces (those
+// labelled liqo.io/scheduling-enabled=true) as their NamespaceOffloading's
+// pod offloading strategy says: the virtual-node toleration and the node
+// affinity of LocalAndRemote, Remote or Local, combined with the pod's own.
+// A pod whose own constraints leave no allowed node is admitted, with a
+// warning and an Event saying why it stays Pending.
+//
+// shadowpod.validate.liqo.io admits, on a provider, the ShadowPods its
+// consumers create: only in their own twin namespaces, with their origin
+// label, without host namespaces or a chosen node, and within their Quota.
+//
+// The server runs inside the manager with a serving certificate it makes at
+// start, and registers itself with the API server by URL: there is no
+// Service or cert-manager when the manager is a local process. The
+// NamespaceOffloading name and immutable fields need no webhook: the CRD's
+// validation rules enforce them.
 package webhook

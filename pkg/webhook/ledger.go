@@ -1,0 +1,149 @@
+package webhook
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// DefaultReservationTTL is how long an admitted ShadowPod counts against its
+// quota before the informer shows it stored. It outlives any API request:
+// a reservation left by a create that failed after admission (a name
+// already taken, a later webhook refusing) then lapses.
+const DefaultReservationTTL = 2 * time.Minute
+
+// Ledger keeps every consumer's usage in memory, so that admitting a
+// ShadowPod is one atomic check-and-reserve. Checking against a sum listed
+// from the cache instead would let a burst of concurrent creates all pass
+// against the same stale total.
+//
+// Stored ShadowPods enter it through Observe and leave through Forget (the
+// informer's events); Reserve adds admitted ones that are not stored yet.
+// It is safe for concurrent use.
+type Ledger struct {
+	// TTL of reservations; DefaultReservationTTL if zero.
+	TTL time.Duration
+	// Now is the clock; time.Now if nil.
+	Now func() time.Time
+	// OnChange, if set, is called with a consumer whose stored usage
+	// changed. It is called with the ledger locked and must not block.
+	OnChange func(consumer string)
+
+	mu       sync.Mutex
+	accounts map[string]*account
+}
+
+type account struct {
+	stored   map[types.NamespacedName]Usage
+	reserved map[types.NamespacedName]reservation
+}
+
+type reservation struct {
+	usage   Usage
+	expires time.Time
+}
+
+func (l *Ledger) account(consumer string) *account {
+	if l.accounts == nil {
+		l.accounts = map[string]*account{}
+	}
+	a := l.accounts[consumer]
+	if a == nil {
+		a = &account{stored: map[types.NamespacedName]Usage{}, reserved: map[types.NamespacedName]reservation{}}
+		l.accounts[consumer] = a
+	}
+	return a
+}
+
+func (l *Ledger) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
+}
+
+// Observe records a stored ShadowPod, replacing its reservation.
+func (l *Ledger) Observe(consumer string, key types.NamespacedName, u Usage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.account(consumer)
+	delete(a.reserved, key)
+	if old, ok := a.stored[key]; ok && old.Equal(u) {
+		return
+	}
+	a.stored[key] = u
+	l.changed(consumer)
+}
+
+// Forget removes a deleted ShadowPod.
+func (l *Ledger) Forget(consumer string, key types.NamespacedName) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.account(consumer)
+	if _, ok := a.stored[key]; !ok {
+		return
+	}
+	delete(a.stored, key)
+	l.changed(consumer)
+}
+
+func (l *Ledger) changed(consumer string) {
+	if l.OnChange != nil {
+		l.OnChange(consumer)
+	}
+}
+
+// Reserve admits u for key if, with the consumer's other stored and
+// reserved ShadowPods, it fits limit; key's own previous usage (an update)
+// does not count. It returns the *ExceededError of Limit.Check otherwise.
+func (l *Ledger) Reserve(consumer string, key types.NamespacedName, u Usage, limit Limit) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.account(consumer)
+	if err := limit.Check(a.usage(key, l.now()), u); err != nil {
+		return err
+	}
+	a.reserved[key] = reservation{usage: u, expires: l.now().Add(l.ttl())}
+	return nil
+}
+
+func (l *Ledger) ttl() time.Duration {
+	if l.TTL > 0 {
+		return l.TTL
+	}
+	return DefaultReservationTTL
+}
+
+// Stored is the usage of the consumer's stored ShadowPods.
+func (l *Ledger) Stored(consumer string) Usage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var u Usage
+	for _, s := range l.account(consumer).stored {
+		u.add(s)
+	}
+	return u
+}
+
+// usage sums the account without except, dropping lapsed reservations. A
+// key both stored and reserved (an update in flight) counts its
+// reservation.
+func (a *account) usage(except types.NamespacedName, now time.Time) Usage {
+	var u Usage
+	for key, r := range a.reserved {
+		if now.After(r.expires) {
+			delete(a.reserved, key)
+			continue
+		}
+		if key != except {
+			u.add(r.usage)
+		}
+	}
+	for key, s := range a.stored {
+		if _, reserved := a.reserved[key]; !reserved && key != except {
+			u.add(s)
+		}
+	}
+	return u
+}

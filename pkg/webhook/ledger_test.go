@@ -1,0 +1,95 @@
+package webhook
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+)
+
+func cpuPod(cpu string) Usage {
+	return UsageOf(&corev1.PodSpec{Containers: []corev1.Container{container(list("cpu", cpu), nil)}})
+}
+
+func key(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+
+func TestLedgerReserve(t *testing.T) {
+	now := time.Unix(0, 0)
+	var changes []string
+	l := &Ledger{TTL: time.Minute, Now: func() time.Time { return now }, OnChange: func(c string) { changes = append(changes, c) }}
+	soft := Limit{Resources: list("cpu", "1"), Enforcement: offv1beta1.SoftLimitsEnforcement}
+
+	l.Observe("x", key("a"), cpuPod("400m"))
+	if err := l.Reserve("x", key("b"), cpuPod("400m"), soft); err != nil {
+		t.Fatalf("b within quota refused: %v", err)
+	}
+	// b is not stored yet, but its reservation counts.
+	var exceeded *ExceededError
+	if err := l.Reserve("x", key("c"), cpuPod("400m"), soft); !errors.As(err, &exceeded) {
+		t.Fatalf("c over quota admitted: %v", err)
+	}
+	// Another consumer has its own account.
+	if err := l.Reserve("y", key("c"), cpuPod("400m"), soft); err != nil {
+		t.Errorf("y refused for x's usage: %v", err)
+	}
+	// An update replaces the key's own usage rather than adding to it.
+	if err := l.Reserve("x", key("a"), cpuPod("600m"), soft); err != nil {
+		t.Errorf("resizing a within quota refused: %v", err)
+	}
+	// Stored usage is what the informer saw.
+	if got := l.Stored("x").Requests["cpu"]; got.String() != "400m" {
+		t.Errorf("stored cpu = %s, want 400m", got.String())
+	}
+	l.Observe("x", key("b"), cpuPod("400m"))
+	l.Observe("x", key("a"), cpuPod("600m"))
+	if got := l.Stored("x").Requests["cpu"]; got.String() != "1" {
+		t.Errorf("stored cpu = %s, want 1", got.String())
+	}
+	// Deleting b frees its share.
+	l.Forget("x", key("b"))
+	if err := l.Reserve("x", key("c"), cpuPod("400m"), soft); err != nil {
+		t.Errorf("c refused after b was deleted: %v", err)
+	}
+	// A reservation never stored lapses.
+	if err := l.Reserve("x", key("d"), cpuPod("100m"), soft); !errors.As(err, &exceeded) {
+		t.Errorf("d admitted while c's reservation holds: %v", err)
+	}
+	now = now.Add(2 * time.Minute)
+	if err := l.Reserve("x", key("d"), cpuPod("100m"), soft); err != nil {
+		t.Errorf("d refused after c's reservation lapsed: %v", err)
+	}
+	if want := []string{"x", "x", "x", "x"}; fmt.Sprint(changes) != fmt.Sprint(want) {
+		// Observe a, b, a (resized); Forget b. Re-observing an equal usage is no change.
+		t.Errorf("OnChange calls = %v, want %v", changes, want)
+	}
+}
+
+// TestLedgerConcurrentReserve is the burst the ledger exists for: many
+// creates at once, each alone within the quota, together not.
+func TestLedgerConcurrentReserve(t *testing.T) {
+	l := &Ledger{}
+	soft := Limit{Resources: list("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
+	var admitted sync.Map
+	var wg sync.WaitGroup
+	for i := range 1000 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if l.Reserve("x", key(fmt.Sprint(i)), cpuPod("100m"), soft) == nil {
+				admitted.Store(i, true)
+			}
+		}()
+	}
+	wg.Wait()
+	n := 0
+	admitted.Range(func(any, any) bool { n++; return true })
+	if n != 10 {
+		t.Errorf("%d of 1000 concurrent 100m pods admitted into 1 CPU, want 10", n)
+	}
+}

@@ -1,0 +1,89 @@
+package webhook
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+// twinNamespaceLabel marks the namespaces a provider created for a
+// consumer's offloaded namespaces (offloading.TwinReconciler sets it, with
+// RemoteClusterIDLabel naming the consumer).
+const twinNamespaceLabel = "liqo.io/twin-namespace"
+
+// consumerOf returns the consumer a ShadowPod belongs to by its namespace:
+// the consumer the namespace is a twin of, "" if it is no twin namespace.
+func consumerOf(ns *corev1.Namespace) string {
+	if ns.Labels[twinNamespaceLabel] != "true" || ns.Labels[consts.ManagedByLabel] != consts.ManagedByValue {
+		return ""
+	}
+	return ns.Labels[consts.RemoteClusterIDLabel]
+}
+
+// requester tells which consumer made a request: its cluster ID and true
+// for a consumer's control plane, false for anyone else (administrators,
+// the provider's own controllers). Consumers authenticate with the user
+// name consts.ConsumerUser(id) in the group consts.ConsumerGroup; one
+// without the other is refused rather than guessed at.
+func requester(u authnv1.UserInfo) (string, bool, error) {
+	id, named := strings.CutPrefix(u.Username, consts.ConsumerUser(""))
+	grouped := slices.Contains(u.Groups, consts.ConsumerGroup)
+	switch {
+	case named && grouped:
+		if err := consts.ValidateClusterID(id); err != nil {
+			return "", false, fmt.Errorf("user %s is no valid consumer: %w", u.Username, err)
+		}
+		return id, true, nil
+	case grouped:
+		return "", false, fmt.Errorf("user %s is in group %s but is not named %s<cluster id>: not a consumer identity this cluster issued",
+			u.Username, consts.ConsumerGroup, consts.ConsumerUser(""))
+	case named:
+		return "", false, fmt.Errorf("user %s is named like a consumer but is not in group %s: not a consumer identity this cluster issued",
+			u.Username, consts.ConsumerGroup)
+	}
+	return "", false, nil
+}
+
+// checkOrigin tells whether a ShadowPod may live in a namespace: it must be
+// a twin namespace (twinOf names its consumer), a consumer may only write in
+// its own, and the ShadowPod's origin label must name that consumer, as the
+// provider's accounting of it does.
+func checkOrigin(namespace, twinOf, requester string, isConsumer bool, origin string) error {
+	if twinOf == "" {
+		return fmt.Errorf("namespace %s is not a twin namespace of any consumer (label %s): ShadowPods run only in the namespaces created for consumers",
+			namespace, twinNamespaceLabel)
+	}
+	if isConsumer && requester != twinOf {
+		return fmt.Errorf("consumer %s may not write ShadowPods in namespace %s, which belongs to consumer %s", requester, namespace, twinOf)
+	}
+	if origin != twinOf {
+		return fmt.Errorf("label %s must be %q, the consumer namespace %s belongs to; got %q",
+			consts.OriginClusterIDLabel, twinOf, namespace, origin)
+	}
+	return nil
+}
+
+// vetPodSpec lists what a consumer may not ask of a provider's nodes: their
+// host namespaces (as documented, offloaded pods never share them) and a
+// node of its choice, bypassing the provider's scheduler.
+func vetPodSpec(spec *corev1.PodSpec) []string {
+	var bad []string
+	if spec.HostNetwork {
+		bad = append(bad, "spec.pod.hostNetwork must be false: offloaded pods may not use the provider's host network")
+	}
+	if spec.HostPID {
+		bad = append(bad, "spec.pod.hostPID must be false: offloaded pods may not see the provider's host processes")
+	}
+	if spec.HostIPC {
+		bad = append(bad, "spec.pod.hostIPC must be false: offloaded pods may not share the provider's host IPC namespace")
+	}
+	if spec.NodeName != "" {
+		bad = append(bad, fmt.Sprintf("spec.pod.nodeName must be empty, got %q: the provider's scheduler places offloaded pods", spec.NodeName))
+	}
+	return bad
+}

@@ -1,0 +1,312 @@
+package webhook
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+// eventually polls cond until it holds, failing the test after 30 s.
+func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		last = err
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v (last error: %v)", what, err, last)
+	}
+}
+
+// offloadedNamespace creates a namespace labelled as the consumer's
+// offloading controller labels it, with a NamespaceOffloading of spec.
+func offloadedNamespace(t *testing.T, name string, spec offv1beta1.NamespaceOffloadingSpec) {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{consts.SchedulingEnabledLabel: "true"}}}
+	if err := cl.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	nsof := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: offv1beta1.NamespaceOffloadingName, Namespace: name}, Spec: spec}
+	if err := cl.Create(ctx, nsof); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// warningRecorder keeps the warnings the API server returns.
+type warningRecorder struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (w *warningRecorder) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = append(w.seen, text)
+}
+
+func (w *warningRecorder) reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = nil
+}
+
+func (w *warningRecorder) all() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.seen, "\n")
+}
+
+// withWarnings is a clientset whose warnings land in the recorder, as
+// kubectl prints them.
+func withWarnings() (kubernetes.Interface, *warningRecorder) {
+	cfg := rest.CopyConfig(cluster.Config)
+	w := &warningRecorder{}
+	cfg.WarningHandler = w
+	return kubernetes.NewForConfigOrDie(cfg), w
+}
+
+// testOffloadPod is seed 003's pod for the virtual node.
+func testOffloadPod(ns string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "test-offload", Namespace: ns},
+		Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{consts.TypeLabel: consts.TypeVirtualNode},
+			Tolerations:  []corev1.Toleration{{Key: consts.VirtualNodeTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}},
+			Containers:   []corev1.Container{{Name: "app", Image: "busybox", Command: []string{"sh", "-c", "sleep 3600"}}},
+		}}
+}
+
+func plainPod(ns string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox"}}}}
+}
+
+func TestPodPlacement(t *testing.T) {
+	ctx := context.Background()
+	southTerm := term(south)
+	tests := []struct {
+		ns          string
+		spec        offv1beta1.NamespaceOffloadingSpec
+		pod         func(ns string) *corev1.Pod
+		tolerations []corev1.Toleration
+		terms       []corev1.NodeSelectorTerm
+	}{
+		{"place-lar", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalAndRemotePodOffloadingStrategy},
+			plainPod, []corev1.Toleration{toleration}, nil},
+		{"place-lar-selector", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalAndRemotePodOffloadingStrategy,
+			ClusterSelector: corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{southTerm}}},
+			plainPod, []corev1.Toleration{toleration}, []corev1.NodeSelectorTerm{term(notVirtual), term(south, isVirtual)}},
+		{"place-remote", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.RemotePodOffloadingStrategy},
+			plainPod, []corev1.Toleration{toleration}, []corev1.NodeSelectorTerm{term(isVirtual)}},
+		{"place-remote-selector", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.RemotePodOffloadingStrategy,
+			ClusterSelector: corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{southTerm}}},
+			plainPod, []corev1.Toleration{toleration}, []corev1.NodeSelectorTerm{term(south, isVirtual)}},
+		{"place-local", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalPodOffloadingStrategy},
+			plainPod, nil, []corev1.NodeSelectorTerm{term(notVirtual)}},
+		// Seed 003: the manifest's empty selector and the test-offload pod,
+		// which keeps its single toleration.
+		{"place-seed", offv1beta1.NamespaceOffloadingSpec{NamespaceMappingStrategy: offv1beta1.DefaultNameMappingStrategy,
+			PodOffloadingStrategy: offv1beta1.LocalAndRemotePodOffloadingStrategy,
+			ClusterSelector:       corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{}}},
+			testOffloadPod, []corev1.Toleration{seedToleration}, nil},
+		// No strategy given: the CRD defaults it to LocalAndRemote.
+		{"place-default", offv1beta1.NamespaceOffloadingSpec{}, plainPod, []corev1.Toleration{toleration}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ns, func(t *testing.T) {
+			offloadedNamespace(t, tt.ns, tt.spec)
+			pod := tt.pod(tt.ns)
+			if err := cl.Create(ctx, pod); err != nil {
+				t.Fatalf("creating the pod: %v", err)
+			}
+			got := &corev1.Pod{}
+			if err := cl.Get(ctx, client.ObjectKeyFromObject(pod), got); err != nil {
+				t.Fatal(err)
+			}
+			// The API server adds its own not-ready/unreachable tolerations.
+			var ours []corev1.Toleration
+			for _, tol := range got.Spec.Tolerations {
+				if !strings.HasPrefix(tol.Key, "node.kubernetes.io/") {
+					ours = append(ours, tol)
+				}
+			}
+			if !equality.Semantic.DeepEqual(ours, tt.tolerations) {
+				t.Errorf("tolerations = %+v, want %+v", ours, tt.tolerations)
+			}
+			if terms := requiredTerms(got); !equality.Semantic.DeepEqual(terms, tt.terms) {
+				t.Errorf("required node affinity = %+v, want %+v", terms, tt.terms)
+			}
+			if !equality.Semantic.DeepEqual(got.Spec.NodeSelector, pod.Spec.NodeSelector) {
+				t.Errorf("nodeSelector = %v, want %v", got.Spec.NodeSelector, pod.Spec.NodeSelector)
+			}
+		})
+	}
+}
+
+// TestPodConflict: a pod whose nodeSelector asks for a virtual node in a
+// Local namespace is admitted, and the user sees why it stays Pending: a
+// warning at creation, an Event in `kubectl describe pod`.
+func TestPodConflict(t *testing.T) {
+	ctx := context.Background()
+	offloadedNamespace(t, "conflict", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalPodOffloadingStrategy})
+	cs, warnings := withWarnings()
+	pod, err := cs.CoreV1().Pods("conflict").Create(ctx, testOffloadPod("conflict"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("the contradicting pod was refused: %v", err)
+	}
+	if w := warnings.all(); !strings.Contains(w, "Local pod offloading strategy") || !strings.Contains(w, "stay Pending") {
+		t.Errorf("warnings = %q, want the conflict with the Local strategy", w)
+	}
+	if !strings.Contains(pod.Annotations[ConflictAnnotation], "Local") {
+		t.Errorf("annotation %s = %q", ConflictAnnotation, pod.Annotations[ConflictAnnotation])
+	}
+
+	// kubectl describe lists the Events whose involvedObject.uid is the pod's.
+	byUID := fields.OneTermEqualSelector("involvedObject.uid", string(pod.UID)).String()
+	eventually(t, "the conflict Event on the pod", func(ctx context.Context) (bool, error) {
+		events, err := cs.CoreV1().Events("conflict").List(ctx, metav1.ListOptions{FieldSelector: byUID})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.Reason == ReasonOffloadingConflict && e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, "Local") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	eventually(t, "the conflict label removed once reported", func(ctx context.Context) (bool, error) {
+		got, err := cs.CoreV1().Pods("conflict").Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		_, marked := got.Labels[ConflictLabel]
+		return !marked && got.Annotations[ConflictAnnotation] != "", nil
+	})
+
+	// A pod that fits the strategy raises nothing.
+	warnings.reset()
+	if _, err := cs.CoreV1().Pods("conflict").Create(ctx, plainPod("conflict"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if w := warnings.all(); w != "" {
+		t.Errorf("a fitting pod got warnings: %q", w)
+	}
+}
+
+// TestPodWithoutNamespaceOffloading: as documented, labelling a namespace
+// ahead of its NamespaceOffloading refuses pods until it exists.
+func TestPodWithoutNamespaceOffloading(t *testing.T) {
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "early", Labels: map[string]string{consts.SchedulingEnabledLabel: "true"}}}
+	if err := cl.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	err := cl.Create(ctx, plainPod("early"))
+	if err == nil || !strings.Contains(err.Error(), `admission webhook "pod.mutate.liqo.io" denied the request`) ||
+		!strings.Contains(err.Error(), "no NamespaceOffloading") {
+		t.Fatalf("pod in a labelled namespace without NamespaceOffloading: err = %v", err)
+	}
+	nsof := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: offv1beta1.NamespaceOffloadingName, Namespace: "early"},
+		Spec: offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.RemotePodOffloadingStrategy}}
+	if err := cl.Create(ctx, nsof); err != nil {
+		t.Fatal(err)
+	}
+	pod := plainPod("early")
+	if err := cl.Create(ctx, pod); err != nil {
+		t.Fatalf("the pod was refused once the NamespaceOffloading existed: %v", err)
+	}
+	if terms := requiredTerms(pod); !equality.Semantic.DeepEqual(terms, []corev1.NodeSelectorTerm{term(isVirtual)}) {
+		t.Errorf("the pod was not placed Remote: %+v", terms)
+	}
+}
+
+// TestPodWhileUnoffloading: pods created while the NamespaceOffloading is
+// being deleted stay local, as the documentation says unoffloaded pods do.
+func TestPodWhileUnoffloading(t *testing.T) {
+	ctx := context.Background()
+	offloadedNamespace(t, "leaving", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.RemotePodOffloadingStrategy})
+	nsof := &offv1beta1.NamespaceOffloading{}
+	key := client.ObjectKey{Namespace: "leaving", Name: offv1beta1.NamespaceOffloadingName}
+	if err := cl.Get(ctx, key, nsof); err != nil {
+		t.Fatal(err)
+	}
+	nsof.Finalizers = []string{"test.liqo.io/hold"}
+	if err := cl.Update(ctx, nsof); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Delete(ctx, nsof); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cl.Get(ctx, key, nsof); err == nil {
+			nsof.Finalizers = nil
+			_ = cl.Update(ctx, nsof)
+		}
+	})
+	pod := plainPod("leaving")
+	pod.Name, pod.GenerateName = "", "app-"
+	eventually(t, "a pod admitted unchanged during unoffloading", func(ctx context.Context) (bool, error) {
+		p := pod.DeepCopy()
+		if err := cl.Create(ctx, p); err != nil {
+			return false, err
+		}
+		if requiredTerms(p) == nil {
+			return true, nil
+		}
+		// The cache had not seen the deletion yet: try again.
+		return false, cl.Delete(ctx, p, client.GracePeriodSeconds(0))
+	})
+}
+
+// TestPodOutsideOffloadedNamespaces: the webhook never sees other pods.
+func TestPodOutsideOffloadedNamespaces(t *testing.T) {
+	ctx := context.Background()
+	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}); err != nil {
+		t.Fatal(err)
+	}
+	pod := testOffloadPod("plain")
+	if err := cl.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if pod.Spec.Affinity != nil {
+		t.Errorf("a pod outside offloaded namespaces got an affinity: %+v", pod.Spec.Affinity)
+	}
+}
+
+// TestNamespaceOffloadingValidation: the name and the immutable fields are
+// enforced by the CRD's validation rules, with no webhook.
+func TestNamespaceOffloadingValidation(t *testing.T) {
+	ctx := context.Background()
+	offloadedNamespace(t, "rules", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalAndRemotePodOffloadingStrategy})
+	other := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "rules"}}
+	if err := cl.Create(ctx, other); err == nil || !strings.Contains(err.Error(), "a NamespaceOffloading must be named 'offloading'") {
+		t.Errorf("creating a NamespaceOffloading named other: err = %v", err)
+	}
+	nsof := &offv1beta1.NamespaceOffloading{}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: "rules", Name: offv1beta1.NamespaceOffloadingName}, nsof); err != nil {
+		t.Fatal(err)
+	}
+	nsof.Spec.PodOffloadingStrategy = offv1beta1.RemotePodOffloadingStrategy
+	if err := cl.Update(ctx, nsof); err == nil || !strings.Contains(err.Error(), "podOffloadingStrategy is immutable") {
+		t.Errorf("changing podOffloadingStrategy: err = %v", err)
+	}
+}

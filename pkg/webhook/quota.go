@@ -1,0 +1,186 @@
+package webhook
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+)
+
+// Usage is what one ShadowPod, or the sum of a consumer's, takes from its
+// quota. Requests count the pod itself as one "pods".
+type Usage struct {
+	Requests corev1.ResourceList
+	Limits   corev1.ResourceList
+}
+
+// UsageOf is the usage of a pod spec as the scheduler sees it (init
+// containers, sidecars, overhead and pod-level resources included). A
+// ShadowPod's spec is not defaulted like a Pod's, so this does what the API
+// server will do to the real pod: a limit without a request is the request
+// too. A container without a limit counts its request as its limit: Hard
+// enforcement then never sees less than the pod is guaranteed. A container
+// with neither counts nothing, so a pod without resources, like the
+// documented test-offload pod, fits any quota with room for one more pod.
+func UsageOf(spec *corev1.PodSpec) Usage {
+	pod := &corev1.Pod{Spec: *spec.DeepCopy()}
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			r := &cs[i].Resources
+			r.Requests = withMissing(r.Requests, r.Limits)
+			r.Limits = withMissing(r.Limits, r.Requests)
+		}
+	}
+	u := Usage{
+		Requests: resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
+		Limits:   resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{}),
+	}
+	u.Requests[corev1.ResourcePods] = *resource.NewQuantity(1, resource.DecimalSI)
+	return u
+}
+
+// withMissing adds to l the amounts of from it lacks.
+func withMissing(l, from corev1.ResourceList) corev1.ResourceList {
+	for name, q := range from {
+		if _, ok := l[name]; !ok {
+			if l == nil {
+				l = corev1.ResourceList{}
+			}
+			l[name] = q
+		}
+	}
+	return l
+}
+
+// Equal tells whether two usages are the same amounts.
+func (u Usage) Equal(o Usage) bool {
+	return equalAmounts(u.Requests, o.Requests) && equalAmounts(u.Limits, o.Limits)
+}
+
+func equalAmounts(a, b corev1.ResourceList) bool {
+	for name, q := range a {
+		if q.Cmp(b[name]) != 0 {
+			return false
+		}
+	}
+	for name, q := range b {
+		if q.Cmp(a[name]) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// add adds o to u in place.
+func (u *Usage) add(o Usage) {
+	u.Requests = addTo(u.Requests, o.Requests)
+	u.Limits = addTo(u.Limits, o.Limits)
+}
+
+func addTo(l, o corev1.ResourceList) corev1.ResourceList {
+	if l == nil {
+		l = corev1.ResourceList{}
+	}
+	for name, q := range o {
+		sum := l[name]
+		sum.Add(q)
+		l[name] = sum
+	}
+	return l
+}
+
+// Limit is the bound of one consumer: the sum of its Quotas' resources,
+// enforced as the strictest of them says.
+type Limit struct {
+	Resources   corev1.ResourceList
+	Enforcement offv1beta1.LimitsEnforcement
+	Cordoned    bool
+}
+
+// LimitOf merges a consumer's Quotas (one per accepted ResourceSlice) into
+// one bound.
+func LimitOf(quotas []offv1beta1.Quota) Limit {
+	rank := map[offv1beta1.LimitsEnforcement]int{offv1beta1.NoLimitsEnforcement: 0, offv1beta1.SoftLimitsEnforcement: 1, offv1beta1.HardLimitsEnforcement: 2}
+	l := Limit{Enforcement: offv1beta1.NoLimitsEnforcement}
+	for i := range quotas {
+		q := &quotas[i].Spec
+		l.Resources = addTo(l.Resources, q.Resources)
+		e := q.LimitsEnforcement
+		if e == "" {
+			// The field is optional; an unset one is the strict default.
+			e = offv1beta1.HardLimitsEnforcement
+		}
+		if rank[e] > rank[l.Enforcement] {
+			l.Enforcement = e
+		}
+		l.Cordoned = l.Cordoned || q.Cordoned != nil && *q.Cordoned
+	}
+	return l
+}
+
+// ExceededError says which resource a new usage would take past its quota.
+type ExceededError struct {
+	// Resource is the quota's resource name, prefixed with "limits." when
+	// the sum of limits exceeds it (Hard enforcement).
+	Resource             string
+	Requested, Used, Max resource.Quantity
+}
+
+func (e *ExceededError) Error() string {
+	return fmt.Sprintf("quota usage exceeded: %s requested %s, used %s of %s",
+		e.Resource, e.Requested.String(), e.Used.String(), e.Max.String())
+}
+
+// Check tells whether add fits next to used. Only the resources the quota
+// lists are bounded, and only those add asks for, so that a quota shrunk
+// below its usage still admits pods that do not need what is short. Soft
+// enforcement bounds the sum of requests; Hard also the sum of limits; None
+// bounds nothing.
+func (l Limit) Check(used, add Usage) error {
+	if l.Enforcement == offv1beta1.NoLimitsEnforcement {
+		return nil
+	}
+	check := func(prefix string, used, add corev1.ResourceList) error {
+		for _, name := range slices.Sorted(maps.Keys(l.Resources)) {
+			req, ok := add[name]
+			if !ok || req.Sign() <= 0 {
+				continue
+			}
+			total := used[name].DeepCopy()
+			total.Add(req)
+			if bound := l.Resources[name]; total.Cmp(bound) > 0 {
+				return &ExceededError{Resource: prefix + string(name), Requested: req, Used: used[name], Max: bound}
+			}
+		}
+		return nil
+	}
+	if err := check("", used.Requests, add.Requests); err != nil {
+		return err
+	}
+	if l.Enforcement == offv1beta1.HardLimitsEnforcement {
+		return check("limits.", used.Limits, add.Limits)
+	}
+	return nil
+}
+
+// usedOf restricts a usage's requests to the quota's resources, as
+// Quota.status.used reports them.
+func usedOf(u Usage, quota corev1.ResourceList) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for name := range quota {
+		q := u.Requests[name]
+		out[name] = q.DeepCopy()
+	}
+	return out
+}
+
+// sameAmounts compares ResourceLists by value, as a status writer must to
+// avoid writing "1" over "1000m".
+func sameAmounts(a, b corev1.ResourceList) bool {
+	return len(a) == len(b) && equalAmounts(a, b)
+}

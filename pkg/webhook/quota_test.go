@@ -1,0 +1,140 @@
+package webhook
+
+import (
+	"errors"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+)
+
+func list(kv ...string) corev1.ResourceList {
+	l := corev1.ResourceList{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		l[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+	}
+	return l
+}
+
+func container(requests, limits corev1.ResourceList) corev1.Container {
+	return corev1.Container{Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{Requests: requests, Limits: limits}}
+}
+
+func TestUsageOf(t *testing.T) {
+	tests := []struct {
+		name string
+		spec corev1.PodSpec
+		want Usage
+	}{
+		{"no resources count one pod and nothing else",
+			corev1.PodSpec{Containers: []corev1.Container{container(nil, nil)}},
+			Usage{Requests: list("pods", "1"), Limits: list()}},
+		{"containers add up",
+			corev1.PodSpec{Containers: []corev1.Container{container(list("cpu", "100m", "memory", "64Mi"), list("cpu", "200m", "memory", "64Mi")),
+				container(list("cpu", "300m"), list("cpu", "300m"))}},
+			Usage{Requests: list("pods", "1", "cpu", "400m", "memory", "64Mi"), Limits: list("cpu", "500m", "memory", "64Mi")}},
+		{"a missing limit counts the request",
+			corev1.PodSpec{Containers: []corev1.Container{container(list("cpu", "250m"), nil)}},
+			Usage{Requests: list("pods", "1", "cpu", "250m"), Limits: list("cpu", "250m")}},
+		{"a limit alone is also the request, as Kubernetes defaults it",
+			corev1.PodSpec{Containers: []corev1.Container{container(nil, list("memory", "1Gi"))}},
+			Usage{Requests: list("pods", "1", "memory", "1Gi"), Limits: list("memory", "1Gi")}},
+		{"the larger init container wins over the sum of the others",
+			corev1.PodSpec{InitContainers: []corev1.Container{container(list("cpu", "2"), nil)},
+				Containers: []corev1.Container{container(list("cpu", "500m"), nil)}},
+			Usage{Requests: list("pods", "1", "cpu", "2"), Limits: list("cpu", "2")}},
+		{"overhead is added",
+			corev1.PodSpec{Overhead: list("cpu", "50m"), Containers: []corev1.Container{container(list("cpu", "100m"), nil)}},
+			Usage{Requests: list("pods", "1", "cpu", "150m"), Limits: list("cpu", "150m")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := UsageOf(&tt.spec); !got.Equal(tt.want) {
+				t.Errorf("UsageOf = %v / %v, want %v / %v", got.Requests, got.Limits, tt.want.Requests, tt.want.Limits)
+			}
+		})
+	}
+}
+
+func TestLimitCheck(t *testing.T) {
+	quota := list("cpu", "1", "memory", "1Gi", "pods", "3")
+	pod := func(cpuReq, cpuLim string) Usage {
+		var lim corev1.ResourceList
+		if cpuLim != "" {
+			lim = list("cpu", cpuLim)
+		}
+		return UsageOf(&corev1.PodSpec{Containers: []corev1.Container{container(list("cpu", cpuReq), lim)}})
+	}
+	tests := []struct {
+		name        string
+		enforcement offv1beta1.LimitsEnforcement
+		used, add   Usage
+		exceeded    string // the resource named in the error; "" to admit
+	}{
+		{"within Soft", offv1beta1.SoftLimitsEnforcement, pod("500m", ""), pod("500m", ""), ""},
+		{"requests over Soft", offv1beta1.SoftLimitsEnforcement, pod("600m", ""), pod("500m", ""), "cpu"},
+		{"Soft ignores limits", offv1beta1.SoftLimitsEnforcement, pod("100m", "900m"), pod("100m", "900m"), ""},
+		{"Hard bounds limits", offv1beta1.HardLimitsEnforcement, pod("100m", "900m"), pod("100m", "900m"), "limits.cpu"},
+		{"Hard with requests only counts them as limits", offv1beta1.HardLimitsEnforcement, pod("500m", ""), pod("500m", ""), ""},
+		{"None admits anything", offv1beta1.NoLimitsEnforcement, pod("1", ""), pod("5", ""), ""},
+		{"the pods count is bounded", offv1beta1.SoftLimitsEnforcement,
+			Usage{Requests: list("pods", "3")}, UsageOf(&corev1.PodSpec{Containers: []corev1.Container{container(nil, nil)}}), "pods"},
+		{"a pod without resources fits Hard", offv1beta1.HardLimitsEnforcement,
+			Usage{Requests: list("pods", "2", "cpu", "1")}, UsageOf(&corev1.PodSpec{Containers: []corev1.Container{container(nil, nil)}}), ""},
+		{"a shrunk quota still admits what it does not bound", offv1beta1.SoftLimitsEnforcement,
+			Usage{Requests: list("pods", "1", "memory", "2Gi")}, pod("100m", ""), ""},
+		{"resources the quota does not list are not bounded", offv1beta1.HardLimitsEnforcement,
+			Usage{}, Usage{Requests: list("pods", "1", "nvidia.com/gpu", "4")}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Limit{Resources: quota, Enforcement: tt.enforcement}.Check(tt.used, tt.add)
+			var exceeded *ExceededError
+			switch {
+			case tt.exceeded == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.exceeded != "" && !errors.As(err, &exceeded):
+				t.Errorf("err = %v, want quota usage exceeded on %s", err, tt.exceeded)
+			case tt.exceeded != "" && exceeded.Resource != tt.exceeded:
+				t.Errorf("exceeded %s, want %s (%v)", exceeded.Resource, tt.exceeded, err)
+			}
+		})
+	}
+}
+
+func TestExceededErrorText(t *testing.T) {
+	err := Limit{Resources: list("cpu", "1"), Enforcement: offv1beta1.SoftLimitsEnforcement}.
+		Check(Usage{Requests: list("cpu", "800m")}, Usage{Requests: list("cpu", "300m")})
+	if want := "quota usage exceeded: cpu requested 300m, used 800m of 1"; err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %q", err, want)
+	}
+}
+
+func TestLimitOf(t *testing.T) {
+	q := func(e offv1beta1.LimitsEnforcement, cordoned bool, res corev1.ResourceList) offv1beta1.Quota {
+		return offv1beta1.Quota{Spec: offv1beta1.QuotaSpec{User: "u", LimitsEnforcement: e, Resources: res, Cordoned: ptr.To(cordoned)}}
+	}
+	got := LimitOf([]offv1beta1.Quota{q(offv1beta1.SoftLimitsEnforcement, false, list("cpu", "1")), q(offv1beta1.NoLimitsEnforcement, true, list("cpu", "2", "pods", "5"))})
+	if !equalAmounts(got.Resources, list("cpu", "3", "pods", "5")) || got.Enforcement != offv1beta1.SoftLimitsEnforcement || !got.Cordoned {
+		t.Errorf("LimitOf = %+v, want cpu 3, pods 5, Soft, cordoned", got)
+	}
+	if got := LimitOf([]offv1beta1.Quota{q("", false, nil)}); got.Enforcement != offv1beta1.HardLimitsEnforcement || got.Cordoned {
+		t.Errorf("an unset enforcement = %+v, want Hard, not cordoned", got)
+	}
+}
+
+func TestUsedOf(t *testing.T) {
+	got := usedOf(Usage{Requests: list("cpu", "300m", "pods", "2", "nvidia.com/gpu", "1")}, list("cpu", "1", "memory", "1Gi", "pods", "10"))
+	if want := list("cpu", "300m", "memory", "0", "pods", "2"); !sameAmounts(got, want) {
+		t.Errorf("usedOf = %v, want %v", got, want)
+	}
+	if sameAmounts(list("cpu", "1"), list("cpu", "1", "memory", "0")) {
+		t.Errorf("a status lacking a resource compares equal to one listing it")
+	}
+	if !sameAmounts(list("cpu", "1"), list("cpu", "1000m")) {
+		t.Errorf("1 and 1000m compare different")
+	}
+}

@@ -1,0 +1,155 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/go-logr/logr"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+// Names of the webhook configurations and of the webhooks in them. Each
+// cluster runs one controller manager, so fixed names are enough; the
+// webhook names are those in the errors users see (seed: `admission webhook
+// "shadowpod.validate.liqo.io" denied the request: failed getting quota`).
+const (
+	MutatingConfigurationName   = "liqo-mutation"
+	ValidatingConfigurationName = "liqo-validation"
+	PodWebhookName              = "pod.mutate.liqo.io"
+	ShadowPodWebhookName        = "shadowpod.validate.liqo.io"
+
+	podPath       = "/mutate/pod"
+	shadowPodPath = "/validate/shadowpod"
+	// timeoutSeconds bounds how long the API server waits on us: the
+	// handlers read caches, and a stuck webhook must not stall writes.
+	timeoutSeconds = 5
+)
+
+// configurations are the webhook configurations pointing the API server at
+// base (https://host:port) and trusting caBundle.
+func configurations(base string, caBundle []byte) (*admissionv1.MutatingWebhookConfiguration, *admissionv1.ValidatingWebhookConfiguration) {
+	labels := map[string]string{consts.ManagedByLabel: consts.ManagedByValue}
+	fail := ptr.To(admissionv1.Fail)
+	none := ptr.To(admissionv1.SideEffectClassNone)
+	namespaced := ptr.To(admissionv1.NamespacedScope)
+
+	mutating := &admissionv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: MutatingConfigurationName, Labels: labels},
+		Webhooks: []admissionv1.MutatingWebhook{{
+			Name:         PodWebhookName,
+			ClientConfig: admissionv1.WebhookClientConfig{URL: ptr.To(base + podPath), CABundle: caBundle},
+			Rules: []admissionv1.RuleWithOperations{{
+				Operations: []admissionv1.OperationType{admissionv1.Create},
+				Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
+					Scope: namespaced},
+			}},
+			// Only the namespaces offloading selected: a pod anywhere else
+			// never waits on us, and never fails because we are down.
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{consts.SchedulingEnabledLabel: "true"}},
+			FailurePolicy:     fail,
+			SideEffects:       none,
+			TimeoutSeconds:    ptr.To[int32](timeoutSeconds),
+			// Our patch only adds tolerations and node affinity, which no
+			// other webhook's decision depends on.
+			ReinvocationPolicy:      ptr.To(admissionv1.NeverReinvocationPolicy),
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	validating := &admissionv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: ValidatingConfigurationName, Labels: labels},
+		Webhooks: []admissionv1.ValidatingWebhook{{
+			Name:         ShadowPodWebhookName,
+			ClientConfig: admissionv1.WebhookClientConfig{URL: ptr.To(base + shadowPodPath), CABundle: caBundle},
+			Rules: []admissionv1.RuleWithOperations{{
+				Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+				Rule: admissionv1.Rule{APIGroups: []string{offv1beta1.GroupVersion.Group}, APIVersions: []string{offv1beta1.GroupVersion.Version},
+					Resources: []string{"shadowpods"}, Scope: namespaced},
+			}},
+			FailurePolicy:           fail,
+			SideEffects:             none,
+			TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	return mutating, validating
+}
+
+// baseURL is the https URL of the server at host and port.
+func baseURL(host string, port int) string {
+	return "https://" + net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// registrar writes the webhook configurations once the caches have synced,
+// so that the API server calls a server that can answer. It runs on every
+// replica, not only the leader: a restarted manager has a new port and CA,
+// and must not leave the API server calling the old ones (failing every
+// pod and ShadowPod write) until it wins the election.
+type registrar struct {
+	reader     client.Reader
+	writer     client.Client
+	mutating   *admissionv1.MutatingWebhookConfiguration
+	validating *admissionv1.ValidatingWebhookConfiguration
+	log        logr.Logger
+}
+
+// NeedLeaderElection is false: see the type's comment.
+func (r *registrar) NeedLeaderElection() bool { return false }
+
+// Start writes both configurations, retrying for a while; an error (say,
+// no right to write them) stops the manager, which says so.
+func (r *registrar) Start(ctx context.Context) error {
+	var last error
+	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Steps: 8, Cap: 5 * time.Second},
+		func(ctx context.Context) (bool, error) {
+			last = r.apply(ctx)
+			if last != nil {
+				r.log.Error(last, "registering the admission webhooks, will retry")
+			}
+			return last == nil, nil
+		})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("registering the admission webhooks: %w", last)
+	}
+	r.log.Info("admission webhooks registered", "url", *r.mutating.Webhooks[0].ClientConfig.URL)
+	return nil
+}
+
+func (r *registrar) apply(ctx context.Context) error {
+	if err := upsert(ctx, r.reader, r.writer, r.mutating.DeepCopy(), func(got, want *admissionv1.MutatingWebhookConfiguration) {
+		got.Labels, got.Webhooks = want.Labels, want.Webhooks
+	}); err != nil {
+		return err
+	}
+	return upsert(ctx, r.reader, r.writer, r.validating.DeepCopy(), func(got, want *admissionv1.ValidatingWebhookConfiguration) {
+		got.Labels, got.Webhooks = want.Labels, want.Webhooks
+	})
+}
+
+// upsert creates want, or updates the stored object with set. The stored
+// object is read around the cache: the manager never needs to watch these.
+func upsert[T client.Object](ctx context.Context, reader client.Reader, writer client.Client, want T, set func(got, want T)) error {
+	got := want.DeepCopyObject().(T)
+	err := reader.Get(ctx, client.ObjectKeyFromObject(want), got)
+	if apierrors.IsNotFound(err) {
+		return writer.Create(ctx, want)
+	}
+	if err != nil {
+		return err
+	}
+	set(got, want)
+	return writer.Update(ctx, got)
+}

@@ -1,0 +1,101 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+func registered(t *testing.T) (*admissionv1.MutatingWebhookConfiguration, *admissionv1.ValidatingWebhookConfiguration) {
+	t.Helper()
+	ctx := context.Background()
+	m := &admissionv1.MutatingWebhookConfiguration{}
+	v := &admissionv1.ValidatingWebhookConfiguration{}
+	if err := cl.Get(ctx, client.ObjectKey{Name: MutatingConfigurationName}, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Get(ctx, client.ObjectKey{Name: ValidatingConfigurationName}, v); err != nil {
+		t.Fatal(err)
+	}
+	return m, v
+}
+
+func TestRegistration(t *testing.T) {
+	m, v := registered(t)
+	if len(m.Webhooks) != 1 || len(v.Webhooks) != 1 {
+		t.Fatalf("webhooks: %d mutating, %d validating; want one each", len(m.Webhooks), len(v.Webhooks))
+	}
+	pod, sp := m.Webhooks[0], v.Webhooks[0]
+	if pod.Name != PodWebhookName || sp.Name != ShadowPodWebhookName {
+		t.Errorf("webhook names %q, %q", pod.Name, sp.Name)
+	}
+	for _, w := range []struct {
+		name    string
+		policy  *admissionv1.FailurePolicyType
+		effects *admissionv1.SideEffectClass
+		timeout *int32
+		ca      []byte
+	}{
+		{pod.Name, pod.FailurePolicy, pod.SideEffects, pod.TimeoutSeconds, pod.ClientConfig.CABundle},
+		{sp.Name, sp.FailurePolicy, sp.SideEffects, sp.TimeoutSeconds, sp.ClientConfig.CABundle},
+	} {
+		if *w.policy != admissionv1.Fail || *w.effects != admissionv1.SideEffectClassNone || *w.timeout != timeoutSeconds || len(w.ca) == 0 {
+			t.Errorf("%s: failurePolicy %s, sideEffects %s, timeout %d, caBundle %d bytes", w.name, *w.policy, *w.effects, *w.timeout, len(w.ca))
+		}
+	}
+	want := &metav1.LabelSelector{MatchLabels: map[string]string{consts.SchedulingEnabledLabel: "true"}}
+	if !equality.Semantic.DeepEqual(pod.NamespaceSelector, want) {
+		t.Errorf("pod webhook namespaceSelector = %+v, want %+v", pod.NamespaceSelector, want)
+	}
+}
+
+// TestRestart stops the manager and starts another, as a crash and restart
+// would: the new one registers its own port and CA, and rebuilds the quota
+// usage from the stored ShadowPods.
+func TestRestart(t *testing.T) {
+	ctx := context.Background()
+	consumer(t, "eta", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "pods", "10"))
+	if err := cl.Create(ctx, shadowPod("before", twin("eta"), "eta", "800m", "")); err != nil {
+		t.Fatal(err)
+	}
+	oldM, _ := registered(t)
+
+	running.Stop()
+	next, err := startManager(cluster.Config)
+	if err != nil {
+		t.Fatalf("restarting: %v", err)
+	}
+	running = next
+
+	newM, newV := registered(t)
+	if *newM.Webhooks[0].ClientConfig.URL == *oldM.Webhooks[0].ClientConfig.URL {
+		t.Errorf("the URL did not change: %s", *newM.Webhooks[0].ClientConfig.URL)
+	}
+	if bytes.Equal(newM.Webhooks[0].ClientConfig.CABundle, oldM.Webhooks[0].ClientConfig.CABundle) ||
+		!bytes.Equal(newM.Webhooks[0].ClientConfig.CABundle, newV.Webhooks[0].ClientConfig.CABundle) {
+		t.Errorf("the caBundles were not replaced by the new one")
+	}
+
+	err = cl.Create(ctx, shadowPod("after", twin("eta"), "eta", "300m", ""))
+	wantDenied(t, "a ShadowPod over the quota used before the restart", err, "used 800m of 1")
+	if err := cl.Create(ctx, shadowPod("small", twin("eta"), "eta", "200m", "")); err != nil {
+		t.Errorf("a ShadowPod fitting after the restart: %v", err)
+	}
+	offloadedNamespace(t, "restarted", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalPodOffloadingStrategy})
+	pod := plainPod("restarted")
+	if err := cl.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if terms := requiredTerms(pod); !equality.Semantic.DeepEqual(terms, []corev1.NodeSelectorTerm{term(notVirtual)}) {
+		t.Errorf("the new server did not place the pod: %+v", terms)
+	}
+}

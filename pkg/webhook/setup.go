@@ -1,0 +1,109 @@
+package webhook
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"strconv"
+
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+)
+
+// Options configure the webhook server.
+type Options struct {
+	// Addr is the host:port the server listens on; port 0 picks a free
+	// port at start.
+	Addr string
+	// AdvertiseHost is the host (IP or DNS name) the API server calls the
+	// server at, and the serving certificate's name; Addr's host if empty.
+	AdvertiseHost string
+}
+
+// Endpoint returns the host to listen on, the host to advertise and the
+// port, checking that the API server can be told where to call.
+func (o Options) Endpoint() (listen, advertise string, port int, err error) {
+	listen, p, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return "", "", 0, fmt.Errorf("webhook address %q is not host:port: %w", o.Addr, err)
+	}
+	port, err = strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", "", 0, fmt.Errorf("webhook address %q: port %q is not a number from 0 to 65535", o.Addr, p)
+	}
+	advertise = o.AdvertiseHost
+	if advertise == "" {
+		advertise = listen
+	}
+	if ip := net.ParseIP(advertise); advertise == "" || ip != nil && ip.IsUnspecified() {
+		return "", "", 0, fmt.Errorf("webhook address %q listens on every interface: give the address the API server calls it at (advertise host)", o.Addr)
+	}
+	return listen, advertise, port, nil
+}
+
+// Setup adds to mgr the admission webhook server, the registration of its
+// webhook configurations, and the controllers that go with the webhooks:
+// the Events on pods in conflict with their namespace's strategy and the
+// Quotas' status.used. The server and the registration run on every replica;
+// the controllers on the leader. Nothing is shared between two managers of
+// one process.
+func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
+	listen, advertise, port, err := o.Endpoint()
+	if err != nil {
+		return err
+	}
+	if port == 0 {
+		if port, err = freePort(listen); err != nil {
+			return err
+		}
+	}
+	cert, caPEM, err := servingCert(advertise)
+	if err != nil {
+		return err
+	}
+	srv := crwebhook.NewServer(crwebhook.Options{Host: listen, Port: port,
+		TLSOpts: []func(*tls.Config){func(c *tls.Config) {
+			c.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil }
+		}}})
+
+	usage := &quotaUsageWriter{client: mgr.GetClient()}
+	ledger := &Ledger{OnChange: usage.changed}
+	usage.ledger = ledger
+	synced, err := feedLedger(ctx, mgr, ledger)
+	if err != nil {
+		return fmt.Errorf("watching ShadowPods for the quota ledger: %w", err)
+	}
+	decoder := admission.NewDecoder(mgr.GetScheme())
+	srv.Register(podPath, &admission.Webhook{Handler: &podMutator{cache: mgr.GetClient(), api: mgr.GetAPIReader(), decoder: decoder}})
+	srv.Register(shadowPodPath, &admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), ledger: ledger, decoder: decoder, synced: synced}})
+	if err := mgr.Add(srv); err != nil {
+		return err
+	}
+
+	mutating, validating := configurations(baseURL(advertise, port), caPEM)
+	if err := mgr.Add(&registrar{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), mutating: mutating, validating: validating,
+		log: mgr.GetLogger().WithName("webhook")}); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("webhook", srv.StartedChecker()); err != nil {
+		return err
+	}
+	if err := setupConflictReporter(mgr); err != nil {
+		return err
+	}
+	return setupQuotaUsage(mgr, usage)
+}
+
+// freePort asks the kernel for a free port on host. The port is free again
+// when the server binds it a moment later: a race, but one only another
+// process binding random ports could lose.
+func freePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port for the webhook server on %q: %w", host, err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

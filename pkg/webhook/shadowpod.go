@@ -1,0 +1,141 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+// shadowPodValidator admits the ShadowPods a provider runs for its
+// consumers: in the right namespace, asking nothing a consumer may not ask,
+// within the consumer's quota.
+type shadowPodValidator struct {
+	// reader is the manager's cache (namespaces, Quotas).
+	reader  client.Reader
+	ledger  *Ledger
+	decoder admission.Decoder
+	// synced tells whether the ledger holds every stored ShadowPod.
+	synced func() bool
+}
+
+var _ admission.Handler = (*shadowPodValidator)(nil)
+
+// Handle validates one ShadowPod create or update.
+func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	sp := &offv1beta1.ShadowPod{}
+	if err := v.decoder.Decode(req, sp); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	var old *offv1beta1.ShadowPod
+	if req.Operation == admissionv1.Update {
+		old = &offv1beta1.ShadowPod{}
+		if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+	}
+	id, isConsumer, err := requester(req.UserInfo)
+	if err != nil {
+		return admission.Denied(err.Error())
+	}
+
+	var ns corev1.Namespace
+	if err := v.reader.Get(ctx, types.NamespacedName{Name: req.Namespace}, &ns); err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading namespace %s: %w", req.Namespace, err))
+	}
+	consumer := consumerOf(&ns)
+	// Others than consumers (the garbage collector removing a finalizer,
+	// an administrator relabelling) may update a ShadowPod without
+	// proving its origin again.
+	keepsOrigin := old != nil && !isConsumer && old.Labels[consts.OriginClusterIDLabel] == sp.Labels[consts.OriginClusterIDLabel]
+	if !keepsOrigin {
+		if err := checkOrigin(req.Namespace, consumer, id, isConsumer, sp.Labels[consts.OriginClusterIDLabel]); err != nil {
+			return admission.Denied(err.Error())
+		}
+	}
+	if isConsumer {
+		if bad := vetPodSpec(&sp.Spec.Pod); len(bad) > 0 {
+			return admission.Denied(strings.Join(bad, "; "))
+		}
+	}
+
+	usage := UsageOf(&sp.Spec.Pod)
+	if old != nil && UsageOf(&old.Spec.Pod).Equal(usage) {
+		// Nothing more is asked of the quota: cordoned or exceeded, it
+		// must never block the updates that end a ShadowPod's life.
+		return admission.Allowed("")
+	}
+	if consumer == "" {
+		return admission.Denied(fmt.Sprintf("failed getting quota: namespace %s belongs to no consumer", req.Namespace))
+	}
+	limit, err := v.limit(ctx, consumer)
+	if err != nil {
+		return admission.Denied(err.Error())
+	}
+	if old == nil && limit.Cordoned {
+		return admission.Denied(fmt.Sprintf("the quota of consumer %s is cordoned: new ShadowPods are refused while it is", consumer))
+	}
+	if err := v.waitSynced(ctx); err != nil {
+		return admission.Errored(http.StatusServiceUnavailable, err)
+	}
+	key := types.NamespacedName{Namespace: req.Namespace, Name: sp.Name}
+	if err := v.ledger.Reserve(consumer, key, usage, limit); err != nil {
+		var exceeded *ExceededError
+		if errors.As(err, &exceeded) {
+			return admission.Denied(fmt.Sprintf("%v (consumer %s)", err, consumer))
+		}
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	return admission.Allowed("")
+}
+
+// limit merges the consumer's Quotas in its tenant namespace.
+func (v *shadowPodValidator) limit(ctx context.Context, consumer string) (Limit, error) {
+	tenant := consts.TenantNamespace(consumer)
+	var list offv1beta1.QuotaList
+	if err := v.reader.List(ctx, &list, client.InNamespace(tenant)); err != nil {
+		return Limit{}, fmt.Errorf("failed getting quota: listing the Quotas in %s: %w", tenant, err)
+	}
+	list.Items = ownQuotas(list.Items, consumer)
+	if len(list.Items) == 0 {
+		return Limit{}, fmt.Errorf("failed getting quota: no Quota for consumer %s in namespace %s "+
+			"(it is created once the consumer's ResourceSlice is accepted: is the peering established?)", consumer, tenant)
+	}
+	return LimitOf(list.Items), nil
+}
+
+// ownQuotas keeps the Quotas bounding consumer.
+func ownQuotas(quotas []offv1beta1.Quota, consumer string) []offv1beta1.Quota {
+	out := quotas[:0]
+	for _, q := range quotas {
+		if q.Spec.User == consts.ConsumerUser(consumer) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// waitSynced waits, within the request's deadline, until the ledger holds
+// every stored ShadowPod: admitting against a partial sum would overcommit.
+func (v *shadowPodValidator) waitSynced(ctx context.Context) error {
+	if v.synced() {
+		return nil
+	}
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) { return v.synced(), nil })
+	if err != nil {
+		return errors.New("the webhook is starting and has not loaded the ShadowPods' usage yet: retry")
+	}
+	return nil
+}
