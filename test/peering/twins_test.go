@@ -63,7 +63,10 @@ func TestTwinNamespaces(t *testing.T) {
 	}
 
 	// rome may run ShadowPods in its twin, not Pods, and nothing in milan's own namespace.
-	sp := &offv1beta1.ShadowPod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "liqo-demo-rome"},
+	// The origin label is what milan's ShadowPod webhook checks and
+	// accounts the pod by, as rome's pod reflection sets it.
+	sp := &offv1beta1.ShadowPod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "liqo-demo-rome",
+		Labels: map[string]string{consts.OriginClusterIDLabel: "rome"}},
 		Spec: offv1beta1.ShadowPodSpec{Pod: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}
 	if err := waitAllowed(func() error { return asRome.Create(ctx, sp) }); err != nil {
 		t.Errorf("rome creating a ShadowPod in its twin namespace: %v", err)
