@@ -70,7 +70,9 @@ func TestMain(m *testing.M) {
 				panic(err)
 			}
 			kubeconfigs[c.name] = path
-			startManager(ctx, cl, c.labels, c.policy, filepath.Join(dir, c.name+"-controller-manager.log"))
+			logPath := filepath.Join(dir, c.name+"-controller-manager.log")
+			startManagers[c.name] = func() { startManager(ctx, cl, c.labels, c.policy, logPath) }
+			startManagers[c.name]()
 		}
 		for _, c := range clusters {
 			waitManager(c.name)
@@ -78,11 +80,18 @@ func TestMain(m *testing.M) {
 	}, specs...)
 }
 
+// Per cluster, what starts its controller manager, and what stops it and
+// waits until it has, for the outage tests.
+var startManagers, stopManagers = map[string]func(){}, map[string]func(){}
+
 func startManager(ctx context.Context, cl *testbed.Cluster, labels map[string]string, policy controllermanager.SlicePolicy, logPath string) {
-	f, err := os.Create(logPath)
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		panic(err)
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	stopManagers[cl.Name] = func() { cancel(); <-done }
 	o := controllermanager.DefaultOptions()
 	o.ClusterID, o.ClusterLabels, o.SlicePolicy = cl.Name, labels, policy
 	o.HealthCheckInterval = time.Second
@@ -90,6 +99,7 @@ func startManager(ctx context.Context, cl *testbed.Cluster, labels map[string]st
 	managers.Add(1)
 	go func() {
 		defer managers.Done()
+		defer close(done)
 		defer f.Close()
 		controllermanager.RunLocal(ctx, cl.Config, o, func(err error) { o.Logger.Error(err, "controller manager stopped; restarting") })
 	}()
