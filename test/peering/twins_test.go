@@ -32,8 +32,10 @@ func TestTwinNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Without the origin label, rome's own replicator, which would delete a
+	// replica that has no local original, leaves this hand-made map alone.
 	m := &offv1beta1.NamespaceMap{ObjectMeta: metav1.ObjectMeta{Name: "rome", Namespace: consts.TenantNamespace("rome"),
-		Labels: map[string]string{consts.ReplicationLabel: "true", consts.OriginClusterIDLabel: "rome"}},
+		Labels: map[string]string{consts.ReplicationLabel: "true"}},
 		Spec: offv1beta1.NamespaceMapSpec{DesiredMapping: map[string]string{"liqo-demo": "liqo-demo-rome", "same": "taken"}}}
 	if err := asRome.Create(ctx, m); err != nil {
 		t.Fatalf("rome creating its NamespaceMap on milan: %v", err)

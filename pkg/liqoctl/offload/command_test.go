@@ -126,6 +126,10 @@ func TestOutcome(t *testing.T) {
 		{"in progress", nsof(1, 1, offv1beta1.InProgressOffloadingPhase, nil), true, ""},
 		{"ready", nsof(1, 1, offv1beta1.ReadyOffloadingPhase, nil), false, ""},
 		{"all failed", nsof(1, 1, offv1beta1.AllFailedOffloadingPhase, failed), false, "phase AllFailed: naples: RemoteNameTooLong (too long)"},
+		{"some failed, others pending", nsof(1, 1, offv1beta1.SomeFailedOffloadingPhase, map[string]offv1beta1.RemoteNamespaceConditions{
+			"naples": failed["naples"],
+			"milan": {{Type: offv1beta1.NamespaceOffloadingRequired, Status: corev1.ConditionTrue},
+				{Type: offv1beta1.NamespaceReady, Status: corev1.ConditionUnknown}}}), true, ""},
 		{"nothing selected", nsof(1, 1, offv1beta1.NoClusterSelectedOffloadingPhase, nil), false, "phase NoClusterSelected"},
 	}
 	for _, c := range cases {

@@ -216,8 +216,26 @@ func outcome(nsof *offv1beta1.NamespaceOffloading) error {
 		return fmt.Errorf("%w: phase InProgress: %s", errNotYet, readyMessage(nsof))
 	case offv1beta1.TerminatingOffloadingPhase:
 		return fmt.Errorf("namespace %s is being unoffloaded", nsof.Namespace)
+	case offv1beta1.SomeFailedOffloadingPhase:
+		// The phase is SomeFailed as soon as one cluster fails: wait for
+		// the others, to report them all.
+		if undecided(nsof) {
+			return fmt.Errorf("%w: phase SomeFailed, some clusters still pending: %s", errNotYet, readyMessage(nsof))
+		}
 	}
 	return fmt.Errorf("offloading of namespace %s failed, phase %s: %s", nsof.Namespace, st.OffloadingPhase, reasons(nsof))
+}
+
+// undecided tells whether a selected cluster has not answered yet.
+func undecided(nsof *offv1beta1.NamespaceOffloading) bool {
+	for _, conds := range nsof.Status.RemoteNamespacesConditions {
+		for _, c := range conds {
+			if c.Type == offv1beta1.NamespaceReady && c.Status == corev1.ConditionUnknown {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // reasons lists, per cluster, why it did not get its twin.
