@@ -24,6 +24,12 @@ type NodeConfig struct {
 	Taints []corev1.Taint
 	// Capacity is both the capacity and the allocatable of the Node.
 	Capacity corev1.ResourceList
+	// Address and Port are where the kubelet API serving the node listens
+	// (kubeletapi.Server.Endpoint), published as the Node's InternalIP and
+	// kubelet endpoint: the API server connects there for logs, exec and
+	// port-forward. Empty and 0 publish none, and those requests fail.
+	Address string
+	Port    int32
 
 	// HealthCheckInterval separates two probes of the remote API server.
 	HealthCheckInterval time.Duration

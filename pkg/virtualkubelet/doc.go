@@ -12,6 +12,7 @@
 //
 // DeleteNode removes the Node and its Lease once the peering ends.
 //
-// Pod reflection, the resource reflectors and the kubelet API server will
-// join this package later.
+// The Node publishes, as its InternalIP and kubelet endpoint, the address
+// of the kubelet API that subpackage kubeletapi serves for every virtual
+// node of the process (NodeConfig.Address and Port).
 package virtualkubelet

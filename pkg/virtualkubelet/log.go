@@ -25,6 +25,10 @@ func withVKLogger(ctx context.Context, l logr.Logger) context.Context {
 	return vktrace.WithTracer(withLogger, spanTracer{})
 }
 
+// WithLogger is withVKLogger for the other packages that run
+// virtual-kubelet's code, such as the kubelet API's handlers.
+func WithLogger(ctx context.Context, l logr.Logger) context.Context { return withVKLogger(ctx, l) }
+
 // spanTracer traces nothing; its spans only carry loggers.
 type spanTracer struct{}
 

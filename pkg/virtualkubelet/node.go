@@ -58,16 +58,11 @@ func buildNode(cfg NodeConfig, st remoteState, started time.Time) *corev1.Node {
 		ObjectMeta: metav1.ObjectMeta{Name: cfg.Name, Labels: labels},
 		Spec:       corev1.NodeSpec{Taints: nodeTaints(cfg.Taints)},
 		Status: corev1.NodeStatus{
-			Capacity:    cfg.Capacity.DeepCopy(),
-			Allocatable: cfg.Capacity.DeepCopy(),
-			Conditions:  nodeConditions(st, started),
-			Addresses: []corev1.NodeAddress{
-				{Type: corev1.NodeInternalIP, Address: "127.0.0.1"},
-				{Type: corev1.NodeHostName, Address: cfg.Name},
-			},
-			// The kubelet API server does not exist yet: port 0 tells
-			// kubectl logs/exec that there is nothing to connect to.
-			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 0}},
+			Capacity:        cfg.Capacity.DeepCopy(),
+			Allocatable:     cfg.Capacity.DeepCopy(),
+			Conditions:      nodeConditions(st, started),
+			Addresses:       nodeAddresses(cfg),
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: cfg.Port}},
 			NodeInfo: corev1.NodeSystemInfo{
 				KubeletVersion:  st.version,
 				OperatingSystem: nodeOS,
@@ -75,6 +70,17 @@ func buildNode(cfg NodeConfig, st remoteState, started time.Time) *corev1.Node {
 			},
 		},
 	}
+}
+
+// nodeAddresses is the kubelet API's address, the one the API server
+// connects to. The node's name is not published as its Hostname address:
+// the API server prefers that type by default, and no resolver knows the
+// name of a virtual node.
+func nodeAddresses(cfg NodeConfig) []corev1.NodeAddress {
+	if cfg.Address == "" {
+		return nil
+	}
+	return []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: cfg.Address}}
 }
 
 // virtualNodeTaint keeps pods off the virtual node unless they tolerate

@@ -53,6 +53,9 @@ func TestBuildNode(t *testing.T) {
 		reason     string
 		message    string
 		transition time.Time
+		// addresses and port are the published kubelet endpoint.
+		addresses []corev1.NodeAddress
+		port      int32
 	}{
 		{
 			name:       "reachable, no extras",
@@ -118,6 +121,22 @@ func TestBuildNode(t *testing.T) {
 			message:    "the remote cluster's API server is ready",
 			transition: flipped,
 		},
+		{
+			name: "the kubelet API endpoint is published",
+			cfg: func(c NodeConfig) NodeConfig {
+				c.Address, c.Port = "127.0.0.1", 43125
+				return c
+			},
+			state:      remoteState{ready: true, since: flipped},
+			labels:     mandatory,
+			taints:     []corev1.Taint{virtualNodeTaint},
+			ready:      corev1.ConditionTrue,
+			reason:     ReasonRemoteReachable,
+			message:    "the remote cluster's API server is ready",
+			transition: flipped,
+			addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}},
+			port:       43125,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,12 +178,11 @@ func TestBuildNode(t *testing.T) {
 			if info.KubeletVersion != tc.state.version || info.OperatingSystem != "linux" || info.Architecture != "amd64" {
 				t.Errorf("node info %+v", info)
 			}
-			wantAddr := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: "liqo-milan"}}
-			if !equality.Semantic.DeepEqual(n.Status.Addresses, wantAddr) {
-				t.Errorf("addresses %v", n.Status.Addresses)
+			if !equality.Semantic.DeepEqual(n.Status.Addresses, tc.addresses) {
+				t.Errorf("addresses %v, want %v", n.Status.Addresses, tc.addresses)
 			}
-			if n.Status.DaemonEndpoints.KubeletEndpoint.Port != 0 {
-				t.Errorf("kubelet port %d, want 0", n.Status.DaemonEndpoints.KubeletEndpoint.Port)
+			if n.Status.DaemonEndpoints.KubeletEndpoint.Port != tc.port {
+				t.Errorf("kubelet port %d, want %d", n.Status.DaemonEndpoints.KubeletEndpoint.Port, tc.port)
 			}
 		})
 	}
