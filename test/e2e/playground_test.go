@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,6 +41,11 @@ func TestPlayground(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("up output lacks %q:\n%s", want, out)
 		}
+	}
+	// It then offloads liqo-demo and shows a demo replica Running on milan.
+	if !strings.Contains(out, "namespace liqo-demo offloaded, twin namespace liqo-demo-rome") ||
+		!regexp.MustCompile(`(?m)^demo-\S+\s+1/1\s+Running\s.*\smilan\s`).MatchString(out) {
+		t.Errorf("up output lacks the offloaded liqo-demo with a demo pod Running on milan:\n%s", out)
 	}
 
 	// Every component runs under an owner process, recorded in its state file.

@@ -38,10 +38,15 @@ later runs start in seconds. Clusters that are already running are kept.
 
 Each cluster runs the liqo controller manager; with two clusters or more, the
 first one (the consumer) is then peered with the second (the provider), so
-the provider shows up as a virtual node in the consumer.`,
+the provider shows up as a virtual node in the consumer. The consumer's
+namespace liqo-demo is then offloaded to the provider and runs a Deployment
+"demo" with one replica per node, so one of them runs on the virtual node
+(its pod runs in the twin namespace liqo-demo-<consumer> on the provider).`,
 		Example: `  liqoctl playground up
   liqoctl playground up --clusters rome,milan,naples --nodes 3
-  kubectl --kubeconfig ~/.liqo/playground/rome.kubeconfig get nodes`,
+  kubectl --kubeconfig ~/.liqo/playground/rome.kubeconfig get nodes
+  kubectl --kubeconfig ~/.liqo/playground/rome.kubeconfig get pods -n liqo-demo -o wide
+  kubectl --kubeconfig ~/.liqo/playground/milan.kubeconfig get pods -n liqo-demo-rome`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return up(cmd.Context(), cmd.OutOrStdout(), layout{*dir}, o)
@@ -114,6 +119,9 @@ func up(ctx context.Context, out io.Writer, l layout, o upOptions) error {
 	if len(o.clusters) >= 2 && !o.noPeer {
 		if err := peerFirstTwo(ctx, out, l, o.clusters[0], o.clusters[1]); err != nil {
 			return fmt.Errorf("the clusters run, but peering %s with %s failed: %w", o.clusters[0], o.clusters[1], err)
+		}
+		if err := offloadDemo(ctx, out, l, o.clusters[0]); err != nil {
+			return fmt.Errorf("the clusters run and are peered, but the %s demo failed: %w", demoNamespace, err)
 		}
 	}
 	printReady(out, l, o.clusters)

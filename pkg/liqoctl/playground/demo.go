@@ -1,0 +1,132 @@
+package playground
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/liqo-go/liqo/apis"
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+// The demo: a namespace extended to the provider and a Deployment spread
+// over every node, the virtual one included.
+const (
+	demoNamespace  = "liqo-demo"
+	demoDeployment = "demo"
+)
+
+// offloadDemo offloads liqo-demo from consumer (LocalAndRemote, every
+// peer), runs a Deployment with one replica per node there, waits until
+// every replica is Running and shows where they run.
+func offloadDemo(ctx context.Context, out io.Writer, l layout, consumer string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", l.kubeconfig(consumer))
+	if err != nil {
+		return err
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: apis.NewScheme()})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nOffloading namespace %s and running Deployment %s in it:\n", demoNamespace, demoDeployment)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: demoNamespace}}
+	if err := cl.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	off := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: "offloading", Namespace: demoNamespace},
+		Spec: offv1beta1.NamespaceOffloadingSpec{
+			NamespaceMappingStrategy: offv1beta1.DefaultNameMappingStrategy,
+			PodOffloadingStrategy:    offv1beta1.LocalAndRemotePodOffloadingStrategy,
+		}}
+	if err := cl.Create(ctx, off); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	key := types.NamespacedName{Namespace: demoNamespace, Name: "offloading"}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := cl.Get(ctx, key, off); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return off.Status.OffloadingPhase == offv1beta1.ReadyOffloadingPhase, nil
+	}); err != nil {
+		return fmt.Errorf("namespace %s is not offloaded (phase %q): %w", demoNamespace, off.Status.OffloadingPhase, err)
+	}
+	fmt.Fprintf(out, "namespace %s offloaded, twin namespace %s\n", demoNamespace, off.Status.RemoteNamespaceName)
+
+	var nodes corev1.NodeList
+	if err := cl.List(ctx, &nodes); err != nil {
+		return err
+	}
+	replicas := int32(len(nodes.Items))
+	if err := cl.Create(ctx, demoDeploymentObject(replicas)); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var pods corev1.PodList
+		if err := cl.List(ctx, &pods, client.InNamespace(demoNamespace), client.MatchingLabels{"app": demoDeployment}); err != nil {
+			return false, err
+		}
+		running, remote := 0, 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+				if isVirtual(nodes.Items, p.Spec.NodeName) {
+					remote++
+				}
+			}
+		}
+		return running >= int(replicas) && remote > 0, nil
+	}); err != nil {
+		return fmt.Errorf("the demo Deployment is not Running with a replica on the virtual node: %w", err)
+	}
+	fmt.Fprintf(out, "\n$ kubectl --kubeconfig %s get pods -n %s -o wide\n", l.kubeconfig(consumer), demoNamespace)
+	kubectl := exec.CommandContext(ctx, filepath.Join(l.bin(), "kubectl"), "--kubeconfig", l.kubeconfig(consumer),
+		"get", "pods", "-n", demoNamespace, "-o", "wide")
+	kubectl.Stdout, kubectl.Stderr = out, out
+	return kubectl.Run()
+}
+
+func isVirtual(nodes []corev1.Node, name string) bool {
+	for _, n := range nodes {
+		if n.Name == name {
+			return n.Labels[consts.TypeLabel] == consts.TypeVirtualNode
+		}
+	}
+	return false
+}
+
+// demoDeploymentObject spreads its replicas one per node: with as many
+// replicas as nodes, one of them lands on the virtual node.
+func demoDeploymentObject(replicas int32) *appsv1.Deployment {
+	labels := map[string]string{"app": demoDeployment}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: demoDeployment, Namespace: demoNamespace},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+						MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.DoNotSchedule,
+						LabelSelector: &metav1.LabelSelector{MatchLabels: labels},
+					}},
+					Containers: []corev1.Container{{Name: "web", Image: "nginx"}},
+				},
+			},
+		},
+	}
+}
