@@ -27,6 +27,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
 	"github.com/liqo-go/liqo/pkg/webhook"
 )
 
@@ -90,6 +91,13 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		_ = mgr.AddHealthzCheck("ping", healthz.Ping)
 		_ = mgr.AddReadyzCheck("ping", healthz.Ping)
 	}
+	kubeletAPI, err := addKubeletAPI(mgr, cs, o)
+	if err != nil {
+		return err
+	}
+	// Start closes it too; this is for a return before the manager starts.
+	defer func() { _ = kubeletAPI.Close() }()
+	kubeletIP, kubeletPort := kubeletAPI.Endpoint()
 
 	local := o.ClusterID
 	setups := []func() error{
@@ -117,7 +125,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		},
 		func() error {
 			return (&vnode.Reconciler{Client: mgr.GetClient(), Clientset: cs, ClusterID: local,
-				HealthCheckInterval: o.HealthCheckInterval}).SetupWithManager(mgr)
+				HealthCheckInterval: o.HealthCheckInterval, KubeletAddress: kubeletIP, KubeletPort: kubeletPort}).SetupWithManager(mgr)
 		},
 		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error { return (&shadowpod.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
@@ -138,6 +146,24 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		}
 	}
 	return mgr.Start(ctx)
+}
+
+// addKubeletAPI opens the kubelet API the virtual nodes publish, serving
+// logs, exec and port-forward of offloaded pods, and has mgr run it.
+func addKubeletAPI(mgr ctrl.Manager, cs kubernetes.Interface, o Options) (*kubeletapi.Server, error) {
+	cfg := o.kubeletAPIConfig()
+	cfg.Client, cfg.Logger = cs, o.Logger.WithName("kubelet-api")
+	// The manager caches only its own Pods, not the offloaded ones.
+	cfg.Resolver = &kubeletapi.PodResolver{Reader: mgr.GetAPIReader()}
+	s, err := kubeletapi.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(s); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // clusterCA is the CA peers must trust to reach this API server.

@@ -14,6 +14,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
 	"github.com/liqo-go/liqo/pkg/webhook"
 )
 
@@ -58,6 +59,14 @@ type Options struct {
 	// calls it, WebhookAddr's host if empty.
 	WebhookAddr          string
 	WebhookAdvertiseHost string
+	// KubeletAPIAddr is the host:port the virtual nodes' kubelet API
+	// (logs, exec, port-forward) listens on (port 0: a free port);
+	// KubeletAPIAdvertiseIP is the IP the nodes publish, the host of
+	// KubeletAPIAddr if empty; KubeletAPICertificate says where its serving
+	// certificate comes from.
+	KubeletAPIAddr        string
+	KubeletAPIAdvertiseIP string
+	KubeletAPICertificate kubeletapi.CertificateMode
 	// Logger receives the controllers' logs.
 	Logger logr.Logger
 }
@@ -73,6 +82,10 @@ func DefaultOptions() Options {
 		MetricsAddr:         "0",
 		HealthAddr:          "0",
 		WebhookAddr:         "127.0.0.1:0",
+		// In a pod: --kubelet-api-address=0.0.0.0:10250 and the pod IP as
+		// --kubelet-api-advertise-ip.
+		KubeletAPIAddr:        kubeletapi.DefaultListenAddress,
+		KubeletAPICertificate: kubeletapi.CertificateKubeletServing,
 	}
 }
 
@@ -90,6 +103,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.HealthAddr, "health-address", o.HealthAddr, "listen address of the healthz/readyz endpoints (0 disables them)")
 	fs.StringVar(&o.WebhookAddr, "webhook-address", o.WebhookAddr, "host:port of the admission webhook server (port 0 picks a free port); it registers itself with the API server at start")
 	fs.StringVar(&o.WebhookAdvertiseHost, "webhook-advertise-host", o.WebhookAdvertiseHost, "IP or DNS name at which the API server reaches the webhook server (default: the host of --webhook-address)")
+	fs.StringVar(&o.KubeletAPIAddr, "kubelet-api-address", o.KubeletAPIAddr, "host:port of the virtual nodes' kubelet API, which serves kubectl logs, exec and port-forward on offloaded pods (port 0 picks a free port)")
+	fs.StringVar(&o.KubeletAPIAdvertiseIP, "kubelet-api-advertise-ip", o.KubeletAPIAdvertiseIP, "IP the virtual nodes publish, at which the API server reaches their kubelet API (default: the host of --kubelet-api-address)")
+	fs.StringVar((*string)(&o.KubeletAPICertificate), "kubelet-api-certificate", string(o.KubeletAPICertificate), "serving certificate of the kubelet API: kubelet-serving (issued by the cluster's kubelet-serving signer) or self-signed (for API servers that do not verify kubelet certificates)")
 }
 
 // Validate reports the first bad option in words a user can act on.
@@ -118,6 +134,9 @@ func (o *Options) Validate() error {
 	}
 	if _, _, _, err := o.webhookOptions().Endpoint(); err != nil {
 		return fmt.Errorf("--webhook-address/--webhook-advertise-host: %w", err)
+	}
+	if err := o.kubeletAPIConfig().Validate(); err != nil {
+		return fmt.Errorf("--kubelet-api-address/--kubelet-api-advertise-ip/--kubelet-api-certificate: %w", err)
 	}
 	return nil
 }
@@ -169,4 +188,10 @@ func (l *labelsValue) Type() string { return "labels" }
 
 func (o *Options) webhookOptions() webhook.Options {
 	return webhook.Options{Addr: o.WebhookAddr, AdvertiseHost: o.WebhookAdvertiseHost}
+}
+
+// kubeletAPIConfig is the kubelet API's configuration but for its client,
+// resolver and logger.
+func (o *Options) kubeletAPIConfig() kubeletapi.Config {
+	return kubeletapi.Config{ListenAddress: o.KubeletAPIAddr, AdvertiseIP: o.KubeletAPIAdvertiseIP, Certificate: o.KubeletAPICertificate}
 }

@@ -22,6 +22,9 @@ func TestValidate(t *testing.T) {
 		{"webhook on every interface, no advertised host", func(o *Options) { o.WebhookAddr = "0.0.0.0:9443" }, "--webhook-address"},
 		{"webhook on every interface, advertised", func(o *Options) { o.WebhookAddr, o.WebhookAdvertiseHost = ":9443", "10.0.0.5" }, ""},
 		{"webhook address without port", func(o *Options) { o.WebhookAddr = "127.0.0.1" }, "not host:port"},
+		{"kubelet API on every interface, no advertised IP", func(o *Options) { o.KubeletAPIAddr = "0.0.0.0:10250" }, "--kubelet-api-address"},
+		{"kubelet API on every interface, advertised", func(o *Options) { o.KubeletAPIAddr, o.KubeletAPIAdvertiseIP = ":10250", "10.0.0.5" }, ""},
+		{"kubelet API certificate unknown", func(o *Options) { o.KubeletAPICertificate = "acme" }, "certificate mode"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

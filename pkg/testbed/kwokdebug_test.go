@@ -75,7 +75,7 @@ func checkEcho(t *testing.T, addr, greeting string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
 	r := bufio.NewReader(conn)
 	line, err := r.ReadString('\n')

@@ -43,6 +43,10 @@ type Reconciler struct {
 	Clientset           kubernetes.Interface
 	HealthCheckInterval time.Duration
 	Recorder            record.EventRecorder
+	// KubeletAddress and KubeletPort are the kubelet API's endpoint
+	// (kubeletapi.Server.Endpoint), which every virtual node publishes.
+	KubeletAddress string
+	KubeletPort    int32
 	// ClusterID is the local cluster's, which its offloaded pods carry.
 	ClusterID string
 	// PodRecorder records the Events of the reflected pods.
@@ -96,6 +100,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.setStatus(ctx, &vn, offv1beta1.NoneVirtualNodeStatus, "NoCredentials", err.Error(), false, "")
 	}
 	cfg := nodeConfig(&vn, r.HealthCheckInterval)
+	cfg.Address, cfg.Port = r.KubeletAddress, r.KubeletPort
 	hash := configHash(version, &cfg)
 	rn := r.ensureRunner(req.NamespacedName, hash, cfg, remote)
 	r.mu.Lock()
@@ -279,7 +284,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // credentials or of the Node's shape restarts it.
 func configHash(version string, cfg *virtualkubelet.NodeConfig) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s|%s|%s|%v|", version, cfg.Name, cfg.RemoteClusterID, cfg.HealthCheckInterval, cfg.Taints)
+	fmt.Fprintf(&b, "%s|%s|%s|%s|%v|%s:%d|", version, cfg.Name, cfg.RemoteClusterID, cfg.HealthCheckInterval, cfg.Taints, cfg.Address, cfg.Port)
 	for _, k := range slices.Sorted(maps.Keys(cfg.Labels)) {
 		fmt.Fprintf(&b, "%s=%s,", k, cfg.Labels[k])
 	}

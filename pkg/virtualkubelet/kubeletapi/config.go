@@ -61,8 +61,27 @@ const (
 	streamCreationTimeout = 30 * time.Second
 )
 
+// Validate reports the first bad setting of cfg, leaving aside Client,
+// Resolver and Logger: the checks a command line's flags need.
+func (cfg Config) Validate() error {
+	_, err := cfg.settings()
+	return err
+}
+
 // withDefaults validates cfg and fills in what is empty.
 func (cfg Config) withDefaults() (Config, error) {
+	cfg, err := cfg.settings()
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.Client == nil || cfg.Resolver == nil {
+		return cfg, errors.New("kubelet API: a local client and a resolver are required")
+	}
+	return cfg, nil
+}
+
+// settings validates and defaults the settings Validate checks.
+func (cfg Config) settings() (Config, error) {
 	if cfg.ListenAddress == "" {
 		cfg.ListenAddress = DefaultListenAddress
 	}
@@ -95,9 +114,6 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.StreamIdleTimeout == 0 {
 		cfg.StreamIdleTimeout = DefaultStreamIdleTimeout
-	}
-	if cfg.Client == nil || cfg.Resolver == nil {
-		return cfg, errors.New("kubelet API: a local client and a resolver are required")
 	}
 	return cfg, nil
 }

@@ -36,7 +36,7 @@ func forward(ctx context.Context, t *Target, port int32, stream io.ReadWriteClos
 	if err != nil {
 		return remoteError(fmt.Errorf("port-forward to pod %s/%s: %w", t.Namespace, t.Name, err))
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 
 	headers := http.Header{}
 	headers.Set(corev1.StreamType, corev1.StreamTypeError)

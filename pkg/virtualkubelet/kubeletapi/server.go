@@ -57,6 +57,10 @@ func New(cfg Config) (*Server, error) {
 // InternalIP and kubelet endpoint.
 func (s *Server) Endpoint() (ip string, port int32) { return s.cfg.AdvertiseIP, s.port }
 
+// Close releases the listener of a Server that will not be started; Start
+// releases it itself.
+func (s *Server) Close() error { return s.listener.Close() }
+
 // NeedLeaderElection lets every replica of the controller manager serve:
 // only the leader's virtual nodes point at it, and serving is harmless.
 func (s *Server) NeedLeaderElection() bool { return false }

@@ -148,7 +148,7 @@ func TestPortForward(t *testing.T) {
 		if line, err := r.ReadString('\n'); err != nil || line != msg {
 			t.Errorf("connection %d: echo %q (%v), want %q", i, line, err, msg)
 		}
-		conn.Close()
+		_ = conn.Close()
 	}
 }
 

@@ -155,6 +155,16 @@ func TestConfigDefaults(t *testing.T) {
 	}
 }
 
+// TestValidate: the settings alone are checked, as for command-line flags.
+func TestValidate(t *testing.T) {
+	if err := (Config{}).Validate(); err != nil {
+		t.Errorf("the defaults: %v", err)
+	}
+	if err := (Config{ListenAddress: "0.0.0.0:10250"}).Validate(); err == nil {
+		t.Error("all addresses without an advertised IP passed")
+	}
+}
+
 func TestLogOptions(t *testing.T) {
 	since := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	tests := []struct {
