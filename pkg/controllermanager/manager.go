@@ -20,6 +20,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/liqo-go/liqo/apis"
+	"github.com/liqo-go/liqo/pkg/clientcfg"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 	"github.com/liqo-go/liqo/pkg/controllermanager/foreigncluster"
@@ -41,13 +42,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if o.APIServerURL == "" {
 		o.APIServerURL = cfg.Host
 	}
-	if cfg.QPS == 0 {
-		// client-go's default of 5 requests a second would make every
-		// offloaded pod wait in line for the local API server.
-		cfg = rest.CopyConfig(cfg)
-		cfg.QPS, cfg.Burst = 500, 1000
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cfg = clientcfg.Tuned(cfg)
+	cs, err := kubernetes.NewForConfig(clientcfg.Protobuf(cfg))
 	if err != nil {
 		return err
 	}

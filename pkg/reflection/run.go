@@ -33,6 +33,8 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/liqo-go/liqo/pkg/clientcfg"
 )
 
 // DefaultWorkers is the number of pods reflected in parallel: a reflection
@@ -65,10 +67,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
 	}
-	remote := rest.CopyConfig(cfg.Remote)
-	if remote.QPS == 0 {
-		remote.QPS, remote.Burst = 500, 1000
-	}
+	remote := clientcfg.Tuned(cfg.Remote)
 	rc, err := client.New(remote, client.Options{Scheme: cfg.Scheme})
 	if err != nil {
 		return fmt.Errorf("client for provider %s: %w", cfg.ProviderID, err)

@@ -24,16 +24,22 @@ type result struct {
 // times, from an informer, when all its pods run and, after deleting it,
 // when they are all gone.
 func deployAndWait(ctx context.Context, cs kubernetes.Interface, n int) (result, error) {
-	var r result
 	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: fmt.Sprintf("bench-%d-", n)},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		return r, err
+		return result{}, err
 	}
 	defer func() {
 		_ = cs.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
 	}()
+	return deployIn(ctx, cs, ns.Name, n)
+}
+
+// deployIn times a Deployment of n replicas in an existing namespace.
+func deployIn(ctx context.Context, cs kubernetes.Interface, namespace string, n int) (result, error) {
+	var r result
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
 
 	tracker := newPodTracker()
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns.Name))

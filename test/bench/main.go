@@ -3,7 +3,9 @@
 // compared against (testbed cluster start time and the time from Deployment
 // creation to all pods Running on simulated nodes, at the upstream default
 // client QPS and at QPS 1,000), and the time from liqoctl peer to a Ready
-// virtual node.
+// virtual node, and the time for a Deployment offloaded to a provider to be
+// all Running beside the same Deployment on the provider's own nodes, with
+// the controller managers' memory and CPU time.
 package main
 
 import (
@@ -21,7 +23,7 @@ import (
 
 func main() {
 	sizes := flag.String("n", "100,1000", "comma-separated Deployment sizes")
-	suites := flag.String("suites", "vanilla,peering", "comma-separated suites to run: vanilla, peering")
+	suites := flag.String("suites", "vanilla,peering,offloading", "comma-separated suites to run: vanilla, peering, offloading")
 	repeers := flag.Int("repeers", 5, "re-peerings (unpeer then peer) measured after the first peering")
 	flag.Parse()
 	ns, err := parseSizes(*sizes)
@@ -32,10 +34,10 @@ func main() {
 	want := map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
 		switch s = strings.TrimSpace(s); s {
-		case "vanilla", "peering":
+		case "vanilla", "peering", "offloading":
 			want[s] = true
 		default:
-			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering)\n", s)
+			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading)\n", s)
 			os.Exit(2)
 		}
 	}
@@ -58,6 +60,14 @@ func main() {
 			os.Exit(1)
 		}
 		printPeering(r)
+	}
+	if want["offloading"] {
+		r, err := benchOffloading(ctx, bins, ns)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: offloading:", err)
+			os.Exit(1)
+		}
+		printOffloading(r)
 	}
 }
 

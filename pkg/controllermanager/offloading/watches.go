@@ -110,4 +110,6 @@ var schedulingLabelChanged = predicate.Funcs{
 	},
 }
 
-func isVirtualNode(o client.Object) bool { return o.GetLabels()[consts.TypeLabel] == consts.TypeVirtualNode }
+func isVirtualNode(o client.Object) bool {
+	return o.GetLabels()[consts.TypeLabel] == consts.TypeVirtualNode
+}

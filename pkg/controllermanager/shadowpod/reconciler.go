@@ -26,7 +26,7 @@ import (
 // DefaultWorkers is the number of ShadowPods reconciled in parallel when
 // Reconciler.Workers is not set: a reconcile mostly waits on one API call,
 // and offloading a large workload brings thousands at once.
-const DefaultWorkers = 8
+const DefaultWorkers = 32
 
 // Reconciler keeps, for every ShadowPod, the Pod of the same name and
 // namespace.

@@ -166,7 +166,7 @@ func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg vir
 		defer close(reflected)
 		err := reflection.Run(ctx, reflection.Config{NodeName: cfg.Name, LocalClusterID: r.ClusterID,
 			ProviderID: cfg.RemoteClusterID, Local: r.Clientset, Maps: r.cache, Remote: remote,
-			Scheme: r.scheme, Recorder: r.PodRecorder})
+			Scheme: r.scheme, Recorder: r.PodRecorder, HostIP: cfg.Address})
 		if err != nil && ctx.Err() == nil {
 			ctrl.Log.WithName("virtualnode").Error(err, "pod reflection stopped", "virtualnode", key)
 		}

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/liqo-go/liqo/apis"
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/deploy/crds"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/liqoctl"
+	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/proc"
+	"github.com/liqo-go/liqo/pkg/testbed"
+)
+
+// offloadRun is one Deployment size measured both ways on one cluster pair.
+type offloadRun struct {
+	n                  int
+	vanilla, offloaded result
+	// Peak RSS of each controller manager during the offloaded run, and the
+	// CPU time both spent on it (creation and deletion).
+	rss map[string]int64
+	cpu time.Duration
+}
+
+// benchOffloading measures, for each client-QPS profile, a Deployment of N
+// replicas until every pod is Running: vanilla on the provider's own nodes,
+// then offloaded from the consumer into a namespace with the Remote pod
+// offloading strategy. The controller managers run as separate processes,
+// so that their memory and CPU time can be read from /proc.
+func benchOffloading(ctx context.Context, bins *testbed.Binaries, sizes []int) (map[string][]offloadRun, error) {
+	dir, err := os.MkdirTemp("", "liqo-bench-offload-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	manager := filepath.Join(dir, "liqo-controller-manager")
+	fmt.Fprintln(os.Stderr, "bench: building liqo-controller-manager")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", manager,
+		"github.com/liqo-go/liqo/cmd/liqo-controller-manager").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building the controller manager: %v\n%s", err, out)
+	}
+	maxN := 0
+	for _, n := range sizes {
+		maxN = max(maxN, n)
+	}
+	out := map[string][]offloadRun{}
+	for _, p := range []struct {
+		name  string
+		qps   float32
+		burst int
+	}{{"default client QPS", 0, 0}, {"client QPS 1,000", 1000, 2000}} {
+		runs, err := offloadProfile(ctx, bins, manager, dir, p.qps, p.burst, sizes, maxN)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.name, err)
+		}
+		out[p.name] = runs
+	}
+	return out, nil
+}
+
+func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir string, qps float32, burst int, sizes []int, maxN int) ([]offloadRun, error) {
+	// The provider shares half of its nodes (the default): room for maxN.
+	providerNodes := testbed.NodePool{Prefix: "worker", Count: 2*maxN/250 + 2, CPU: "64", Memory: "256Gi", Pods: 250}
+	spec := func(name string, nodes testbed.NodePool) testbed.ClusterSpec {
+		return testbed.ClusterSpec{Name: name, Nodes: []testbed.NodePool{nodes},
+			ControllerManagerQPS: qps, ControllerManagerBurst: burst, SchedulerQPS: qps, SchedulerBurst: burst}
+	}
+	tb, err := testbed.Start(ctx, testbed.Options{Binaries: bins},
+		spec("consumer", testbed.NodePool{Prefix: "local", Count: 1}), spec("provider", providerNodes))
+	if err != nil {
+		return nil, err
+	}
+	defer tb.Stop()
+
+	kubeconfigs := map[string]string{}
+	pids := map[string]int{}
+	for _, c := range tb.Clusters {
+		kubeconfigs[c.Name] = filepath.Join(dir, c.Name+".kubeconfig")
+		if err := c.WriteKubeconfig(kubeconfigs[c.Name]); err != nil {
+			return nil, err
+		}
+		if err := crds.Install(ctx, c.Config); err != nil {
+			return nil, err
+		}
+		pid, stop, err := startManager(ctx, manager, kubeconfigs[c.Name], c.Name, filepath.Join(dir, c.Name+"-manager.log"))
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		pids[c.Name] = pid
+	}
+	for _, c := range tb.Clusters {
+		if err := factory.WaitForComponents(ctx, kubeconfigs[c.Name], consts.DefaultNamespace, time.Minute); err != nil {
+			return nil, err
+		}
+	}
+	time.Sleep(settle)
+	peer := liqoctl.NewRootCommand()
+	peer.SetOut(os.Stderr)
+	peer.SetArgs([]string{"peer", "--networking-disabled", "--kubeconfig", kubeconfigs["consumer"],
+		"--remote-kubeconfig", kubeconfigs["provider"], "--cpu", "100000", "--memory", "100000Gi", "--pods", "100000"})
+	if err := peer.ExecuteContext(ctx); err != nil {
+		return nil, fmt.Errorf("peer: %w", err)
+	}
+
+	consumer, provider := tb.Cluster("consumer"), tb.Cluster("provider")
+	cl, err := client.New(consumer.Config, client.Options{Scheme: apis.NewScheme()})
+	if err != nil {
+		return nil, err
+	}
+	var runs []offloadRun
+	for _, n := range sizes {
+		run := offloadRun{n: n, rss: map[string]int64{}}
+		if run.vanilla, err = deployAndWait(ctx, provider.Client(), n); err != nil {
+			return nil, fmt.Errorf("vanilla N=%d: %w", n, err)
+		}
+		ns := fmt.Sprintf("offload-%d", n)
+		if err := offloadNamespace(ctx, cl, ns); err != nil {
+			return nil, err
+		}
+		st := newStages(n)
+		stopWatch := make(chan struct{})
+		st.follow(consumer.Client(), ns, provider.Client(), ns+"-consumer", stopWatch)
+		before := totalCPU(pids)
+		stopSampling := sampleRSS(pids, run.rss)
+		st.begin()
+		run.offloaded, err = deployIn(ctx, consumer.Client(), ns, n)
+		stopSampling()
+		close(stopWatch)
+		fmt.Fprintf(os.Stderr, "bench: N=%d offloaded stages: %s\n", n, st)
+		if err != nil {
+			return nil, fmt.Errorf("offloaded N=%d: %w (manager logs in %s)", n, err, dir)
+		}
+		run.cpu = totalCPU(pids) - before
+		fmt.Fprintf(os.Stderr, "bench: N=%d vanilla %s, offloaded %s (deleted in %s / %s)\n", n,
+			ms(run.vanilla.running), ms(run.offloaded.running), ms(run.vanilla.deleted), ms(run.offloaded.deleted))
+		runs = append(runs, run)
+	}
+	return runs, nil
+}
+
+// startManager runs one controller manager process; stop ends it.
+func startManager(ctx context.Context, bin, kubeconfig, id, logPath string) (int, func(), error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return 0, nil, err
+	}
+	cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--cluster-id", id)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		return 0, nil, err
+	}
+	stop := func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		_ = logFile.Close()
+	}
+	return cmd.Process.Pid, stop, nil
+}
+
+// offloadNamespace creates ns with a NamespaceOffloading of strategy Remote
+// and waits until it is Ready.
+func offloadNamespace(ctx context.Context, cl client.Client, ns string) error {
+	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return err
+	}
+	off := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: "offloading", Namespace: ns},
+		Spec: offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.RemotePodOffloadingStrategy}}
+	if err := cl.Create(ctx, off); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := cl.Get(ctx, types.NamespacedName{Namespace: ns, Name: "offloading"}, off); err != nil {
+			return false, err
+		}
+		return off.Status.OffloadingPhase == offv1beta1.ReadyOffloadingPhase, nil
+	})
+}
+
+func totalCPU(pids map[string]int) time.Duration {
+	var total time.Duration
+	for _, pid := range pids {
+		if u, err := proc.UsageOf(pid); err == nil {
+			total += u.CPU
+		}
+	}
+	return total
+}
+
+// sampleRSS records each process's peak RSS every 100 ms until stopped.
+func sampleRSS(pids map[string]int, peak map[string]int64) func() {
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			for name, pid := range pids {
+				if u, err := proc.UsageOf(pid); err == nil && u.RSS > peak[name] {
+					peak[name] = u.RSS
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func printOffloading(all map[string][]offloadRun) {
+	fmt.Println("\nOffloading: Deployment of N → all N pods Running (vanilla: on the provider's own nodes; offloaded: from the consumer, namespace with podOffloadingStrategy Remote)")
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "profile\tN\tvanilla\toffloaded\tratio\tdelete vanilla\tdelete offloaded\tRSS consumer mgr\tRSS provider mgr\tCPU/pod\t")
+	for _, name := range []string{"default client QPS", "client QPS 1,000"} {
+		for _, r := range all[name] {
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%.2f×\t%s\t%s\t%d MB\t%d MB\t%.4f s\t\n", name, r.n,
+				ms(r.vanilla.running), ms(r.offloaded.running), r.offloaded.running.Seconds()/r.vanilla.running.Seconds(),
+				ms(r.vanilla.deleted), ms(r.offloaded.deleted), r.rss["consumer"]>>20, r.rss["provider"]>>20,
+				r.cpu.Seconds()/float64(r.n))
+		}
+	}
+	w.Flush()
+}
