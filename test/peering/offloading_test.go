@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/liqo-go/liqo/apis"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
@@ -40,7 +39,7 @@ spec:
 // liqoctl.
 func TestOffloading(t *testing.T) {
 	ctx := context.Background()
-	rome := romeClient(t)
+	rome := clusterClient(t, "rome")
 	twinName := func(ns string) string { return ns + "-rome" }
 
 	t.Run("the guide's manifest offloads to every provider, including one peered later", func(t *testing.T) {
@@ -215,23 +214,16 @@ func TestOffloading(t *testing.T) {
 	})
 }
 
-func romeClient(t *testing.T) client.Client {
-	t.Helper()
-	c, err := client.New(tb.Cluster("rome").Config, client.Options{Scheme: apis.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// kubectl runs the cluster's kubectl with stdin.
-func kubectl(t *testing.T, cluster, stdin string, args ...string) {
+// kubectl runs the cluster's kubectl with stdin and returns its output.
+func kubectl(t *testing.T, cluster, stdin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(tb.Cluster(cluster).KubectlPath(), append([]string{"--kubeconfig", kubeconfigs[cluster]}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("kubectl %v: %v\n%s", args, err, out)
 	}
+	return string(out)
 }
 
 func createNamespace(t *testing.T, name string) {

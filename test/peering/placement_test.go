@@ -27,7 +27,7 @@ func TestOffloadingPolicies(t *testing.T) {
 	defer cancel()
 	peer(t, "rome", "milan")
 	peer(t, "rome", "naples")
-	rome := romeClient(t)
+	rome := clusterClient(t, "rome")
 
 	t.Run("LocalAndRemote, south only: pods run locally or on naples, never on milan", func(t *testing.T) {
 		const ns = "policies"

@@ -2,6 +2,7 @@ package peering
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,7 +49,7 @@ func TestSeedPod(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	peer(t, "rome", "milan")
-	rome := romeClient(t)
+	rome := clusterClient(t, "rome")
 	kubectl(t, "rome", seedOffloading, "apply", "-f", "-")
 	waitPhase(t, rome, "default", offv1beta1.ReadyOffloadingPhase)
 	kubectl(t, "rome", seedPod, "apply", "-f", "-")
@@ -57,6 +58,17 @@ func TestSeedPod(t *testing.T) {
 	t.Logf("test-offload runs on virtual node %s, remotely on %s", local.Spec.NodeName, remote.Spec.NodeName)
 	remoteCl := clusterClient(t, provider)
 	twin := remote.Namespace
+
+	t.Run("kubectl logs and exec reach the remote pod", func(t *testing.T) {
+		logs := kubectl(t, "rome", "", "logs", "test-offload", "-n", "default")
+		if want := tb.Cluster(provider).PodLogLine(); !strings.Contains(logs, want) {
+			t.Errorf("kubectl logs printed %q, want the remote pod's line %q", logs, want)
+		}
+		out := kubectl(t, "rome", "", "exec", "test-offload", "-n", "default", "--", "sh", "-c", "echo ran in $"+testbed.ExecClusterEnv)
+		if want := "ran in " + provider; !strings.Contains(out, want) {
+			t.Errorf("kubectl exec printed %q, want %q", out, want)
+		}
+	})
 
 	t.Run("deleting the remote pod brings it back", func(t *testing.T) {
 		if err := remoteCl.Delete(ctx, remote); err != nil {

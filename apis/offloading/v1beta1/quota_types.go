@@ -14,7 +14,8 @@ const (
 	NoLimitsEnforcement LimitsEnforcement = "None"
 	// SoftLimitsEnforcement bounds the sum of requests.
 	SoftLimitsEnforcement LimitsEnforcement = "Soft"
-	// HardLimitsEnforcement bounds requests, and requires limits equal to them.
+	// HardLimitsEnforcement bounds the sum of requests and the sum of limits
+	// (a container without a limit counts its request as its limit).
 	HardLimitsEnforcement LimitsEnforcement = "Hard"
 )
 
