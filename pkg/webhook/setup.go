@@ -77,7 +77,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	}
 	decoder := admission.NewDecoder(mgr.GetScheme())
 	srv.Register(podPath, &admission.Webhook{Handler: &podMutator{cache: mgr.GetClient(), api: mgr.GetAPIReader(), decoder: decoder}})
-	srv.Register(shadowPodPath, &admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), ledger: ledger, decoder: decoder, synced: synced}})
+	srv.Register(shadowPodPath, &admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), api: mgr.GetAPIReader(), ledger: ledger, decoder: decoder, synced: synced}})
 	if err := mgr.Add(srv); err != nil {
 		return err
 	}

@@ -24,7 +24,11 @@ import (
 // within the consumer's quota.
 type shadowPodValidator struct {
 	// reader is the manager's cache (namespaces, Quotas).
-	reader  client.Reader
+	reader client.Reader
+	// api reads around the cache when it shows no Quota: one created an
+	// instant ago may not be in the cache yet, and denying then would fail
+	// pods that the next second would admit.
+	api     client.Reader
 	ledger  *Ledger
 	decoder admission.Decoder
 	// synced tells whether the ledger holds every stored ShadowPod.
@@ -109,6 +113,12 @@ func (v *shadowPodValidator) limit(ctx context.Context, consumer string) (Limit,
 		return Limit{}, fmt.Errorf("failed getting quota: listing the Quotas in %s: %w", tenant, err)
 	}
 	list.Items = ownQuotas(list.Items, consumer)
+	if len(list.Items) == 0 && v.api != nil {
+		if err := v.api.List(ctx, &list, client.InNamespace(tenant)); err != nil {
+			return Limit{}, fmt.Errorf("failed getting quota: listing the Quotas in %s: %w", tenant, err)
+		}
+		list.Items = ownQuotas(list.Items, consumer)
+	}
 	if len(list.Items) == 0 {
 		return Limit{}, fmt.Errorf("failed getting quota: no Quota for consumer %s in namespace %s "+
 			"(it is created once the consumer's ResourceSlice is accepted: is the peering established?)", consumer, tenant)

@@ -49,6 +49,13 @@ func TestSeedPod(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	peer(t, "rome", "milan")
+	// milan alone: a virtual node re-created for naples after the earlier
+	// tests' unpeer while naples was down was seen without addresses once
+	// (kubectl logs then fails with "no preferred addresses"); that case is
+	// left to its own investigation rather than to where this pod lands.
+	if out, err := run(ctx, "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["naples"]); err != nil {
+		t.Fatalf("unpeer rome -> naples: %v\n%s", err, out)
+	}
 	rome := clusterClient(t, "rome")
 	kubectl(t, "rome", seedOffloading, "apply", "-f", "-")
 	waitPhase(t, rome, "default", offv1beta1.ReadyOffloadingPhase)
