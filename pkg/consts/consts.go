@@ -55,6 +55,10 @@ const (
 	// TenantNamespaceLabel marks a namespace as the tenant namespace of the
 	// remote cluster named by RemoteClusterIDLabel.
 	TenantNamespaceLabel = "liqo.io/tenant-namespace"
+	// TwinNamespaceLabel marks the namespaces a provider created for a
+	// consumer's offloaded namespaces, with RemoteClusterIDLabel naming the
+	// consumer.
+	TwinNamespaceLabel = "liqo.io/twin-namespace"
 	// ManagedByLabel marks objects created by our components, so that they
 	// only ever touch their own.
 	ManagedByLabel = "app.kubernetes.io/managed-by"

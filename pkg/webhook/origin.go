@@ -11,15 +11,10 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 )
 
-// twinNamespaceLabel marks the namespaces a provider created for a
-// consumer's offloaded namespaces (offloading.TwinReconciler sets it, with
-// RemoteClusterIDLabel naming the consumer).
-const twinNamespaceLabel = "liqo.io/twin-namespace"
-
 // consumerOf returns the consumer a ShadowPod belongs to by its namespace:
 // the consumer the namespace is a twin of, "" if it is no twin namespace.
 func consumerOf(ns *corev1.Namespace) string {
-	if ns.Labels[twinNamespaceLabel] != "true" || ns.Labels[consts.ManagedByLabel] != consts.ManagedByValue {
+	if ns.Labels[consts.TwinNamespaceLabel] != "true" || ns.Labels[consts.ManagedByLabel] != consts.ManagedByValue {
 		return ""
 	}
 	return ns.Labels[consts.RemoteClusterIDLabel]
@@ -56,7 +51,7 @@ func requester(u authnv1.UserInfo) (string, bool, error) {
 func checkOrigin(namespace, twinOf, requester string, isConsumer bool, origin string) error {
 	if twinOf == "" {
 		return fmt.Errorf("namespace %s is not a twin namespace of any consumer (label %s): ShadowPods run only in the namespaces created for consumers",
-			namespace, twinNamespaceLabel)
+			namespace, consts.TwinNamespaceLabel)
 	}
 	if isConsumer && requester != twinOf {
 		return fmt.Errorf("consumer %s may not write ShadowPods in namespace %s, which belongs to consumer %s", requester, namespace, twinOf)

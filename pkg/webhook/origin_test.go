@@ -67,13 +67,13 @@ func TestCheckOrigin(t *testing.T) {
 }
 
 func TestConsumerOf(t *testing.T) {
-	twin := map[string]string{twinNamespaceLabel: "true", consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: "rome"}
+	twin := map[string]string{consts.TwinNamespaceLabel: "true", consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: "rome"}
 	if got := consumerOf(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Labels: twin}}); got != "rome" {
 		t.Errorf("consumer of a twin = %q, want rome", got)
 	}
 	// A namespace a user labelled by hand, without our managed-by label.
 	if got := consumerOf(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{
-		twinNamespaceLabel: "true", consts.RemoteClusterIDLabel: "rome"}}}); got != "" {
+		consts.TwinNamespaceLabel: "true", consts.RemoteClusterIDLabel: "rome"}}}); got != "" {
 		t.Errorf("consumer of a hand-labelled namespace = %q, want none", got)
 	}
 }

@@ -36,7 +36,7 @@ func consumer(t *testing.T, id string, enforcement offv1beta1.LimitsEnforcement,
 	for _, ns := range []*corev1.Namespace{
 		{ObjectMeta: metav1.ObjectMeta{Name: consts.TenantNamespace(id)}},
 		{ObjectMeta: metav1.ObjectMeta{Name: twin(id), Labels: map[string]string{
-			twinNamespaceLabel: "true", consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: id}}},
+			consts.TwinNamespaceLabel: "true", consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: id}}},
 	} {
 		if err := cl.Create(ctx, ns); err != nil {
 			t.Fatal(err)

@@ -150,11 +150,8 @@ func (r *TwinReconciler) deleteTwins(ctx context.Context, consumer string, keep 
 // TwinOfAnnotation on a twin namespace names the consumer and its namespace.
 const TwinOfAnnotation = "liqo.io/twin-of"
 
-// twinLabel marks namespaces created as twins.
-const twinLabel = "liqo.io/twin-namespace"
-
 func twinLabels(consumer string) map[string]string {
-	return map[string]string{consts.ManagedByLabel: consts.ManagedByValue, twinLabel: "true", consts.RemoteClusterIDLabel: consumer}
+	return map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.TwinNamespaceLabel: "true", consts.RemoteClusterIDLabel: consumer}
 }
 
 func isTwinOf(ns *corev1.Namespace, consumer string) bool {
@@ -171,7 +168,7 @@ func isTwinOf(ns *corev1.Namespace, consumer string) bool {
 func (r *TwinReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.Recorder = mgr.GetEventRecorderFor("liqo-namespacemap")
 	replicated := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[consts.ReplicationLabel] == "true" })
-	twins := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[twinLabel] == "true" })
+	twins := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[consts.TwinNamespaceLabel] == "true" })
 	return ctrl.NewControllerManagedBy(mgr).Named("namespacemap-twins").
 		For(&offv1beta1.NamespaceMap{}, builder.WithPredicates(replicated)).
 		// A twin that finished terminating can be created again for a map
