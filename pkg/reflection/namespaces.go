@@ -13,6 +13,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
 )
 
 // twin is one twin namespace on the provider and the watches kept there.
@@ -31,12 +32,12 @@ func (r *reflector) watchMaps(ctx context.Context) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	tenant := consts.TenantNamespace(r.cfg.ProviderID)
+	key := offloading.NamespaceMapKey(r.cfg.ProviderID)
 	onEvent := func(obj any) {
 		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
 		}
-		if m, ok := obj.(*offv1beta1.NamespaceMap); ok && m.Namespace == tenant {
+		if m, ok := obj.(*offv1beta1.NamespaceMap); ok && client.ObjectKeyFromObject(m) == key {
 			r.syncMaps(ctx)
 		}
 	}
@@ -48,37 +49,34 @@ func (r *reflector) watchMaps(ctx context.Context) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	// The handler's initial adds may all have come before any map exists.
+	// The handler's initial adds may all have come before the map exists.
 	r.syncMaps(ctx)
 	return func() { _ = inf.RemoveEventHandler(reg) }, nil
 }
 
 // accepted lists the twin namespaces the provider runs for this consumer,
-// by local namespace. The provider's own replicas in the same tenant
-// namespace (when it also consumes from this cluster) describe the other
-// direction and are skipped.
-func accepted(maps []offv1beta1.NamespaceMap) map[string]string {
+// by local namespace: those the map still wants and the provider reports
+// Accepted.
+func accepted(m *offv1beta1.NamespaceMap) map[string]string {
 	out := map[string]string{}
-	for _, m := range maps {
-		if m.Labels[consts.ReplicationLabel] == "true" || !m.DeletionTimestamp.IsZero() {
-			continue
-		}
-		for local, st := range m.Status.CurrentMapping {
-			if st.Phase == offv1beta1.MappingAccepted && st.RemoteNamespace != "" && m.Spec.DesiredMapping[local] == st.RemoteNamespace {
-				out[local] = st.RemoteNamespace
-			}
+	if !m.DeletionTimestamp.IsZero() {
+		return out
+	}
+	for local, st := range m.Status.CurrentMapping {
+		if st.Phase == offv1beta1.MappingAccepted && st.RemoteNamespace != "" && m.Spec.DesiredMapping[local] == st.RemoteNamespace {
+			out[local] = st.RemoteNamespace
 		}
 	}
 	return out
 }
 
 func (r *reflector) syncMaps(ctx context.Context) {
-	var list offv1beta1.NamespaceMapList
-	if err := r.cfg.Maps.List(ctx, &list, client.InNamespace(consts.TenantNamespace(r.cfg.ProviderID))); err != nil {
-		r.logger.Error(err, "listing the NamespaceMaps")
+	var m offv1beta1.NamespaceMap
+	if err := r.cfg.Maps.Get(ctx, offloading.NamespaceMapKey(r.cfg.ProviderID), &m); client.IgnoreNotFound(err) != nil {
+		r.logger.Error(err, "reading the NamespaceMap")
 		return
 	}
-	want := accepted(list.Items)
+	want := accepted(&m)
 
 	r.mu.Lock()
 	var changed []string

@@ -15,6 +15,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
@@ -40,7 +41,7 @@ func offload(ctx context.Context, t *testing.T, ns string) string {
 // setMapping sets (twin != "") or removes the entry of ns in the map.
 func setMapping(ctx context.Context, t *testing.T, ns, twin string) {
 	t.Helper()
-	key := types.NamespacedName{Namespace: consts.TenantNamespace(providerID), Name: providerID}
+	key := offloading.NamespaceMapKey(providerID)
 	var m offv1beta1.NamespaceMap
 	if err := consumer.Get(ctx, key, &m); apierrors.IsNotFound(err) {
 		m = offv1beta1.NamespaceMap{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}
