@@ -39,10 +39,9 @@ func deployAndWait(ctx context.Context, cs kubernetes.Interface, n int) (result,
 // deployIn times a Deployment of n replicas in an existing namespace.
 func deployIn(ctx context.Context, cs kubernetes.Interface, namespace string, n int) (result, error) {
 	var r result
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
 
 	tracker := newPodTracker()
-	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns.Name))
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(namespace))
 	inf := factory.Core().V1().Pods().Informer()
 	if _, err := inf.AddEventHandler(tracker.handler()); err != nil {
 		return r, err
@@ -65,7 +64,7 @@ func deployIn(ctx context.Context, cs kubernetes.Interface, namespace string, n 
 		},
 	}
 	start := time.Now()
-	if _, err := cs.AppsV1().Deployments(ns.Name).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AppsV1().Deployments(namespace).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
 		return r, err
 	}
 	if err := tracker.wait(ctx, 30*time.Minute, func(running, total int) bool { return running >= n }); err != nil {
@@ -74,7 +73,7 @@ func deployIn(ctx context.Context, cs kubernetes.Interface, namespace string, n 
 	r.running = time.Since(start)
 
 	start = time.Now()
-	if err := cs.AppsV1().Deployments(ns.Name).Delete(ctx, dep.Name, metav1.DeleteOptions{
+	if err := cs.AppsV1().Deployments(namespace).Delete(ctx, dep.Name, metav1.DeleteOptions{
 		PropagationPolicy: ptr.To(metav1.DeletePropagationForeground),
 	}); err != nil {
 		return r, err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/apis"
@@ -22,6 +22,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/liqoctl/offload"
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
@@ -129,12 +130,13 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 			return nil, fmt.Errorf("vanilla N=%d: %w", n, err)
 		}
 		ns := fmt.Sprintf("offload-%d", n)
-		if err := offloadNamespace(ctx, cl, ns); err != nil {
+		twin, err := offloadNamespace(ctx, cl, kubeconfigs["consumer"], ns)
+		if err != nil {
 			return nil, err
 		}
 		st := newStages(n)
 		stopWatch := make(chan struct{})
-		st.follow(consumer.Client(), ns, provider.Client(), ns+"-consumer", stopWatch)
+		st.follow(consumer.Client(), ns, provider.Client(), twin, stopWatch)
 		before := totalCPU(pids)
 		stopSampling := sampleRSS(pids, run.rss)
 		st.begin()
@@ -180,23 +182,21 @@ func startManager(ctx context.Context, bin, kubeconfig, id, logPath string) (int
 	return cmd.Process.Pid, stop, nil
 }
 
-// offloadNamespace creates ns with a NamespaceOffloading of strategy Remote
-// and waits until it is Ready.
-func offloadNamespace(ctx context.Context, cl client.Client, ns string) error {
+// offloadNamespace creates ns and offloads it with liqoctl offload,
+// strategy Remote; it returns the twin namespace's name.
+func offloadNamespace(ctx context.Context, cl client.Client, kubeconfig, ns string) (string, error) {
 	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		return err
+		return "", err
 	}
-	off := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: "offloading", Namespace: ns},
-		Spec: offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.RemotePodOffloadingStrategy}}
-	if err := cl.Create(ctx, off); err != nil {
-		return err
+	cmd := offload.NewCommand()
+	cmd.SetOut(io.Discard)
+	cmd.SetArgs([]string{"namespace", ns, "--kubeconfig", kubeconfig, "--pod-offloading-strategy", "Remote"})
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		return "", fmt.Errorf("offloading %s: %w", ns, err)
 	}
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := cl.Get(ctx, types.NamespacedName{Namespace: ns, Name: "offloading"}, off); err != nil {
-			return false, err
-		}
-		return off.Status.OffloadingPhase == offv1beta1.ReadyOffloadingPhase, nil
-	})
+	var off offv1beta1.NamespaceOffloading
+	err := cl.Get(ctx, types.NamespacedName{Namespace: ns, Name: offv1beta1.NamespaceOffloadingName}, &off)
+	return off.Status.RemoteNamespaceName, err
 }
 
 func totalCPU(pids map[string]int) time.Duration {

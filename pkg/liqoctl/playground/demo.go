@@ -21,6 +21,7 @@ import (
 	"github.com/liqo-go/liqo/apis"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/liqoctl/offload"
 )
 
 // The demo: a namespace extended to the provider and a Deployment spread
@@ -47,22 +48,18 @@ func offloadDemo(ctx context.Context, out io.Writer, l layout, consumer string) 
 	if err := cl.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	off := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: "offloading", Namespace: demoNamespace},
-		Spec: offv1beta1.NamespaceOffloadingSpec{
-			NamespaceMappingStrategy: offv1beta1.DefaultNameMappingStrategy,
-			PodOffloadingStrategy:    offv1beta1.LocalAndRemotePodOffloadingStrategy,
-		}}
-	if err := cl.Create(ctx, off); err != nil && !apierrors.IsAlreadyExists(err) {
+	// Offloaded exactly as a user would, with liqoctl offload's defaults
+	// (DefaultName, LocalAndRemote, every peer).
+	cmd := offload.NewCommand()
+	cmd.SetOut(out)
+	cmd.SetErr(out)
+	cmd.SetArgs([]string{"namespace", demoNamespace, "--kubeconfig", l.kubeconfig(consumer)})
+	if err := cmd.ExecuteContext(ctx); err != nil {
 		return err
 	}
-	key := types.NamespacedName{Namespace: demoNamespace, Name: "offloading"}
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := cl.Get(ctx, key, off); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		return off.Status.OffloadingPhase == offv1beta1.ReadyOffloadingPhase, nil
-	}); err != nil {
-		return fmt.Errorf("namespace %s is not offloaded (phase %q): %w", demoNamespace, off.Status.OffloadingPhase, err)
+	var off offv1beta1.NamespaceOffloading
+	if err := cl.Get(ctx, types.NamespacedName{Namespace: demoNamespace, Name: offv1beta1.NamespaceOffloadingName}, &off); err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "namespace %s offloaded, twin namespace %s\n", demoNamespace, off.Status.RemoteNamespaceName)
 
