@@ -60,7 +60,7 @@ func TestCSRSigning(t *testing.T) {
 				t.Fatal(err)
 			}
 			var cert []byte
-			poll(ctx, t, "the signed certificate", func() (bool, error) {
+			Eventually(ctx, t, "the signed certificate", func() (bool, error) {
 				got, err := cs.CertificatesV1().CertificateSigningRequests().Get(ctx, csr.Name, metav1.GetOptions{})
 				if err != nil {
 					return false, err

@@ -65,7 +65,7 @@ func TestCrashLeavesNothing(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	poll(ctx, t, "the crashed owner's processes to die and ports to be freed", func() (bool, error) {
+	Eventually(ctx, t, "the crashed owner's processes to die and ports to be freed", func() (bool, error) {
 		for _, pid := range r.PIDs {
 			if proc.Alive(pid) {
 				return false, nil

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
@@ -55,7 +54,7 @@ func TestDeploymentAndService(t *testing.T) {
 			}
 
 			var podIPs map[string]bool
-			poll(ctx, t, "10 Running pods with pod IPs", func() (bool, error) {
+			Eventually(ctx, t, "10 Running pods with pod IPs", func() (bool, error) {
 				pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 				if err != nil {
 					return false, err
@@ -74,7 +73,7 @@ func TestDeploymentAndService(t *testing.T) {
 				}
 			}
 
-			poll(ctx, t, "an EndpointSlice with the 10 pod addresses", func() (bool, error) {
+			Eventually(ctx, t, "an EndpointSlice with the 10 pod addresses", func() (bool, error) {
 				slices, err := cs.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{
 					LabelSelector: discoveryv1.LabelServiceName + "=web",
 				})
@@ -112,18 +111,4 @@ func createNamespace(ctx context.Context, t *testing.T, cs kubernetes.Interface,
 		t.Fatal(err)
 	}
 	return ns.Name
-}
-
-// poll waits for cond, failing the test with what was awaited on timeout.
-func poll(ctx context.Context, t *testing.T, what string, cond func() (bool, error)) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
-		ok, err := cond()
-		last = err
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v (last error: %v)", what, err, last)
-	}
 }
