@@ -67,7 +67,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			&certv1.CertificateSigningRequest{}: {Label: managed},
 			// Only the Pods made for ShadowPods: a provider's own Pods can be
 			// many, and the controllers never read them.
-			&corev1.Pod{}: {Label: managed},
+			&corev1.Pod{}: shadowpod.PodCache(),
 		}},
 		// Tests and the playground run several managers in one process.
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},

@@ -10,7 +10,6 @@ import (
 	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -111,10 +110,9 @@ func setup(ccfg, pcfg *rest.Config) error {
 }
 
 func startShadowPods(ctx context.Context, cfg *rest.Config) error {
-	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     apis.NewScheme(),
-		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: managed}}},
+		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: shadowpod.PodCache()}},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 	})

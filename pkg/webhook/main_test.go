@@ -11,7 +11,6 @@ import (
 	"github.com/go-logr/logr/funcr"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -23,7 +22,7 @@ import (
 
 	"github.com/liqo-go/liqo/apis"
 	"github.com/liqo-go/liqo/deploy/crds"
-	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
@@ -87,10 +86,9 @@ func startManager(cfg *rest.Config) (*runningManager, error) {
 	logger := funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, "manager:", prefix, args) },
 		funcr.Options{Verbosity: -1})
 	setLoggerOnce.Do(func() { ctrl.SetLogger(logger) })
-	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     apis.NewScheme(),
-		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: managed}}},
+		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: shadowpod.PodCache()}},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Logger:     logger,

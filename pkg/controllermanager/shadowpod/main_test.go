@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,7 +22,6 @@ import (
 
 	"github.com/liqo-go/liqo/apis"
 	"github.com/liqo-go/liqo/deploy/crds"
-	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
@@ -65,10 +63,9 @@ func startManager(cfg *rest.Config) error {
 		funcr.Options{Verbosity: -1})
 	// Client-go reports through controller-runtime's global logger too.
 	ctrl.SetLogger(logger)
-	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
 	mgr, err := ctrl.NewManager(mcfg, ctrl.Options{
 		Scheme:     apis.NewScheme(),
-		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: managed}}},
+		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: PodCache()}},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Logger:     logger,

@@ -9,10 +9,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -217,17 +219,17 @@ func (r *Reconciler) writeStatus(ctx context.Context, before, sp *offv1beta1.Sha
 	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, sp, client.MergeFrom(before)))
 }
 
-// SetupWithManager registers the controller.
-//
-// The manager must restrict its Pod cache to our Pods, or it would hold
-// every Pod of the cluster in memory:
-//
-//	cache.Options{ByObject: map[client.Object]cache.ByObject{
-//		&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})},
-//	}}
-//
-// ForgePod sets that label on every Pod; a Pod outside the selection is only
-// ever read, uncached, when a create collides with it.
+// PodCache is the Pod entry of the cache options of a manager running this
+// controller: only our Pods, or the manager would hold every Pod of the
+// cluster in memory. ForgePod sets the label it selects on every Pod; a Pod
+// outside the selection is only ever read, uncached, when a create collides
+// with it.
+func PodCache() cache.ByObject {
+	return cache.ByObject{Label: labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})}
+}
+
+// SetupWithManager registers the controller. The manager's Pod cache must
+// be restricted with PodCache.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Client == nil {
 		r.Client = mgr.GetClient()
