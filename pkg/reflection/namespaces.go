@@ -33,19 +33,11 @@ func (r *reflector) watchMaps(ctx context.Context) (func(), error) {
 		return nil, err
 	}
 	key := offloading.NamespaceMapKey(r.cfg.ProviderID)
-	onEvent := func(obj any) {
-		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj = tomb.Obj
-		}
-		if m, ok := obj.(*offv1beta1.NamespaceMap); ok && client.ObjectKeyFromObject(m) == key {
+	reg, err := inf.AddEventHandler(onEvery(func(m client.Object) {
+		if client.ObjectKeyFromObject(m) == key {
 			r.syncMaps(ctx)
 		}
-	}
-	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    onEvent,
-		UpdateFunc: func(_, n any) { onEvent(n) },
-		DeleteFunc: onEvent,
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
@@ -118,15 +110,7 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 	}
 	tctx, stop := context.WithCancel(ctx)
 	t := &twin{local: local, remote: remote, cache: c, stop: stop}
-	enqueue := func(obj any) {
-		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj = tomb.Obj
-		}
-		if o, ok := obj.(client.Object); ok {
-			r.queue.Add(types.NamespacedName{Namespace: local, Name: o.GetName()})
-		}
-	}
-	handler := toolscache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }, DeleteFunc: enqueue}
+	handler := onEvery(func(o client.Object) { r.queue.Add(types.NamespacedName{Namespace: local, Name: o.GetName()}) })
 	var syncs []toolscache.InformerSynced
 	for _, kind := range []client.Object{&offv1beta1.ShadowPod{}, &corev1.Pod{}} {
 		inf, err := c.GetInformer(tctx, kind, cache.BlockUntilSynced(false))

@@ -17,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -90,11 +89,9 @@ func Run(ctx context.Context, cfg Config) error {
 		}))
 	podInformer := factory.Core().V1().Pods()
 	r.pods = podInformer.Lister()
-	if _, err := podInformer.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    r.enqueueObject,
-		UpdateFunc: func(_, n any) { r.enqueueObject(n) },
-		DeleteFunc: r.enqueueObject,
-	}); err != nil {
+	if _, err := podInformer.Informer().AddEventHandler(onEvery(func(o client.Object) {
+		r.queue.Add(client.ObjectKeyFromObject(o))
+	})); err != nil {
 		return err
 	}
 	factory.Start(ctx.Done())
@@ -138,13 +135,18 @@ type reflector struct {
 	namespaces map[string]*twin
 }
 
-func (r *reflector) enqueueObject(obj any) {
-	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
+// onEvery is an event handler calling f with the object of every add,
+// update and delete, a deleted object's last state included.
+func onEvery(f func(client.Object)) toolscache.ResourceEventHandlerFuncs {
+	call := func(obj any) {
+		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		if o, ok := obj.(client.Object); ok {
+			f(o)
+		}
 	}
-	if p, ok := obj.(*corev1.Pod); ok {
-		r.queue.Add(types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
-	}
+	return toolscache.ResourceEventHandlerFuncs{AddFunc: call, UpdateFunc: func(_, n any) { call(n) }, DeleteFunc: call}
 }
 
 // enqueueNamespace requeues every local pod of the node in namespace.
