@@ -121,7 +121,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		},
 		func() error {
 			return (&vnode.Reconciler{Client: mgr.GetClient(), Clientset: cs, ClusterID: local,
-				HealthCheckInterval: o.HealthCheckInterval, KubeletAddress: kubeletIP, KubeletPort: kubeletPort}).SetupWithManager(mgr)
+				HealthCheckInterval: o.HealthCheckInterval, KubeletAddress: kubeletIP, KubeletPort: kubeletPort,
+				Reflected: o.Reflection}).SetupWithManager(mgr)
 		},
 		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error { return (&shadowpod.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },

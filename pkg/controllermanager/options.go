@@ -14,6 +14,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/reflection"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
 	"github.com/liqo-go/liqo/pkg/webhook"
 )
@@ -67,6 +68,8 @@ type Options struct {
 	KubeletAPIAddr        string
 	KubeletAPIAdvertiseIP string
 	KubeletAPICertificate kubeletapi.CertificateMode
+	// Reflection tunes the reflection of each kind besides pods.
+	Reflection map[string]reflection.KindOptions
 	// Logger receives the controllers' logs.
 	Logger logr.Logger
 }
@@ -86,6 +89,7 @@ func DefaultOptions() Options {
 		// --kubelet-api-advertise-ip.
 		KubeletAPIAddr:        kubeletapi.DefaultListenAddress,
 		KubeletAPICertificate: kubeletapi.CertificateKubeletServing,
+		Reflection:            reflection.DefaultKinds(),
 	}
 }
 
@@ -105,6 +109,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.WebhookAdvertiseHost, "webhook-advertise-host", o.WebhookAdvertiseHost, "IP or DNS name at which the API server reaches the webhook server (default: the host of --webhook-address)")
 	fs.StringVar(&o.KubeletAPIAddr, "kubelet-api-address", o.KubeletAPIAddr, "host:port of the virtual nodes' kubelet API, which serves kubectl logs, exec and port-forward on offloaded pods (port 0 picks a free port)")
 	fs.StringVar(&o.KubeletAPIAdvertiseIP, "kubelet-api-advertise-ip", o.KubeletAPIAdvertiseIP, "IP the virtual nodes publish, at which the API server reaches their kubelet API (default: the host of --kubelet-api-address)")
+	o.addReflectionFlags(fs)
 	fs.StringVar((*string)(&o.KubeletAPICertificate), "kubelet-api-certificate", string(o.KubeletAPICertificate), "serving certificate of the kubelet API: kubelet-serving (issued by the cluster's kubelet-serving signer) or self-signed (for API servers that do not verify kubelet certificates)")
 }
 
@@ -138,7 +143,7 @@ func (o *Options) Validate() error {
 	if err := o.kubeletAPIConfig().Validate(); err != nil {
 		return fmt.Errorf("--kubelet-api-address/--kubelet-api-advertise-ip/--kubelet-api-certificate: %w", err)
 	}
-	return nil
+	return o.validateReflection()
 }
 
 // FormatLabels renders labels as sorted k=v,k=v.

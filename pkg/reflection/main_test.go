@@ -100,7 +100,7 @@ func setup(ccfg, pcfg *rest.Config) error {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: consumerCS.CoreV1().Events("")})
 	go func() {
 		err := Run(context.Background(), Config{NodeName: vnodeName, LocalClusterID: consumerID, ProviderID: providerID,
-			Local: consumerCS, Maps: maps, Remote: pcfg, Scheme: apis.NewScheme(), HostIP: hostIP,
+			Local: consumerCS, LocalConfig: ccfg, Maps: maps, Remote: pcfg, Scheme: apis.NewScheme(), HostIP: hostIP,
 			Recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "liqo-virtual-kubelet"})})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "reflection stopped:", err)

@@ -19,9 +19,11 @@ import (
 // twin is one twin namespace on the provider and the watches kept there.
 type twin struct {
 	local, remote string
-	cache         cache.Cache
-	stop          context.CancelFunc
-	synced        atomic.Bool
+	// cache holds the twin namespace's objects we made; localCache the
+	// local namespace's objects of the reflected kinds.
+	cache, localCache cache.Cache
+	stop              context.CancelFunc
+	synced            atomic.Bool
 }
 
 // watchMaps follows the consumer's NamespaceMap for the provider: the
@@ -95,21 +97,36 @@ func (r *reflector) syncMaps(ctx context.Context) {
 	// are enqueued once the twin's watches are synced.
 	for _, ns := range changed {
 		r.enqueueNamespace(ns)
+		for _, k := range r.kinds {
+			k.forget(ns)
+		}
 	}
 }
 
-// startTwin watches the ShadowPods and the provider's pods of one twin
-// namespace; the provider's pods are only those made for ShadowPods.
+// startTwin watches one twin namespace and its local namespace: on the
+// provider, the ShadowPods, their pods and the copies of the reflected
+// kinds (only those made by this cluster); locally, the objects of the
+// reflected kinds.
 func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin, error) {
+	ours := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue,
+		consts.OriginClusterIDLabel: r.cfg.LocalClusterID})
 	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
+	byObject := map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: managed}}
+	for _, k := range r.kinds {
+		byObject[k.remoteObject()] = cache.ByObject{Label: ours}
+	}
 	c, err := cache.New(r.remoteConfig, cache.Options{Scheme: r.cfg.Scheme,
-		DefaultNamespaces: map[string]cache.Config{remote: {}},
-		ByObject:          map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: managed}}})
+		DefaultNamespaces: map[string]cache.Config{remote: {}}, ByObject: byObject})
+	if err != nil {
+		return nil, err
+	}
+	lc, err := cache.New(r.localConfig, cache.Options{Scheme: r.cfg.Scheme,
+		DefaultNamespaces: map[string]cache.Config{local: {}}})
 	if err != nil {
 		return nil, err
 	}
 	tctx, stop := context.WithCancel(ctx)
-	t := &twin{local: local, remote: remote, cache: c, stop: stop}
+	t := &twin{local: local, remote: remote, cache: c, localCache: lc, stop: stop}
 	handler := onEvery(func(o client.Object) { r.queue.Add(types.NamespacedName{Namespace: local, Name: o.GetName()}) })
 	var syncs []toolscache.InformerSynced
 	for _, kind := range []client.Object{&offv1beta1.ShadowPod{}, &corev1.Pod{}} {
@@ -124,11 +141,23 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 		}
 		syncs = append(syncs, inf.HasSynced)
 	}
+	for _, k := range r.kinds {
+		s, err := k.watch(tctx, t)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		syncs = append(syncs, s...)
+	}
 	go func() { _ = c.Start(tctx) }()
+	go func() { _ = lc.Start(tctx) }()
 	go func() {
 		if toolscache.WaitForCacheSync(tctx.Done(), syncs...) {
 			t.synced.Store(true)
 			r.enqueueNamespace(local)
+			for _, k := range r.kinds {
+				k.enqueueNamespace(tctx, t)
+			}
 		}
 	}()
 	return t, nil

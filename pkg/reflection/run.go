@@ -1,6 +1,9 @@
-// Package reflection is the virtual kubelet's pod reflection: the local
-// pods bound to a virtual node become ShadowPods in the twin namespaces on
-// the provider, and the provider's pods' status flows back to them.
+// Package reflection is the virtual kubelet's reflection: the local pods
+// bound to a virtual node become ShadowPods in the twin namespaces on the
+// provider, and the provider's pods' status flows back to them; the objects
+// the pods need (ConfigMaps, Secrets, Services, EndpointSlices, Ingresses)
+// are copied into the twin namespaces by one generic reflector per kind
+// (resource.go), with the per-kind transformations in package forge.
 //
 // One reflection runs per virtual node. It watches the local pods bound to
 // the node (one informer, selected by spec.nodeName), the consumer's
@@ -52,6 +55,9 @@ type Config struct {
 	// local NamespaceMaps (the manager's).
 	Local kubernetes.Interface
 	Maps  cache.Cache
+	// LocalConfig reaches the local cluster for the reflected kinds'
+	// watches.
+	LocalConfig *rest.Config
 	// Remote is the consumer's identity on the provider.
 	Remote *rest.Config
 	Scheme *runtime.Scheme
@@ -59,12 +65,23 @@ type Config struct {
 	HostIP   string
 	Workers  int
 	Recorder record.EventRecorder
+	// Kinds are the reflected kinds besides pods (DefaultKinds when nil).
+	Kinds map[string]KindOptions
 }
 
 // Run reflects the node's pods until ctx is done.
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
+	}
+	if cfg.Kinds == nil {
+		cfg.Kinds = DefaultKinds()
+	}
+	if err := ValidateKinds(cfg.Kinds); err != nil {
+		return err
+	}
+	if cfg.LocalConfig == nil || cfg.Remote == nil {
+		return fmt.Errorf("the reflection of node %s needs both the local and the remote cluster's configuration", cfg.NodeName)
 	}
 	remote := clientcfg.Tuned(cfg.Remote)
 	rc, err := client.New(remote, client.Options{Scheme: cfg.Scheme})
@@ -75,6 +92,7 @@ func Run(ctx context.Context, cfg Config) error {
 		cfg:          cfg,
 		remote:       rc,
 		remoteConfig: remote,
+		localConfig:  clientcfg.Tuned(cfg.LocalConfig),
 		logger:       klog.FromContext(ctx).WithValues("node", cfg.NodeName),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
@@ -82,6 +100,14 @@ func Run(ctx context.Context, cfg Config) error {
 		namespaces: map[string]*twin{},
 	}
 	defer r.queue.ShutDown()
+	r.kinds = r.resources()
+	var kinds sync.WaitGroup
+	kctx, stopKinds := context.WithCancel(ctx)
+	for name, k := range r.kinds {
+		kinds.Go(func() { k.run(kctx, cfg.Kinds[name].Workers) })
+	}
+	defer kinds.Wait()
+	defer stopKinds()
 
 	factory := informers.NewSharedInformerFactoryWithOptions(cfg.Local, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -126,9 +152,13 @@ type reflector struct {
 	cfg          Config
 	remote       client.Client
 	remoteConfig *rest.Config
+	localConfig  *rest.Config
 	pods         corelisters.PodLister
 	queue        workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	logger       klog.Logger
+
+	// kinds reflect the other kinds, by name.
+	kinds map[string]resource
 
 	mu sync.RWMutex
 	// namespaces holds the twin namespaces by local namespace name.

@@ -51,9 +51,13 @@ type Reconciler struct {
 	ClusterID string
 	// PodRecorder records the Events of the reflected pods.
 	PodRecorder record.EventRecorder
+	// Reflected are the kinds reflected besides pods (reflection's
+	// defaults when nil).
+	Reflected map[string]reflection.KindOptions
 	// cache holds the NamespaceMaps the pod reflection follows.
-	cache  cache.Cache
-	scheme *runtime.Scheme
+	cache       cache.Cache
+	scheme      *runtime.Scheme
+	localConfig *rest.Config
 
 	mu      sync.Mutex
 	ctx     context.Context
@@ -165,8 +169,8 @@ func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg vir
 	go func() {
 		defer close(reflected)
 		err := reflection.Run(ctx, reflection.Config{NodeName: cfg.Name, LocalClusterID: r.ClusterID,
-			ProviderID: cfg.RemoteClusterID, Local: r.Clientset, Maps: r.cache, Remote: remote,
-			Scheme: r.scheme, Recorder: r.PodRecorder, HostIP: cfg.Address})
+			ProviderID: cfg.RemoteClusterID, Local: r.Clientset, Maps: r.cache, Remote: remote, LocalConfig: r.localConfig,
+			Scheme: r.scheme, Recorder: r.PodRecorder, HostIP: cfg.Address, Kinds: r.Reflected})
 		if err != nil && ctx.Err() == nil {
 			ctrl.Log.WithName("virtualnode").Error(err, "pod reflection stopped", "virtualnode", key)
 		}
@@ -268,7 +272,7 @@ func (r *Reconciler) Start(ctx context.Context) error {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.Recorder = mgr.GetEventRecorderFor("liqo-virtualnode")
 	r.PodRecorder = mgr.GetEventRecorderFor("liqo-virtual-kubelet")
-	r.cache, r.scheme = mgr.GetCache(), mgr.GetScheme()
+	r.cache, r.scheme, r.localConfig = mgr.GetCache(), mgr.GetScheme(), mgr.GetConfig()
 	r.runners = map[types.NamespacedName]*runner{}
 	r.events = make(chan event.GenericEvent, 64)
 	if err := mgr.Add(r); err != nil {

@@ -19,6 +19,10 @@ const (
 	AllowReflectionAnnotation = "liqo.io/allow-reflection"
 )
 
+// ReasonReflectionConflict is the Event reason on a local object whose
+// remote name is taken by an object the reflection did not create.
+const ReasonReflectionConflict = "ReflectionConflict"
+
 // Policy says which local objects of a kind are reflected.
 type Policy string
 

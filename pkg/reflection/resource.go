@@ -1,0 +1,309 @@
+package reflection
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/liqo-go/liqo/pkg/reflection/forge"
+)
+
+// Kind says how the local objects of one kind (L) are reflected into the
+// twin namespaces as remote objects (R, the same kind but for
+// EndpointSlices, which become ShadowEndpointSlices).
+type Kind[L, R client.Object] struct {
+	// Name is the kind's plural, as in the metrics and the flags.
+	Name      string
+	NewLocal  func() L
+	NewRemote func() R
+	// RemoteName maps a local name to its remote copy's ("" for none);
+	// LocalName is its inverse. Both default to the identity.
+	RemoteName, LocalName func(string) string
+	// Forge is the remote copy of a local object in remoteNamespace; false
+	// when the object has none (and any copy must go).
+	Forge func(local L, remoteNamespace string) (R, bool)
+	// Content is what, besides labels and annotations, must match between
+	// the wanted copy and the remote object, which the remote cluster may
+	// have defaulted or extended.
+	Content func(R) any
+}
+
+// resource is what the reflection needs of a kind whatever its types.
+type resource interface {
+	// watch adds the kind's informers to the twin's caches.
+	watch(ctx context.Context, t *twin) ([]toolscache.InformerSynced, error)
+	// enqueueNamespace requeues every local object of the kind in a local
+	// namespace.
+	enqueueNamespace(ctx context.Context, t *twin)
+	// remoteObject is an empty remote object of the kind.
+	remoteObject() client.Object
+	// forget drops what is known of a namespace no longer reflected.
+	forget(local string)
+	run(ctx context.Context, workers int)
+}
+
+// kindReflector keeps the remote copies of one kind.
+type kindReflector[L, R client.Object] struct {
+	Kind[L, R]
+	policy  forge.Policy
+	r       *reflector
+	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	metrics *kindMetrics
+}
+
+func newKindReflector[L, R client.Object](r *reflector, k Kind[L, R], policy forge.Policy) *kindReflector[L, R] {
+	if k.RemoteName == nil {
+		k.RemoteName = identity
+	}
+	if k.LocalName == nil {
+		k.LocalName = identity
+	}
+	return &kindReflector[L, R]{Kind: k, policy: policy, r: r,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](5*time.Millisecond, 30*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "reflection-" + k.Name + "-" + r.cfg.NodeName}),
+		metrics: newKindMetrics(r.cfg.NodeName, k.Name),
+	}
+}
+
+func identity(s string) string { return s }
+
+func (k *kindReflector[L, R]) remoteObject() client.Object { return k.NewRemote() }
+
+func (k *kindReflector[L, R]) watch(ctx context.Context, t *twin) ([]toolscache.InformerSynced, error) {
+	local, err := t.localCache.GetInformer(ctx, k.NewLocal(), cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := local.AddEventHandler(onEvery(func(o client.Object) {
+		k.queue.Add(types.NamespacedName{Namespace: t.local, Name: o.GetName()})
+	})); err != nil {
+		return nil, err
+	}
+	remote, err := t.cache.GetInformer(ctx, k.NewRemote(), cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := remote.AddEventHandler(onEvery(func(o client.Object) {
+		k.queue.Add(types.NamespacedName{Namespace: t.local, Name: k.LocalName(o.GetName())})
+	})); err != nil {
+		return nil, err
+	}
+	return []toolscache.InformerSynced{local.HasSynced, remote.HasSynced}, nil
+}
+
+func (k *kindReflector[L, R]) enqueueNamespace(ctx context.Context, t *twin) {
+	locals, err := k.r.names(ctx, t.localCache, k.NewLocal(), t.local)
+	if err != nil {
+		k.r.logger.Error(err, "listing for a resync", "kind", k.Name, "namespace", t.local)
+		return
+	}
+	remotes, err := k.r.names(ctx, t.cache, k.NewRemote(), t.remote)
+	if err != nil {
+		k.r.logger.Error(err, "listing for a resync", "kind", k.Name, "namespace", t.remote)
+		return
+	}
+	for _, name := range locals {
+		k.queue.Add(types.NamespacedName{Namespace: t.local, Name: name})
+	}
+	for _, name := range remotes {
+		k.queue.Add(types.NamespacedName{Namespace: t.local, Name: k.LocalName(name)})
+	}
+}
+
+func (k *kindReflector[L, R]) forget(local string) { k.metrics.forgetNamespace(local) }
+
+func (k *kindReflector[L, R]) run(ctx context.Context, workers int) {
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k.processNext(ctx) {
+			}
+		}()
+	}
+	<-ctx.Done()
+	k.queue.ShutDown()
+	wg.Wait()
+	k.metrics.drop()
+}
+
+func (k *kindReflector[L, R]) processNext(ctx context.Context) bool {
+	key, quit := k.queue.Get()
+	if quit {
+		return false
+	}
+	defer k.queue.Done(key)
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	retryAfter, err := k.reconcile(cctx, key)
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			k.metrics.errors.Inc()
+			k.r.logger.V(2).Info("reflecting failed; retrying", "kind", k.Name, "object", key, "error", err.Error())
+		}
+		k.queue.AddRateLimited(key)
+	case retryAfter > 0:
+		k.queue.AddAfter(key, retryAfter)
+	default:
+		k.queue.Forget(key)
+	}
+	return true
+}
+
+// conflictRetry is how often an object whose remote name is taken by an
+// object we did not create is tried again: nothing tells us when the
+// other object goes.
+const conflictRetry = 30 * time.Second
+
+// reconcile brings the remote copy of one local object in line with it.
+func (k *kindReflector[L, R]) reconcile(ctx context.Context, key types.NamespacedName) (time.Duration, error) {
+	t := k.r.twinOf(key.Namespace)
+	if t == nil || !t.synced.Load() {
+		// Enqueued again once the twin's watches are synced; a twin that
+		// went away takes its copies with it.
+		return 0, nil
+	}
+	local := k.NewLocal()
+	found, err := get(ctx, t.localCache, key, local)
+	if err != nil {
+		return 0, err
+	}
+	remoteName := k.RemoteName(key.Name)
+	if remoteName == "" {
+		return 0, nil
+	}
+	var want R
+	wanted := false
+	if found && k.policy.Selected(local.GetAnnotations()) {
+		want, wanted = k.Forge(local, t.remote)
+	}
+	current := k.NewRemote()
+	has, err := get(ctx, t.cache, types.NamespacedName{Namespace: t.remote, Name: remoteName}, current)
+	if err != nil {
+		return 0, err
+	}
+	k.metrics.observe(key, wanted && has)
+
+	switch {
+	case !wanted && has:
+		return 0, k.delete(ctx, current)
+	case !wanted:
+		return 0, nil
+	case !has:
+		return k.create(ctx, local, want)
+	case k.same(want, current):
+		return 0, nil
+	}
+	want.SetResourceVersion(current.GetResourceVersion())
+	switch err := k.r.remote.Update(ctx, want); {
+	case err == nil:
+		k.metrics.operations.WithLabelValues("update").Inc()
+		return 0, nil
+	case apierrors.IsInvalid(err):
+		// An immutable field changed (an immutable ConfigMap's data, a
+		// Secret's type): only a new object can carry it.
+		return 0, k.delete(ctx, current)
+	default:
+		return 0, client.IgnoreNotFound(err)
+	}
+}
+
+func (k *kindReflector[L, R]) same(want, current R) bool {
+	return equality.Semantic.DeepEqual(want.GetLabels(), current.GetLabels()) &&
+		equality.Semantic.DeepEqual(want.GetAnnotations(), current.GetAnnotations()) &&
+		equality.Semantic.DeepEqual(k.Content(want), k.Content(current))
+}
+
+// create makes the remote copy. A name taken by an object we did not
+// create is left alone and reported on the local object.
+func (k *kindReflector[L, R]) create(ctx context.Context, local L, want R) (time.Duration, error) {
+	err := k.r.remote.Create(ctx, want)
+	if err == nil {
+		k.metrics.operations.WithLabelValues("create").Inc()
+		return 0, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return 0, err
+	}
+	other := k.NewRemote()
+	if err := k.r.remote.Get(ctx, client.ObjectKeyFromObject(want), other); err != nil {
+		return 0, client.IgnoreNotFound(err)
+	}
+	if forge.Ours(other, k.r.cfg.LocalClusterID) {
+		// Ours, not in the cache yet: its event comes back here.
+		return 0, nil
+	}
+	k.r.cfg.Recorder.Eventf(local, corev1.EventTypeWarning, forge.ReasonReflectionConflict,
+		"%s %s/%s exists on cluster %s and was not created by this cluster: not reflected",
+		k.Name, want.GetNamespace(), want.GetName(), k.r.cfg.ProviderID)
+	return conflictRetry, nil
+}
+
+func (k *kindReflector[L, R]) delete(ctx context.Context, current R) error {
+	uid := current.GetUID()
+	err := k.r.remote.Delete(ctx, current, client.Preconditions{UID: &uid})
+	if err == nil {
+		k.metrics.operations.WithLabelValues("delete").Inc()
+	}
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting %s %s/%s: %w", k.Name, current.GetNamespace(), current.GetName(), err)
+	}
+	return nil
+}
+
+// get reads an object from a cache, reporting whether it exists.
+func get(ctx context.Context, c cache.Cache, key types.NamespacedName, obj client.Object) (bool, error) {
+	err := c.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// names lists the names of the objects of obj's kind in a namespace of a
+// cache.
+func (r *reflector) names(ctx context.Context, c cache.Cache, obj client.Object, namespace string) ([]string, error) {
+	gvk, err := apiutil.GVKForObject(obj, r.cfg.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	o, err := r.cfg.Scheme.New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err != nil {
+		return nil, err
+	}
+	list, ok := o.(client.ObjectList)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a list", gvk.Kind+"List")
+	}
+	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	var names []string
+	err = meta.EachListItem(list, func(o runtime.Object) error {
+		if m, ok := o.(metav1.Object); ok {
+			names = append(names, m.GetName())
+		}
+		return nil
+	})
+	return names, err
+}
