@@ -6,7 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
 )
@@ -70,6 +73,20 @@ func (r *reflector) resources() map[string]resource {
 		},
 		Services: func(p forge.Policy) resource {
 			return newKindReflector(r, sameKind(Services, id, forge.Service, forge.ServiceContent), p)
+		},
+		EndpointSlices: func(p forge.Policy) resource {
+			translate := r.cfg.TranslateAddress
+			if translate == nil {
+				translate = identity
+			}
+			return newKindReflector(r, Kind[*discoveryv1.EndpointSlice, *offv1beta1.ShadowEndpointSlice]{Name: EndpointSlices,
+				NewLocal:  func() *discoveryv1.EndpointSlice { return &discoveryv1.EndpointSlice{} },
+				NewRemote: func() *offv1beta1.ShadowEndpointSlice { return &offv1beta1.ShadowEndpointSlice{} },
+				Forge: func(l *discoveryv1.EndpointSlice, ns string) (*offv1beta1.ShadowEndpointSlice, bool) {
+					s := forge.ShadowEndpointSlice(l, ns, id, r.cfg.NodeName, translate)
+					return s, s != nil
+				},
+				Content: forge.ShadowEndpointSliceContent}, p)
 		},
 		Ingresses: func(p forge.Policy) resource {
 			return newKindReflector(r, sameKind(Ingresses, id, forge.Ingress, forge.IngressContent), p)

@@ -67,6 +67,10 @@ type Config struct {
 	Recorder record.EventRecorder
 	// Kinds are the reflected kinds besides pods (DefaultKinds when nil).
 	Kinds map[string]KindOptions
+	// TranslateAddress maps a local endpoint address to the one the
+	// provider reaches it at: the network fabric's remapping of overlapping
+	// pod CIDRs (the identity when nil).
+	TranslateAddress func(string) string
 }
 
 // Run reflects the node's pods until ctx is done.
