@@ -19,6 +19,7 @@ var reflectionFlagNames = []struct{ kind, flag string }{
 	{reflection.Services, "service"},
 	{reflection.EndpointSlices, "endpointslice"},
 	{reflection.Ingresses, "ingress"},
+	{reflection.Events, "event"},
 }
 
 // addReflectionFlags binds --<kind>-reflection-workers and
@@ -27,6 +28,10 @@ func (o *Options) addReflectionFlags(fs *pflag.FlagSet) {
 	for _, k := range reflectionFlagNames {
 		fs.Var(&reflectionWorkers{o.Reflection, k.kind}, k.flag+"-reflection-workers",
 			fmt.Sprintf("%s reflected in parallel per virtual node (0 disables their reflection)", k.kind))
+		if k.kind == reflection.Events {
+			// Events flow back from the provider: no local object to annotate.
+			continue
+		}
 		fs.Var(&reflectionPolicy{o.Reflection, k.kind}, k.flag+"-reflection-type",
 			fmt.Sprintf("which %s are reflected: %s (all but those annotated %s) or %s (only those annotated %s)",
 				k.kind, forge.DenyList, forge.SkipReflectionAnnotation, forge.AllowList, forge.AllowReflectionAnnotation))

@@ -39,6 +39,7 @@ func DefaultKinds() map[string]KindOptions {
 		Services:       {Workers: 8, Policy: forge.DenyList},
 		EndpointSlices: {Workers: 16, Policy: forge.DenyList},
 		Ingresses:      {Workers: 4, Policy: forge.DenyList},
+		Events:         {Workers: 4},
 	}
 }
 
@@ -92,6 +93,7 @@ func (r *reflector) resources() map[string]resource {
 			return newKindReflector(r, sameKind(Ingresses, id, forge.Ingress, forge.IngressContent), p)
 		},
 	}
+	all[Events] = func(forge.Policy) resource { return newEventReflector(r) }
 	out := map[string]resource{}
 	for name, o := range r.cfg.Kinds {
 		if build, ok := all[name]; ok && o.Workers > 0 {

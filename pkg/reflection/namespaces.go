@@ -113,7 +113,8 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
 	byObject := map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: managed}}
 	for _, k := range r.kinds {
-		byObject[k.remoteObject()] = cache.ByObject{Label: ours}
+		obj, by := k.remoteCache(ours)
+		byObject[obj] = by
 	}
 	c, err := cache.New(r.remoteConfig, cache.Options{Scheme: r.cfg.Scheme,
 		DefaultNamespaces: map[string]cache.Config{remote: {}}, ByObject: byObject})

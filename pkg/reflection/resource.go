@@ -3,7 +3,6 @@ package reflection
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -49,8 +49,9 @@ type resource interface {
 	// enqueueNamespace requeues every local object of the kind in a local
 	// namespace.
 	enqueueNamespace(ctx context.Context, t *twin)
-	// remoteObject is an empty remote object of the kind.
-	remoteObject() client.Object
+	// remoteCache is the kind's remote object and how the twins' caches
+	// restrict it.
+	remoteCache(ours labels.Selector) (client.Object, cache.ByObject)
 	// forget drops what is known of a namespace no longer reflected.
 	forget(local string)
 	run(ctx context.Context, workers int)
@@ -82,7 +83,9 @@ func newKindReflector[L, R client.Object](r *reflector, k Kind[L, R], policy for
 
 func identity(s string) string { return s }
 
-func (k *kindReflector[L, R]) remoteObject() client.Object { return k.NewRemote() }
+func (k *kindReflector[L, R]) remoteCache(ours labels.Selector) (client.Object, cache.ByObject) {
+	return k.NewRemote(), cache.ByObject{Label: ours}
+}
 
 func (k *kindReflector[L, R]) watch(ctx context.Context, t *twin) ([]toolscache.InformerSynced, error) {
 	local, err := t.localCache.GetInformer(ctx, k.NewLocal(), cache.BlockUntilSynced(false))
@@ -128,43 +131,11 @@ func (k *kindReflector[L, R]) enqueueNamespace(ctx context.Context, t *twin) {
 func (k *kindReflector[L, R]) forget(local string) { k.metrics.forgetNamespace(local) }
 
 func (k *kindReflector[L, R]) run(ctx context.Context, workers int) {
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k.processNext(ctx) {
-			}
-		}()
-	}
-	<-ctx.Done()
-	k.queue.ShutDown()
-	wg.Wait()
+	process(ctx, k.queue, workers, k.reconcile, func(key types.NamespacedName, err error) {
+		k.metrics.errors.Inc()
+		k.r.logger.V(2).Info("reflecting failed; retrying", "kind", k.Name, "object", key, "error", err.Error())
+	})
 	k.metrics.drop()
-}
-
-func (k *kindReflector[L, R]) processNext(ctx context.Context) bool {
-	key, quit := k.queue.Get()
-	if quit {
-		return false
-	}
-	defer k.queue.Done(key)
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	retryAfter, err := k.reconcile(cctx, key)
-	switch {
-	case err != nil:
-		if ctx.Err() == nil {
-			k.metrics.errors.Inc()
-			k.r.logger.V(2).Info("reflecting failed; retrying", "kind", k.Name, "object", key, "error", err.Error())
-		}
-		k.queue.AddRateLimited(key)
-	case retryAfter > 0:
-		k.queue.AddAfter(key, retryAfter)
-	default:
-		k.queue.Forget(key)
-	}
-	return true
 }
 
 // conflictRetry is how often an object whose remote name is taken by an

@@ -16,6 +16,7 @@ package reflection
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -137,18 +138,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if !toolscache.WaitForCacheSync(ctx.Done(), podInformer.Informer().HasSynced) {
 		return nil
 	}
-	var wg sync.WaitGroup
-	for range cfg.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r.processNext(ctx) {
-			}
-		}()
-	}
-	<-ctx.Done()
-	r.queue.ShutDown()
-	wg.Wait()
+	process(ctx, r.queue, cfg.Workers, r.reconcilePod, func(key types.NamespacedName, err error) {
+		if !errors.Is(err, errBackOff) {
+			r.logger.V(2).Info("reflecting pod failed; retrying", "pod", key, "error", err.Error())
+		}
+	})
 	return nil
 }
 
@@ -194,25 +188,14 @@ func (r *reflector) enqueueNamespace(namespace string) {
 	}
 }
 
-func (r *reflector) processNext(ctx context.Context) bool {
-	key, quit := r.queue.Get()
-	if quit {
-		return false
+// errBackOff retries a pod with backoff without reporting an error: it
+// waits on something that sends no event, such as a refused ShadowPod.
+var errBackOff = errors.New("waiting")
+
+func (r *reflector) reconcilePod(ctx context.Context, key types.NamespacedName) (time.Duration, error) {
+	requeue, err := r.reconcile(ctx, key)
+	if err == nil && requeue {
+		err = errBackOff
 	}
-	defer r.queue.Done(key)
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	requeue, err := r.reconcile(cctx, key)
-	switch {
-	case err != nil:
-		if ctx.Err() == nil {
-			r.logger.V(2).Info("reflecting pod failed; retrying", "pod", key, "error", err.Error())
-		}
-		r.queue.AddRateLimited(key)
-	case requeue:
-		r.queue.AddRateLimited(key)
-	default:
-		r.queue.Forget(key)
-	}
-	return true
+	return 0, err
 }
