@@ -1,8 +1,14 @@
 package controllermanager
 
 import (
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/liqo-go/liqo/pkg/reflection"
+	"github.com/liqo-go/liqo/pkg/reflection/forge"
 )
 
 func TestValidate(t *testing.T) {
@@ -50,6 +56,36 @@ func TestLabels(t *testing.T) {
 	for _, bad := range []string{"novalue", "=x"} {
 		if _, err := ParseLabels(bad); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestReflectionFlags(t *testing.T) {
+	o := DefaultOptions()
+	fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--configmap-reflection-workers=0", "--secret-reflection-type=allowlist", "--event-reflection-workers=2"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.Reflection[reflection.ConfigMaps]; got.Workers != 0 || got.Policy != forge.DenyList {
+		t.Errorf("configmaps = %+v, want disabled, policy untouched", got)
+	}
+	if got := o.Reflection[reflection.Secrets]; got.Policy != forge.AllowList || got.Workers != reflection.DefaultKinds()[reflection.Secrets].Workers {
+		t.Errorf("secrets = %+v", got)
+	}
+	if got := o.Reflection[reflection.Events].Workers; got != 2 {
+		t.Errorf("event workers = %d", got)
+	}
+	if fs.Lookup("event-reflection-type") != nil {
+		t.Error("events have no reflection policy, yet the flag exists")
+	}
+	for _, bad := range [][]string{{"--service-reflection-workers=-1"}, {"--service-reflection-workers=many"}, {"--ingress-reflection-type=Some"}} {
+		fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		o := DefaultOptions()
+		o.AddFlags(fs)
+		if err := fs.Parse(bad); err == nil {
+			t.Errorf("%v accepted", bad)
 		}
 	}
 }
