@@ -1,0 +1,168 @@
+package shadowendpointslice
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+// DefaultWorkers is the number of ShadowEndpointSlices reconciled in
+// parallel when Reconciler.Workers is not set: a reconcile mostly waits on
+// one API call, and a rollout updates the slices of many Services at once.
+const DefaultWorkers = 16
+
+// Reconciler keeps, for every ShadowEndpointSlice, the EndpointSlice of the
+// same name and namespace, as its template says. Unlike a Pod, an
+// EndpointSlice is updated in place, so a changed template, and any drift
+// of the slice itself, is reverted by an update.
+type Reconciler struct {
+	Client client.Client
+	// Workers is the number of concurrent reconciles (DefaultWorkers if 0).
+	Workers  int
+	Recorder record.EventRecorder
+
+	// apiReader reads around the cache, in the one case where the cache
+	// cannot answer: an EndpointSlice that exists but does not carry our
+	// managed-by label.
+	apiReader client.Reader
+}
+
+// Reconcile brings the EndpointSlice of one ShadowEndpointSlice in line
+// with it and records the result in its status. Order: the
+// ShadowEndpointSlice (gone or going: its slice goes too), its origin
+// against its namespace, the slice, then the status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var ses offv1beta1.ShadowEndpointSlice
+	if err := r.Client.Get(ctx, req.NamespacedName, &ses); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.deleteSlice(ctx, req.NamespacedName, "")
+		}
+		return ctrl.Result{}, err
+	}
+	if !ses.DeletionTimestamp.IsZero() {
+		// Keeping the slice up to date would only race the deletion of both.
+		return ctrl.Result{}, r.deleteSlice(ctx, req.NamespacedName, ses.UID)
+	}
+	var ns corev1.Namespace
+	if err := r.Client.Get(ctx, types.NamespacedName{Name: req.Namespace}, &ns); err != nil {
+		// A namespace gone takes the ShadowEndpointSlice with it.
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+
+	before := ses.DeepCopy()
+	var o outcome
+	var err error
+	if msg := originMismatch(&ses, &ns); msg != "" {
+		o = outcome{reason: ReasonOriginMismatch, message: msg}
+		err = r.deleteSlice(ctx, req.NamespacedName, ses.UID)
+	} else {
+		o, err = r.ensureSlice(ctx, &ses)
+	}
+	if o.reason == "" {
+		return ctrl.Result{}, err
+	}
+	r.recordEvent(&ses, o)
+	updateStatus(&ses, o)
+	if werr := r.writeStatus(ctx, before, &ses); werr != nil && err == nil {
+		err = werr
+	}
+	return ctrl.Result{}, err
+}
+
+// recordEvent records a Warning Event when the ShadowEndpointSlice enters
+// a failure the consumer's administrator has to look at.
+func (r *Reconciler) recordEvent(ses *offv1beta1.ShadowEndpointSlice, o outcome) {
+	if o.reason == readyReason(ses) {
+		return
+	}
+	switch o.reason {
+	case ReasonConflict, ReasonOriginMismatch, ReasonRejected:
+		r.Recorder.Event(ses, corev1.EventTypeWarning, o.reason, o.message)
+	}
+}
+
+// writeStatus writes the status only if it changed: slices are many and
+// their endpoints change often. A merge patch rather than an update spares
+// the conflicts a cache a moment behind our last write would cause; the
+// status is ours alone, so there is no one else's change to lose.
+func (r *Reconciler) writeStatus(ctx context.Context, before, ses *offv1beta1.ShadowEndpointSlice) error {
+	if equality.Semantic.DeepEqual(before.Status, ses.Status) {
+		return nil
+	}
+	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, ses, client.MergeFrom(before)))
+}
+
+// SetupWithManager registers the controller. The manager's EndpointSlice
+// cache must be restricted with EndpointSliceCache.
+//
+// Every update of a ShadowEndpointSlice matters (its spec, its labels and
+// annotations, which the slice copies, and its status: writeStatus compares
+// with the cache, which can be a write behind, and the reconcile that
+// follows the write's arrival corrects a status decided on that stale
+// view), and so does every update of an owned slice (drift).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Client == nil {
+		r.Client = mgr.GetClient()
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorderFor("liqo-shadowendpointslice")
+	}
+	r.apiReader = mgr.GetAPIReader()
+	workers := r.Workers
+	if workers <= 0 {
+		workers = DefaultWorkers
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named("shadowendpointslice").
+		For(&offv1beta1.ShadowEndpointSlice{}).
+		Owns(&discoveryv1.EndpointSlice{}).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace), builder.WithPredicates(originLabelsChanged)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+// inNamespace lists the ShadowEndpointSlices of a namespace whose origin
+// labels changed: whether they may have a slice changed with them.
+func (r *Reconciler) inNamespace(ctx context.Context, ns client.Object) []reconcile.Request {
+	var list offv1beta1.ShadowEndpointSliceList
+	if err := r.Client.List(ctx, &list, client.InNamespace(ns.GetName())); err != nil {
+		log.FromContext(ctx).Error(err, "listing the ShadowEndpointSlices of a relabelled namespace", "namespace", ns.GetName())
+		return nil
+	}
+	reqs := make([]reconcile.Request, len(list.Items))
+	for i := range list.Items {
+		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+	}
+	return reqs
+}
+
+// originLabelsChanged lets through the namespace updates that change what
+// originMismatch reads. Namespace creations are left out: a new namespace
+// has no ShadowEndpointSlice yet, and at start every ShadowEndpointSlice is
+// reconciled anyway.
+var originLabelsChanged = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels()
+		return o[consts.TwinNamespaceLabel] != n[consts.TwinNamespaceLabel] ||
+			o[consts.RemoteClusterIDLabel] != n[consts.RemoteClusterIDLabel]
+	},
+}

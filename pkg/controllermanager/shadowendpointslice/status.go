@@ -1,0 +1,85 @@
+package shadowendpointslice
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+)
+
+// ConditionReady is the one condition of a ShadowEndpointSlice: True when
+// its EndpointSlice matches the template, False with a reason otherwise.
+const ConditionReady = "Ready"
+
+// Reasons of the Ready condition.
+const (
+	// ReasonSynced: the EndpointSlice exists and matches the template.
+	ReasonSynced = "Synced"
+	// ReasonConflict: an EndpointSlice of that name exists and is not
+	// controlled by the ShadowEndpointSlice, so it is left alone.
+	ReasonConflict = "Conflict"
+	// ReasonOriginMismatch: the ShadowEndpointSlice does not come from the
+	// consumer its namespace was made for, so it gets no EndpointSlice.
+	ReasonOriginMismatch = "OriginMismatch"
+	// ReasonRejected: the API server refused the EndpointSlice (an
+	// invalid template, admission); only a new template can help.
+	ReasonRejected = "Rejected"
+	// ReasonTerminating: the previous EndpointSlice is being deleted (its
+	// address type changed, which an EndpointSlice cannot); the new one is
+	// created as soon as it is gone.
+	ReasonTerminating = "Terminating"
+)
+
+// Events recorded on the ShadowEndpointSlice, on entering the condition of
+// the same reason: endpoints change often, and an Event per write would
+// flood the namespace.
+const (
+	EventConflict       = ReasonConflict
+	EventOriginMismatch = ReasonOriginMismatch
+	EventRejected       = ReasonRejected
+)
+
+// maxConditionMessage is the longest condition message the API server takes.
+const (
+	maxConditionMessage  = 32768
+	truncatedMessageMark = "..."
+)
+
+// outcome is what a reconcile found; updateStatus turns it into the status.
+type outcome struct {
+	// reason of the Ready condition: ReasonSynced for True, any other for
+	// False.
+	reason, message string
+	// endpoints is the number of endpoints of the kept EndpointSlice.
+	endpoints int
+}
+
+func synced(endpoints int) outcome {
+	return outcome{reason: ReasonSynced, message: "the EndpointSlice matches the template", endpoints: endpoints}
+}
+
+// updateStatus sets the whole status from a reconcile's outcome. The
+// condition's transition time moves only when its status changes, so that
+// an unchanged outcome gives an identical status and no write.
+func updateStatus(ses *offv1beta1.ShadowEndpointSlice, o outcome) {
+	status := metav1.ConditionFalse
+	if o.reason == ReasonSynced {
+		status = metav1.ConditionTrue
+	}
+	msg := o.message
+	if len(msg) > maxConditionMessage {
+		msg = msg[:maxConditionMessage-len(truncatedMessageMark)] + truncatedMessageMark
+	}
+	ses.Status.Endpoints = int32(o.endpoints) // an EndpointSlice holds at most 1000
+	meta.SetStatusCondition(&ses.Status.Conditions, metav1.Condition{
+		Type: ConditionReady, Status: status, Reason: o.reason, Message: msg, ObservedGeneration: ses.Generation,
+	})
+}
+
+// readyReason is the reason of the Ready condition, "" if none is set.
+func readyReason(ses *offv1beta1.ShadowEndpointSlice) string {
+	if c := meta.FindStatusCondition(ses.Status.Conditions, ConditionReady); c != nil {
+		return c.Reason
+	}
+	return ""
+}
