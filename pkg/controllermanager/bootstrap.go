@@ -93,17 +93,18 @@ func consumerRules() []rbacv1.PolicyRule {
 }
 
 // OffloadingClusterRole is what a consumer may do in its twin namespaces on
-// the provider: run pods through ShadowPods (never Pods directly), keep the
-// reflected objects they need, and read its pods' status, logs and events.
+// the provider: run pods through ShadowPods (never Pods directly), publish
+// endpoints through ShadowEndpointSlices (never EndpointSlices directly, so
+// the provider decides what its Services route to), keep the reflected
+// objects they need, and read its pods' status, logs and events.
 const OffloadingClusterRole = "liqo-remote-offloading"
 
 func offloadingRules() []rbacv1.PolicyRule {
 	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 	read := []string{"get", "list", "watch"}
 	return []rbacv1.PolicyRule{
-		{APIGroups: []string{"offloading.liqo.io"}, Resources: []string{"shadowpods"}, Verbs: all},
+		{APIGroups: []string{"offloading.liqo.io"}, Resources: []string{"shadowpods", "shadowendpointslices"}, Verbs: all},
 		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services", "serviceaccounts"}, Verbs: all},
-		{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: all},
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: all},
 		{APIGroups: []string{""}, Resources: []string{"pods", "events"}, Verbs: read},
 		{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},

@@ -7,6 +7,7 @@ import (
 
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -25,6 +26,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 	"github.com/liqo-go/liqo/pkg/controllermanager/foreigncluster"
 	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
+	"github.com/liqo-go/liqo/pkg/controllermanager/shadowendpointslice"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode"
@@ -68,6 +70,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			// Only the Pods made for ShadowPods: a provider's own Pods can be
 			// many, and the controllers never read them.
 			&corev1.Pod{}: shadowpod.PodCache(),
+			// Only the EndpointSlices made for ShadowEndpointSlices, for the
+			// same reason.
+			&discoveryv1.EndpointSlice{}: shadowendpointslice.EndpointSliceCache(),
 		}},
 		// Tests and the playground run several managers in one process.
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
@@ -126,6 +131,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		},
 		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error { return (&shadowpod.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
+		func() error { return (&shadowendpointslice.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
 			return (&offloading.TwinReconciler{Client: mgr.GetClient(), ClusterRole: OffloadingClusterRole}).SetupWithManager(mgr)
 		},
