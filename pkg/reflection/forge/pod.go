@@ -5,7 +5,6 @@ package forge
 
 import (
 	"maps"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,11 +18,6 @@ import (
 // stands for: a pod deleted and created again under the same name (as a
 // StatefulSet does) must not adopt its predecessor's remote pod.
 const LocalUIDAnnotation = "offloading.liqo.io/local-pod-uid"
-
-// serviceAccountVolumePrefix names the projected token volume the local
-// ServiceAccount admission adds; the token is the local cluster's and
-// means nothing to the provider.
-const serviceAccountVolumePrefix = "kube-api-access-"
 
 // ShadowPod is the ShadowPod that asks the provider to run local in
 // remoteNamespace, on behalf of the cluster localClusterID.
@@ -47,7 +41,8 @@ func ShadowPod(local *corev1.Pod, localClusterID, remoteNamespace string) *offv1
 // provider schedules the pod among its own nodes, so the local scheduling
 // constraints (which name the virtual node or local labels) are dropped;
 // host namespaces are never granted to a consumer; and the local
-// ServiceAccount token, meaningless remotely, is not mounted.
+// ServiceAccount's tokens are mounted from the token Secrets (TokenSecret)
+// instead of being issued by the provider.
 func RemotePodSpec(local *corev1.PodSpec) corev1.PodSpec {
 	s := *local.DeepCopy()
 	s.NodeName = ""
@@ -62,21 +57,13 @@ func RemotePodSpec(local *corev1.PodSpec) corev1.PodSpec {
 	s.EphemeralContainers = nil
 	s.Tolerations = withoutVirtualNodeToleration(s.Tolerations)
 
+	// The local ServiceAccount's token projections become the token
+	// Secrets the reflection keeps in the twin namespace. The pod runs
+	// with the provider's default ServiceAccount and none of its tokens:
+	// the provider's own credentials are not for a consumer's pod.
+	remoteTokenVolumes(&s, serviceAccountOf(local))
 	s.ServiceAccountName, s.DeprecatedServiceAccount = "", ""
 	s.AutomountServiceAccountToken = ptr.To(false)
-	dropped := map[string]bool{}
-	s.Volumes = filter(s.Volumes, func(v corev1.Volume) bool {
-		if strings.HasPrefix(v.Name, serviceAccountVolumePrefix) && v.Projected != nil {
-			dropped[v.Name] = true
-			return false
-		}
-		return true
-	})
-	for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {
-		for i := range cs {
-			cs[i].VolumeMounts = filter(cs[i].VolumeMounts, func(m corev1.VolumeMount) bool { return !dropped[m.Name] })
-		}
-	}
 	return s
 }
 

@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +29,7 @@ func seedPod() *corev1.Pod {
 				{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
 			},
 			Volumes: []corev1.Volume{
-				{Name: "kube-api-access-abcde", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}},
+				{Name: "kube-api-access-abcde", VolumeSource: corev1.VolumeSource{Projected: kubeAPIAccess()}},
 				{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 			},
 			Containers: []corev1.Container{{Name: "app", Image: "busybox", VolumeMounts: []corev1.VolumeMount{
@@ -62,8 +63,10 @@ func TestShadowPod(t *testing.T) {
 		{"host namespaces off", !sp.Spec.Pod.HostNetwork && !sp.Spec.Pod.HostPID && !sp.Spec.Pod.HostIPC},
 		{"virtual-node toleration removed, others kept", len(sp.Spec.Pod.Tolerations) == 1 &&
 			sp.Spec.Pod.Tolerations[0].Key == "node.kubernetes.io/not-ready"},
-		{"local token volume dropped", len(sp.Spec.Pod.Volumes) == 1 && sp.Spec.Pod.Volumes[0].Name == "data"},
-		{"its mount dropped", len(sp.Spec.Pod.Containers[0].VolumeMounts) == 1 && sp.Spec.Pod.Containers[0].VolumeMounts[0].Name == "data"},
+		{"token volume mounts the token Secret", len(sp.Spec.Pod.Volumes) == 2 && sp.Spec.Pod.Volumes[0].Projected != nil &&
+			sp.Spec.Pod.Volumes[0].Projected.Sources[0].Secret != nil &&
+			sp.Spec.Pod.Volumes[0].Projected.Sources[0].Secret.Name == "liqo-token-default"},
+		{"mounts kept", len(sp.Spec.Pod.Containers[0].VolumeMounts) == 2},
 		{"no token automount", sp.Spec.Pod.AutomountServiceAccountToken != nil && !*sp.Spec.Pod.AutomountServiceAccountToken},
 		{"remote default service account", sp.Spec.Pod.ServiceAccountName == "" && sp.Spec.Pod.DeprecatedServiceAccount == ""},
 		{"containers kept", sp.Spec.Pod.Containers[0].Image == "busybox"},
@@ -73,7 +76,7 @@ func TestShadowPod(t *testing.T) {
 			t.Errorf("%s: got %+v", c.name, sp)
 		}
 	}
-	if local.Spec.NodeName != before.Spec.NodeName || len(local.Spec.Volumes) != 2 || len(local.Spec.Containers[0].VolumeMounts) != 2 {
+	if !reflect.DeepEqual(local, before) {
 		t.Errorf("the local pod was modified: %+v", local.Spec)
 	}
 }
