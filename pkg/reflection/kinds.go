@@ -70,7 +70,9 @@ func (r *reflector) resources() map[string]resource {
 			return newKindReflector(r, k, p)
 		},
 		Secrets: func(p forge.Policy) resource {
-			return newKindReflector(r, sameKind(Secrets, id, forge.Secret, forge.SecretContent), p)
+			k := sameKind(Secrets, id, forge.Secret, forge.SecretContent)
+			k.RemoteName = forge.RemoteSecretName
+			return newKindReflector(r, k, p)
 		},
 		Services: func(p forge.Policy) resource {
 			return newKindReflector(r, sameKind(Services, id, forge.Service, forge.ServiceContent), p)

@@ -155,6 +155,11 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 	go func() {
 		if toolscache.WaitForCacheSync(tctx.Done(), syncs...) {
 			t.synced.Store(true)
+			// The tokens of the pods offloaded before a restart are
+			// refreshed on the Secrets' own schedule.
+			if err := r.tokens.adopt(tctx, local, remote); err != nil && tctx.Err() == nil {
+				r.logger.Error(err, "planning the token refreshes", "namespace", local)
+			}
 			r.enqueueNamespace(local)
 			for _, k := range r.kinds {
 				k.enqueueNamespace(tctx, t)

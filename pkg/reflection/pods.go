@@ -2,6 +2,7 @@ package reflection
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -96,23 +97,36 @@ func (r *reflector) remoteState(ctx context.Context, t *twin, name string) (*off
 	return sp, rp, nil
 }
 
-// create asks the provider for the pod. A refusal (quota, validation) is
+// create asks the provider for the pod, once the token Secrets it mounts
+// are there. A refusal (quota, validation, a token Secret's name taken) is
 // shown on the local pod and retried with backoff, since quota can free up.
 func (r *reflector) create(ctx context.Context, local *corev1.Pod, t *twin) (bool, error) {
+	var refused *tokenRefusal
+	switch err := r.tokens.ensure(ctx, local, t.remote); {
+	case errors.As(err, &refused):
+		return true, r.refuse(ctx, local, refused.Error())
+	case err != nil:
+		return false, err
+	}
 	sp := forge.ShadowPod(local, r.cfg.LocalClusterID, t.remote)
 	err := r.remote.Create(ctx, sp)
 	switch {
 	case err == nil, apierrors.IsAlreadyExists(err):
 		return false, nil
 	case apierrors.IsForbidden(err), apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
-		msg := fmt.Sprintf("cluster %s refused the pod: %v", r.cfg.ProviderID, err)
-		if local.Status.Message != msg {
-			r.cfg.Recorder.Event(local, corev1.EventTypeWarning, forge.ReasonOffloadingBackOff, msg)
-		}
-		return true, r.backOff(ctx, local, msg)
+		return true, r.refuse(ctx, local, fmt.Sprintf("cluster %s refused the pod: %v", r.cfg.ProviderID, err))
 	default:
 		return false, err
 	}
+}
+
+// refuse keeps a pod Pending with the reason it cannot be offloaded now,
+// and tells it in an Event once.
+func (r *reflector) refuse(ctx context.Context, local *corev1.Pod, msg string) error {
+	if local.Status.Message != msg {
+		r.cfg.Recorder.Event(local, corev1.EventTypeWarning, forge.ReasonOffloadingBackOff, msg)
+	}
+	return r.backOff(ctx, local, msg)
 }
 
 // terminate finishes a local pod's deletion as a kubelet does: the remote

@@ -120,6 +120,8 @@ func Run(ctx context.Context, cfg Config) error {
 		}))
 	podInformer := factory.Core().V1().Pods()
 	r.pods = podInformer.Lister()
+	r.tokens = newTokens(cfg.Local, rc, r.pods, podInformer.Informer().HasSynced, cfg.LocalClusterID, cfg.ProviderID, r.logger, tokenOptions{})
+	go r.tokens.run(ctx)
 	if _, err := podInformer.Informer().AddEventHandler(onEvery(func(o client.Object) {
 		r.queue.Add(client.ObjectKeyFromObject(o))
 	})); err != nil {
@@ -157,6 +159,8 @@ type reflector struct {
 
 	// kinds reflect the other kinds, by name.
 	kinds map[string]resource
+	// tokens keeps the offloaded pods' ServiceAccount token Secrets.
+	tokens *tokens
 
 	mu sync.RWMutex
 	// namespaces holds the twin namespaces by local namespace name.
