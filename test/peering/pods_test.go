@@ -77,6 +77,20 @@ func TestSeedPod(t *testing.T) {
 		}
 	})
 
+	t.Run("kubectl describe pod shows what happened remotely", func(t *testing.T) {
+		// The provider's scheduler assigned the pod in the twin namespace;
+		// its Event is copied onto the local pod.
+		want := "Successfully assigned " + twin + "/test-offload"
+		var out string
+		testbed.Eventually(ctx, t, "the remote scheduling in kubectl describe", func() (bool, error) {
+			out = kubectl(t, "rome", "", "describe", "pod", "test-offload", "-n", "default")
+			return strings.Contains(out, want), nil
+		})
+		if !strings.Contains(out, provider) {
+			t.Errorf("kubectl describe does not name the provider %s:\n%s", provider, out)
+		}
+	})
+
 	t.Run("deleting the remote pod brings it back", func(t *testing.T) {
 		if err := remoteCl.Delete(ctx, remote); err != nil {
 			t.Fatal(err)
