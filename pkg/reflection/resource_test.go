@@ -3,10 +3,12 @@ package reflection
 import (
 	"context"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
 	"github.com/liqo-go/liqo/pkg/testbed"
@@ -147,6 +150,26 @@ func TestConfigMaps(t *testing.T) {
 
 	if n := testutil.ToFloat64(reflectedObjects.WithLabelValues(vnodeName, ConfigMaps)); n < 2 {
 		t.Errorf("liqo_reflection_objects{kind=configmaps} = %v, want at least the root CA and the public ConfigMap", n)
+	}
+	// What the controller manager's metrics endpoint serves.
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, f := range families {
+		if _, err := expfmt.MetricFamilyToText(&text, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{
+		`liqo_reflection_objects{kind="configmaps",node="` + vnodeName + `"}`,
+		`liqo_reflection_operations_total{kind="configmaps",node="` + vnodeName + `",operation="update"}`,
+		`workqueue_depth{controller="reflection-configmaps-` + vnodeName + `",name="reflection-configmaps-` + vnodeName + `"`,
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the metrics lack %s", want)
+		}
 	}
 }
 
