@@ -15,12 +15,9 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/liqo-go/liqo/apis"
 	"github.com/liqo-go/liqo/deploy/crds"
@@ -110,21 +107,12 @@ func setup(ccfg, pcfg *rest.Config) error {
 }
 
 func startShadowPods(ctx context.Context, cfg *rest.Config) error {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:     apis.NewScheme(),
-		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: shadowpod.PodCache()}},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-	})
+	mgr, err := testbed.NewManager(cfg, cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: shadowpod.PodCache()}})
 	if err != nil {
 		return err
 	}
 	if err := (&shadowpod.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	go func() { _ = mgr.Start(context.Background()) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return fmt.Errorf("the provider manager's cache did not sync")
-	}
-	return nil
+	return testbed.StartManager(ctx, mgr)
 }

@@ -7,15 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/funcr"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/liqo-go/liqo/apis"
 	"github.com/liqo-go/liqo/deploy/crds"
@@ -55,32 +50,12 @@ func startManager(cfg *rest.Config) error {
 	if cl, err = client.New(cfg, client.Options{Scheme: apis.NewScheme()}); err != nil {
 		return err
 	}
-	// Errors only: they are what tells a failing test's story.
-	logger := funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, "manager:", prefix, args) },
-		funcr.Options{Verbosity: -1})
-	ctrl.SetLogger(logger)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:     apis.NewScheme(),
-		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{&discoveryv1.EndpointSlice{}: EndpointSliceCache()}},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Logger:     logger,
-	})
+	mgr, err := testbed.NewManager(cfg, cache.Options{ByObject: map[client.Object]cache.ByObject{&discoveryv1.EndpointSlice{}: EndpointSliceCache()}})
 	if err != nil {
 		return err
 	}
 	if err := (&Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	// The manager lives as long as the test binary: the testbed stops the
-	// cluster right before the process exits.
-	go func() {
-		if err := mgr.Start(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "manager stopped:", err)
-		}
-	}()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return fmt.Errorf("the manager's cache did not sync")
-	}
-	return nil
+	return testbed.StartManager(ctx, mgr)
 }

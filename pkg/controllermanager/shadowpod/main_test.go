@@ -10,15 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/liqo-go/liqo/apis"
 	"github.com/liqo-go/liqo/deploy/crds"
@@ -58,35 +53,14 @@ func startManager(cfg *rest.Config) error {
 
 	mcfg := rest.CopyConfig(cfg)
 	mcfg.Wrap(writes.wrap)
-	// Errors only: they are what tells a failing test's story.
-	logger := funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, "manager:", prefix, args) },
-		funcr.Options{Verbosity: -1})
-	// Client-go reports through controller-runtime's global logger too.
-	ctrl.SetLogger(logger)
-	mgr, err := ctrl.NewManager(mcfg, ctrl.Options{
-		Scheme:     apis.NewScheme(),
-		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: PodCache()}},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Logger:     logger,
-	})
+	mgr, err := testbed.NewManager(mcfg, cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: PodCache()}})
 	if err != nil {
 		return err
 	}
 	if err := (&Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	// The manager lives as long as the test binary: the testbed stops the
-	// cluster right before the process exits.
-	go func() {
-		if err := mgr.Start(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "manager stopped:", err)
-		}
-	}()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return fmt.Errorf("the manager's cache did not sync")
-	}
-	return nil
+	return testbed.StartManager(ctx, mgr)
 }
 
 // writeCounter counts write requests by namespace and "VERB resource[/sub]".
