@@ -32,7 +32,7 @@ playground: liqoctl
 playground-down: liqoctl
 	$(BIN)/liqoctl playground down
 
-## bench: performance figures (cluster start, time to all pods Running).
+## bench: performance figures (cluster start, time to all pods Running, peering, offloading, reflection).
 bench: testbed-binaries
 	$(GO) run ./test/bench
 

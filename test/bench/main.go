@@ -5,7 +5,9 @@
 // client QPS and at QPS 1,000), and the time from liqoctl peer to a Ready
 // virtual node, and the time for a Deployment offloaded to a provider to be
 // all Running beside the same Deployment on the provider's own nodes, with
-// the controller managers' memory and CPU time.
+// the controller managers' memory and CPU time; and the reflection of N
+// ConfigMaps and N Services of an offloaded namespace into its twin on the
+// provider (creation, update latency, deletion, the managers' RSS and CPU).
 package main
 
 import (
@@ -22,9 +24,10 @@ import (
 )
 
 func main() {
-	sizes := flag.String("n", "100,1000", "comma-separated Deployment sizes")
-	suites := flag.String("suites", "vanilla,peering,offloading", "comma-separated suites to run: vanilla, peering, offloading")
+	sizes := flag.String("n", "100,1000", "comma-separated sizes: Deployment replicas; for the reflection suite, ConfigMaps and Services (N of each)")
+	suites := flag.String("suites", "vanilla,peering,offloading,reflection", "comma-separated suites to run: vanilla, peering, offloading, reflection")
 	repeers := flag.Int("repeers", 5, "re-peerings (unpeer then peer) measured after the first peering")
+	rates := flag.String("reflection-rates", "100,200", "comma-separated update rates (per second) of the reflection suite's paced latency rounds, each followed by a burst round")
 	flag.Parse()
 	ns, err := parseSizes(*sizes)
 	if err != nil {
@@ -34,12 +37,17 @@ func main() {
 	want := map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
 		switch s = strings.TrimSpace(s); s {
-		case "vanilla", "peering", "offloading":
+		case "vanilla", "peering", "offloading", "reflection":
 			want[s] = true
 		default:
-			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading)\n", s)
+			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading, reflection)\n", s)
 			os.Exit(2)
 		}
+	}
+	updateRates, err := parseRates(*rates)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 	ctx := context.Background()
 	bins, err := testbed.EnsureBinaries(ctx, testbed.BuildOptions{Progress: os.Stderr})
@@ -69,6 +77,14 @@ func main() {
 		}
 		printOffloading(r)
 	}
+	if want["reflection"] {
+		r, err := benchReflection(ctx, bins, ns, updateRates)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: reflection:", err)
+			os.Exit(1)
+		}
+		printReflection(r)
+	}
 }
 
 func parseSizes(s string) ([]int, error) {
@@ -81,6 +97,18 @@ func parseSizes(s string) ([]int, error) {
 		ns = append(ns, n)
 	}
 	return ns, nil
+}
+
+func parseRates(s string) ([]float64, error) {
+	var rates []float64
+	for _, f := range strings.Split(s, ",") {
+		r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || r <= 0 {
+			return nil, fmt.Errorf("-reflection-rates: %q is not a positive number", f)
+		}
+		rates = append(rates, r)
+	}
+	return rates, nil
 }
 
 // profile is a control-plane client rate-limit setting.
