@@ -82,7 +82,7 @@ func (e *eventReflector) run(ctx context.Context, workers int) {
 
 func (e *eventReflector) reconcile(ctx context.Context, key types.NamespacedName) (time.Duration, error) {
 	t := e.r.twinOf(key.Namespace)
-	if t == nil || !t.synced.Load() {
+	if t == nil || !t.kindReady(Events) {
 		return 0, nil
 	}
 	remote := &corev1.Event{}

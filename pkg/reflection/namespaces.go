@@ -23,7 +23,11 @@ type twin struct {
 	// local namespace's objects of the reflected kinds.
 	cache, localCache cache.Cache
 	stop              context.CancelFunc
-	synced            atomic.Bool
+	// synced says the pods' watches are synced; kindSynced, by kind name,
+	// the watches of each reflected kind: a kind the provider does not let
+	// us watch (an older provider's role) holds up only itself.
+	synced     atomic.Bool
+	kindSynced map[string]*atomic.Bool
 }
 
 // watchMaps follows the consumer's NamespaceMap for the provider: the
@@ -127,7 +131,7 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 		return nil, err
 	}
 	tctx, stop := context.WithCancel(ctx)
-	t := &twin{local: local, remote: remote, cache: c, localCache: lc, stop: stop}
+	t := &twin{local: local, remote: remote, cache: c, localCache: lc, stop: stop, kindSynced: map[string]*atomic.Bool{}}
 	handler := onEvery(func(o client.Object) { r.queue.Add(types.NamespacedName{Namespace: local, Name: o.GetName()}) })
 	var syncs []toolscache.InformerSynced
 	for _, kind := range []client.Object{&offv1beta1.ShadowPod{}, &corev1.Pod{}} {
@@ -142,13 +146,15 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 		}
 		syncs = append(syncs, inf.HasSynced)
 	}
-	for _, k := range r.kinds {
+	kindSyncs := map[string][]toolscache.InformerSynced{}
+	for name, k := range r.kinds {
 		s, err := k.watch(tctx, t)
 		if err != nil {
 			stop()
 			return nil, err
 		}
-		syncs = append(syncs, s...)
+		kindSyncs[name] = s
+		t.kindSynced[name] = &atomic.Bool{}
 	}
 	go func() { _ = c.Start(tctx) }()
 	go func() { _ = lc.Start(tctx) }()
@@ -161,12 +167,23 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 				r.logger.Error(err, "planning the token refreshes", "namespace", local)
 			}
 			r.enqueueNamespace(local)
-			for _, k := range r.kinds {
-				k.enqueueNamespace(tctx, t)
-			}
 		}
 	}()
+	for name, k := range r.kinds {
+		go func() {
+			if toolscache.WaitForCacheSync(tctx.Done(), kindSyncs[name]...) {
+				t.kindSynced[name].Store(true)
+				k.enqueueNamespace(tctx, t)
+			}
+		}()
+	}
 	return t, nil
+}
+
+// kindReady reports whether a kind's watches in the twin are synced.
+func (t *twin) kindReady(kind string) bool {
+	ready, ok := t.kindSynced[kind]
+	return ok && ready.Load()
 }
 
 // twinOf returns the twin namespace of a local namespace, if any.

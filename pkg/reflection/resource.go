@@ -146,7 +146,7 @@ const conflictRetry = 30 * time.Second
 // reconcile brings the remote copy of one local object in line with it.
 func (k *kindReflector[L, R]) reconcile(ctx context.Context, key types.NamespacedName) (time.Duration, error) {
 	t := k.r.twinOf(key.Namespace)
-	if t == nil || !t.synced.Load() {
+	if t == nil || !t.kindReady(k.Name) {
 		// Enqueued again once the twin's watches are synced; a twin that
 		// went away takes its copies with it.
 		return 0, nil

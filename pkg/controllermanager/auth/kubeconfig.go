@@ -11,6 +11,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+	"github.com/liqo-go/liqo/pkg/clientcfg"
 )
 
 // BuildKubeconfig renders the kubeconfig a consumer uses to reach its
@@ -41,8 +42,10 @@ func RESTConfig(kubeconfig []byte) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing the identity kubeconfig: %w", err)
 	}
-	// Peering traffic is small and latency-bound; the client-go default of
-	// 5 QPS would make a burst of remote writes crawl.
-	cfg.QPS, cfg.Burst = 100, 200
+	// The reflection writes every offloaded pod and reflected object
+	// through these clients: the client-go default of 5 QPS (or any low
+	// cap) makes a burst of remote writes queue for seconds; the provider's
+	// API server has its own priority and fairness.
+	cfg.QPS, cfg.Burst = clientcfg.QPS, clientcfg.Burst
 	return cfg, nil
 }
