@@ -10,11 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/liqo-go/liqo/pkg/clientcfg"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
 )
 
@@ -26,18 +29,30 @@ const Events = "events"
 // onto the local pods they run for. Keys are the local namespace and the
 // remote Event's name.
 type eventReflector struct {
-	r       *reflector
+	r *reflector
+	// events writes the copies at a kubelet's event rate: they are best
+	// effort, and must not take the API server from the pods.
+	events  kubernetes.Interface
 	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	metrics *kindMetrics
 }
 
-func newEventReflector(r *reflector) *eventReflector {
-	return &eventReflector{r: r,
+// eventQPS and eventBurst are a kubelet's defaults for its Events.
+const eventQPS, eventBurst = 50, 100
+
+func newEventReflector(r *reflector) (*eventReflector, error) {
+	cfg := rest.CopyConfig(r.localConfig)
+	cfg.QPS, cfg.Burst = eventQPS, eventBurst
+	cs, err := kubernetes.NewForConfig(clientcfg.Protobuf(cfg))
+	if err != nil {
+		return nil, err
+	}
+	return &eventReflector{r: r, events: cs,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](5*time.Millisecond, 30*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "reflection-" + Events + "-" + r.cfg.NodeName}),
 		metrics: newKindMetrics(r.cfg.NodeName, Events),
-	}
+	}, nil
 }
 
 // remoteCache keeps only the Events about pods: the twin namespace's
@@ -98,7 +113,7 @@ func (e *eventReflector) reconcile(ctx context.Context, key types.NamespacedName
 		return 0, err
 	}
 	want := forge.Event(remote, local, e.r.cfg.ProviderID)
-	events := e.r.cfg.Local.CoreV1().Events(key.Namespace)
+	events := e.events.CoreV1().Events(key.Namespace)
 	_, err = events.Create(ctx, want, metav1.CreateOptions{})
 	if err == nil {
 		e.metrics.operations.WithLabelValues("create").Inc()

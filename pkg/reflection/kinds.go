@@ -61,7 +61,7 @@ func ValidateKinds(kinds map[string]KindOptions) error {
 }
 
 // resources builds the reflectors of the kinds enabled in cfg.
-func (r *reflector) resources() map[string]resource {
+func (r *reflector) resources() (map[string]resource, error) {
 	id := r.cfg.LocalClusterID
 	all := map[string]func(forge.Policy) resource{
 		ConfigMaps: func(p forge.Policy) resource {
@@ -95,14 +95,20 @@ func (r *reflector) resources() map[string]resource {
 			return newKindReflector(r, sameKind(Ingresses, id, forge.Ingress, forge.IngressContent), p)
 		},
 	}
-	all[Events] = func(forge.Policy) resource { return newEventReflector(r) }
 	out := map[string]resource{}
 	for name, o := range r.cfg.Kinds {
 		if build, ok := all[name]; ok && o.Workers > 0 {
 			out[name] = build(o.Policy)
 		}
 	}
-	return out
+	if r.cfg.Kinds[Events].Workers > 0 {
+		e, err := newEventReflector(r)
+		if err != nil {
+			return nil, err
+		}
+		out[Events] = e
+	}
+	return out, nil
 }
 
 // sameKind is the Kind of objects copied as objects of the same kind by a

@@ -105,7 +105,9 @@ func Run(ctx context.Context, cfg Config) error {
 		namespaces: map[string]*twin{},
 	}
 	defer r.queue.ShutDown()
-	r.kinds = r.resources()
+	if r.kinds, err = r.resources(); err != nil {
+		return err
+	}
 	var kinds sync.WaitGroup
 	kctx, stopKinds := context.WithCancel(ctx)
 	for name, k := range r.kinds {
