@@ -130,7 +130,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 			return nil, fmt.Errorf("vanilla N=%d: %w", n, err)
 		}
 		ns := fmt.Sprintf("offload-%d", n)
-		twin, err := offloadNamespace(ctx, cl, kubeconfigs["consumer"], ns)
+		twin, err := offloadNamespace(ctx, cl, kubeconfigs["consumer"], ns, "Remote")
 		if err != nil {
 			return nil, err
 		}
@@ -182,15 +182,16 @@ func startManager(ctx context.Context, bin, kubeconfig, id, logPath string) (int
 	return cmd.Process.Pid, stop, nil
 }
 
-// offloadNamespace creates ns and offloads it with liqoctl offload,
-// strategy Remote; it returns the twin namespace's name.
-func offloadNamespace(ctx context.Context, cl client.Client, kubeconfig, ns string) (string, error) {
+// offloadNamespace creates ns and offloads it with liqoctl offload and a
+// pod offloading strategy (Local still reflects the other kinds); it
+// returns the twin namespace's name.
+func offloadNamespace(ctx context.Context, cl client.Client, kubeconfig, ns, strategy string) (string, error) {
 	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return "", err
 	}
 	cmd := offload.NewCommand()
 	cmd.SetOut(io.Discard)
-	cmd.SetArgs([]string{"namespace", ns, "--kubeconfig", kubeconfig, "--pod-offloading-strategy", "Remote"})
+	cmd.SetArgs([]string{"namespace", ns, "--kubeconfig", kubeconfig, "--pod-offloading-strategy", strategy})
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		return "", fmt.Errorf("offloading %s: %w", ns, err)
 	}

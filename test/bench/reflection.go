@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -26,13 +25,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/apis"
-	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/deploy/crds"
 	"github.com/liqo-go/liqo/pkg/clientcfg"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
-	"github.com/liqo-go/liqo/pkg/liqoctl/offload"
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
@@ -198,7 +195,7 @@ func benchReflection(ctx context.Context, bins *testbed.Binaries, sizes []int, r
 		"consumer": consumer.PIDs()[testbed.APIServer], "provider": provider.PIDs()[testbed.APIServer]}
 	for _, n := range sizes {
 		ns := fmt.Sprintf("reflect-%d", n)
-		twin, err := offloadLocal(ctx, cl, kubeconfigs["consumer"], ns)
+		twin, err := offloadNamespace(ctx, cl, kubeconfigs["consumer"], ns, "Local")
 		if err != nil {
 			return nil, err
 		}
@@ -217,24 +214,6 @@ func benchReflection(ctx context.Context, bins *testbed.Binaries, sizes []int, r
 		runs = append(runs, run)
 	}
 	return runs, nil
-}
-
-// offloadLocal creates ns and offloads it with liqoctl offload, strategy
-// Local (no pod goes remote; the other kinds are reflected all the same);
-// it returns the twin namespace's name.
-func offloadLocal(ctx context.Context, cl client.Client, kubeconfig, ns string) (string, error) {
-	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		return "", err
-	}
-	cmd := offload.NewCommand()
-	cmd.SetOut(io.Discard)
-	cmd.SetArgs([]string{"namespace", ns, "--kubeconfig", kubeconfig, "--pod-offloading-strategy", "Local"})
-	if err := cmd.ExecuteContext(ctx); err != nil {
-		return "", fmt.Errorf("offloading %s: %w", ns, err)
-	}
-	var off offv1beta1.NamespaceOffloading
-	err := cl.Get(ctx, types.NamespacedName{Namespace: ns, Name: offv1beta1.NamespaceOffloadingName}, &off)
-	return off.Status.RemoteNamespaceName, err
 }
 
 // waitRootCACopy waits for the copy of the namespace's root CA ConfigMap
