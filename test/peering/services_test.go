@@ -38,7 +38,7 @@ func flightsApp(ns string, replicas int32) (*appsv1.Deployment, *corev1.Service)
 	}
 	s := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "flights-service", Namespace: ns},
-		Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 7999, TargetPort: intstr.FromInt32(7999), Protocol: corev1.ProtocolTCP}}},
+		Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 7999, TargetPort: intstr.FromInt32(7999), Protocol: corev1.ProtocolTCP}}},
 	}
 	return d, s
 }
