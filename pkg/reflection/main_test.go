@@ -38,6 +38,10 @@ const (
 var (
 	consumer, provider     client.Client
 	consumerCS, providerCS kubernetes.Interface
+	// consumerConfig and providerConfig are the clusters' admin
+	// configurations; mapCache holds the consumer's NamespaceMaps.
+	consumerConfig, providerConfig *rest.Config
+	mapCache                       cache.Cache
 )
 
 // TestMain starts a consumer and a provider cluster, the provider's
@@ -88,16 +92,17 @@ func setup(ccfg, pcfg *rest.Config) error {
 		return err
 	}
 
-	maps, err := cache.New(ccfg, cache.Options{Scheme: apis.NewScheme()})
+	consumerConfig, providerConfig = ccfg, pcfg
+	mapCache, err = cache.New(ccfg, cache.Options{Scheme: apis.NewScheme()})
 	if err != nil {
 		return err
 	}
-	go func() { _ = maps.Start(context.Background()) }()
+	go func() { _ = mapCache.Start(context.Background()) }()
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: consumerCS.CoreV1().Events("")})
 	go func() {
 		err := Run(context.Background(), Config{NodeName: vnodeName, LocalClusterID: consumerID, ProviderID: providerID,
-			Local: consumerCS, LocalConfig: ccfg, Maps: maps, Remote: pcfg, Scheme: apis.NewScheme(), HostIP: hostIP,
+			Local: consumerCS, LocalConfig: ccfg, Maps: mapCache, Remote: pcfg, Scheme: apis.NewScheme(), HostIP: hostIP,
 			Recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "liqo-virtual-kubelet"})})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "reflection stopped:", err)

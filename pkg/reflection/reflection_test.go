@@ -41,7 +41,13 @@ func offload(ctx context.Context, t *testing.T, ns string) string {
 // setMapping sets (twin != "") or removes the entry of ns in the map.
 func setMapping(ctx context.Context, t *testing.T, ns, twin string) {
 	t.Helper()
-	key := offloading.NamespaceMapKey(providerID)
+	setMappingOf(ctx, t, providerID, ns, twin)
+}
+
+// setMappingOf is setMapping in the map of another provider.
+func setMappingOf(ctx context.Context, t *testing.T, provider, ns, twin string) {
+	t.Helper()
+	key := offloading.NamespaceMapKey(provider)
 	var m offv1beta1.NamespaceMap
 	if err := consumer.Get(ctx, key, &m); apierrors.IsNotFound(err) {
 		m = offv1beta1.NamespaceMap{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}

@@ -1,0 +1,97 @@
+package reflection
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/liqo-go/liqo/apis"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/testbed"
+)
+
+// TestForbiddenKind: a provider that does not let the consumer touch one
+// kind (an older provider's role) still gets the others' copies.
+func TestForbiddenKind(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const restricted, ns = "restricted", "partial"
+	twin := ns + "-" + consumerID
+	if err := consumer.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := provider.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: twin}}); err != nil {
+		t.Fatal(err)
+	}
+	remote := restrictedIdentity(ctx, t, twin)
+
+	if err := consumer.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: consts.TenantNamespace(restricted)}}); err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(rctx, Config{NodeName: "virtual-" + restricted, LocalClusterID: consumerID, ProviderID: restricted,
+			Local: consumerCS, LocalConfig: consumerConfig, Maps: mapCache, Remote: remote, Scheme: apis.NewScheme(),
+			Recorder: &record.FakeRecorder{}})
+	}()
+	setMappingOf(ctx, t, restricted, ns, twin)
+
+	if err := consumer.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns},
+		Data: map[string]string{"k": "v"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor[corev1.ConfigMap](ctx, t, "the ConfigMap copy despite the forbidden Ingresses", types.NamespacedName{Namespace: twin, Name: "settings"}, nil)
+	stop()
+	if err := <-done; err != nil {
+		t.Errorf("the reflection ended with %v", err)
+	}
+}
+
+// restrictedIdentity is a provider identity that may do in the twin
+// namespace all the reflection does but touch Ingresses.
+func restrictedIdentity(ctx context.Context, t *testing.T, twin string) *rest.Config {
+	t.Helper()
+	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "no-ingresses", Namespace: twin}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"offloading.liqo.io"}, Resources: []string{"shadowpods", "shadowendpointslices"}, Verbs: all},
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services", "pods", "events"}, Verbs: all},
+	}}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "consumer", Namespace: twin}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "no-ingresses", Namespace: twin},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: twin}}}
+	for _, o := range []client.Object{role, sa, binding} {
+		if err := provider.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok, err := providerCS.CoreV1().ServiceAccounts(twin).CreateToken(ctx, sa.Name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.AnonymousClientConfig(providerConfig)
+	cfg.BearerToken = tok.Status.Token
+	testbed.Eventually(ctx, t, "the restricted identity allowed ConfigMaps", func() (bool, error) {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return false, err
+		}
+		_, err = cs.CoreV1().ConfigMaps(twin).List(ctx, metav1.ListOptions{})
+		return err == nil, nil
+	})
+	return cfg
+}
