@@ -7,10 +7,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
@@ -61,6 +63,11 @@ func TestTypesRoundTrip(t *testing.T) {
 		&offv1beta1.VirtualNode{ObjectMeta: metav1.ObjectMeta{Name: "milan", Namespace: ns}, Spec: offv1beta1.VirtualNodeSpec{ClusterID: provider}},
 		&offv1beta1.NamespaceMap{ObjectMeta: metav1.ObjectMeta{Name: "milan", Namespace: ns}, Spec: offv1beta1.NamespaceMapSpec{DesiredMapping: map[string]string{"a": "a-rome"}}},
 		&offv1beta1.ShadowPod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: offv1beta1.ShadowPodSpec{Pod: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}},
+		&offv1beta1.ShadowEndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "web-abcde", Namespace: ns}, Spec: offv1beta1.ShadowEndpointSliceSpec{
+			Template: offv1beta1.EndpointSliceTemplate{AddressType: discoveryv1.AddressTypeIPv4,
+				Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.7"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+				Ports:     []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](80), Protocol: ptr.To(corev1.ProtocolTCP)}}},
+		}},
 		&offv1beta1.Quota{ObjectMeta: metav1.ObjectMeta{Name: "rome", Namespace: ns}, Spec: offv1beta1.QuotaSpec{
 			User: "liqo-rome", LimitsEnforcement: offv1beta1.HardLimitsEnforcement,
 			Resources: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")},
