@@ -8,6 +8,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/liqo-go/liqo/apis"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/reflection/forge"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
@@ -26,38 +28,70 @@ import (
 func TestForbiddenKind(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	const restricted, ns = "restricted", "partial"
+	const ns = "partial"
 	twin := ns + "-" + consumerID
-	if err := consumer.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
 	if err := provider.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: twin}}); err != nil {
 		t.Fatal(err)
 	}
-	remote := restrictedIdentity(ctx, t, twin)
-
-	if err := consumer.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: consts.TenantNamespace(restricted)}}); err != nil {
-		t.Fatal(err)
-	}
-	rctx, stop := context.WithCancel(ctx)
-	defer stop()
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(rctx, Config{NodeName: "virtual-" + restricted, LocalClusterID: consumerID, ProviderID: restricted,
-			Local: consumerCS, LocalConfig: consumerConfig, Maps: mapCache, Remote: remote, Scheme: apis.NewScheme(),
-			Recorder: &record.FakeRecorder{}})
-	}()
-	setMappingOf(ctx, t, restricted, ns, twin)
-
+	reflectInto(ctx, t, "restricted", ns, twin, restrictedIdentity(ctx, t, twin), nil)
 	if err := consumer.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns},
 		Data: map[string]string{"k": "v"}}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor[corev1.ConfigMap](ctx, t, "the ConfigMap copy despite the forbidden Ingresses", types.NamespacedName{Namespace: twin, Name: "settings"}, nil)
-	stop()
-	if err := <-done; err != nil {
-		t.Errorf("the reflection ended with %v", err)
+}
+
+// TestAllowList: with a kind's policy AllowList, only the objects
+// annotated liqo.io/allow-reflection are copied.
+func TestAllowList(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const ns = "allowlist"
+	twin := ns + "-" + consumerID
+	if err := provider.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: twin}}); err != nil {
+		t.Fatal(err)
 	}
+	kinds := DefaultKinds()
+	kinds[Secrets] = KindOptions{Workers: 2, Policy: forge.AllowList}
+	reflectInto(ctx, t, "selective", ns, twin, providerConfig, kinds)
+	for _, s := range []*corev1.Secret{
+		{ObjectMeta: metav1.ObjectMeta{Name: "unmarked", Namespace: ns}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "marked", Namespace: ns, Annotations: map[string]string{forge.AllowReflectionAnnotation: "true"}}},
+	} {
+		if err := consumer.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor[corev1.Secret](ctx, t, "the allowed Secret's copy", types.NamespacedName{Namespace: twin, Name: "marked"}, nil)
+	if err := provider.Get(ctx, types.NamespacedName{Namespace: twin, Name: "unmarked"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Secret without the annotation was reflected (err %v)", err)
+	}
+}
+
+// reflectInto runs, for the rest of the test, the reflection of a virtual
+// node of another provider that maps the new local namespace ns to twin,
+// with the given remote identity and kinds (nil: the defaults).
+func reflectInto(ctx context.Context, t *testing.T, providerID, ns, twin string, remote *rest.Config, kinds map[string]KindOptions) {
+	t.Helper()
+	for _, name := range []string{ns, consts.TenantNamespace(providerID)} {
+		if err := consumer.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(rctx, Config{NodeName: "virtual-" + providerID, LocalClusterID: consumerID, ProviderID: providerID,
+			Local: consumerCS, LocalConfig: consumerConfig, Maps: mapCache, Remote: remote, Scheme: apis.NewScheme(),
+			Recorder: &record.FakeRecorder{}, Kinds: kinds})
+	}()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("the reflection of %s ended with %v", providerID, err)
+		}
+	})
+	setMappingOf(ctx, t, providerID, ns, twin)
 }
 
 // restrictedIdentity is a provider identity that may do in the twin
