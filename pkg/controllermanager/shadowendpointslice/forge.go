@@ -27,6 +27,11 @@ const ManagedBy = "endpointslice.reflection.liqo.io"
 // hand its slice to the provider's EndpointSlice controller, nor hide it
 // from our cache.
 //
+// The endpoints' node names, zones, hints and target references are
+// dropped: they would name the provider's own nodes and objects, and a
+// consumer naming them could steer the provider's topology-aware routing
+// (internalTrafficPolicy: Local) to its endpoints.
+//
 // The API server's defaults of the ports are filled in, so that a slice
 // read back compares equal to the forged one and needs no update.
 func ForgeEndpointSlice(ses *offv1beta1.ShadowEndpointSlice) *discoveryv1.EndpointSlice {
@@ -46,6 +51,10 @@ func ForgeEndpointSlice(ses *offv1beta1.ShadowEndpointSlice) *discoveryv1.Endpoi
 	}
 
 	t := ses.Spec.Template.DeepCopy()
+	for i := range t.Endpoints {
+		e := &t.Endpoints[i]
+		e.NodeName, e.Zone, e.Hints, e.TargetRef = nil, nil, nil, nil
+	}
 	for i := range t.Ports {
 		if t.Ports[i].Name == nil {
 			t.Ports[i].Name = ptr.To("")

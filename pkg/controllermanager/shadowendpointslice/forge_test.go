@@ -25,7 +25,11 @@ func TestForgeEndpointSlice(t *testing.T) {
 		},
 		Spec: offv1beta1.ShadowEndpointSliceSpec{Template: offv1beta1.EndpointSliceTemplate{
 			AddressType: discoveryv1.AddressTypeIPv4,
-			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+				// The provider's names, which a consumer must not use.
+				NodeName: ptr.To("provider-worker-0"), Zone: ptr.To("zone-a"),
+				Hints:     &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: "zone-a"}}},
+				TargetRef: &corev1.ObjectReference{Kind: "Pod", Name: "someone-else"}}},
 			Ports: []discoveryv1.EndpointPort{
 				{Port: ptr.To[int32](80)},
 				{Name: ptr.To("dns"), Port: ptr.To[int32](53), Protocol: ptr.To(corev1.ProtocolUDP)},
@@ -46,7 +50,9 @@ func TestForgeEndpointSlice(t *testing.T) {
 		{"controller", ref != nil && ref.UID == "uid-1" && ref.Kind == "ShadowEndpointSlice" &&
 			ref.APIVersion == "offloading.liqo.io/v1beta1" && ptr.Deref(ref.BlockOwnerDeletion, false)},
 		{"address type", s.AddressType == discoveryv1.AddressTypeIPv4},
-		{"endpoints", len(s.Endpoints) == 1 && s.Endpoints[0].Addresses[0] == "10.244.0.5"},
+		{"endpoints", len(s.Endpoints) == 1 && s.Endpoints[0].Addresses[0] == "10.244.0.5" && *s.Endpoints[0].Conditions.Ready},
+		{"no provider names", s.Endpoints[0].NodeName == nil && s.Endpoints[0].Zone == nil && s.Endpoints[0].Hints == nil &&
+			s.Endpoints[0].TargetRef == nil},
 		{"defaulted port", ptr.Deref(s.Ports[0].Name, "x") == "" && ptr.Deref(s.Ports[0].Protocol, "") == corev1.ProtocolTCP},
 		{"explicit port", *s.Ports[1].Name == "dns" && *s.Ports[1].Protocol == corev1.ProtocolUDP},
 		{"in the cache's selection", EndpointSliceCache().Label.Matches(labels.Set(s.Labels))},
