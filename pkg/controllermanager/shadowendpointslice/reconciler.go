@@ -1,6 +1,8 @@
 package shadowendpointslice
 
 import (
+	"time"
+
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
@@ -83,8 +85,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if werr := r.writeStatus(ctx, before, &ses); werr != nil && err == nil {
 		err = werr
 	}
+	if o.reason == ReasonConflict && err == nil {
+		// The other slice is outside the cache: nothing tells us it went.
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
 	return ctrl.Result{}, err
 }
+
+// conflictRetry is how often a slice blocked by another EndpointSlice of
+// its name is tried again.
+const conflictRetry = 30 * time.Second
 
 // recordEvent records a Warning Event when the ShadowEndpointSlice enters
 // a failure the consumer's administrator has to look at.
