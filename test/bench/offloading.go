@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -16,12 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/liqo-go/liqo/apis"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
-	"github.com/liqo-go/liqo/deploy/crds"
-	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/liqoctl"
-	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/offload"
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/testbed"
@@ -48,11 +42,9 @@ func benchOffloading(ctx context.Context, bins *testbed.Binaries, sizes []int) (
 		return nil, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	manager := filepath.Join(dir, "liqo-controller-manager")
-	fmt.Fprintln(os.Stderr, "bench: building liqo-controller-manager")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", manager,
-		"github.com/liqo-go/liqo/cmd/liqo-controller-manager").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the controller manager: %v\n%s", err, out)
+	manager, err := buildManager(ctx, dir)
+	if err != nil {
+		return nil, err
 	}
 	maxN := 0
 	for _, n := range sizes {
@@ -80,49 +72,14 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		return testbed.ClusterSpec{Name: name, Nodes: []testbed.NodePool{nodes},
 			ControllerManagerQPS: qps, ControllerManagerBurst: burst, SchedulerQPS: qps, SchedulerBurst: burst}
 	}
-	tb, err := testbed.Start(ctx, testbed.Options{Binaries: bins},
-		spec("consumer", testbed.NodePool{Prefix: "local", Count: 1}), spec("provider", providerNodes))
+	p, err := startPair(ctx, bins, manager, dir,
+		spec("consumer", testbed.NodePool{Prefix: "local", Count: 1}), spec("provider", providerNodes),
+		os.Stderr, "--cpu", "100000", "--memory", "100000Gi", "--pods", "100000")
 	if err != nil {
 		return nil, err
 	}
-	defer tb.Stop()
-
-	kubeconfigs := map[string]string{}
-	pids := map[string]int{}
-	for _, c := range tb.Clusters {
-		kubeconfigs[c.Name] = filepath.Join(dir, c.Name+".kubeconfig")
-		if err := c.WriteKubeconfig(kubeconfigs[c.Name]); err != nil {
-			return nil, err
-		}
-		if err := crds.Install(ctx, c.Config); err != nil {
-			return nil, err
-		}
-		pid, stop, err := startManager(ctx, manager, kubeconfigs[c.Name], c.Name, filepath.Join(dir, c.Name+"-manager.log"))
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
-		pids[c.Name] = pid
-	}
-	for _, c := range tb.Clusters {
-		if err := factory.WaitForComponents(ctx, kubeconfigs[c.Name], consts.DefaultNamespace, time.Minute); err != nil {
-			return nil, err
-		}
-	}
-	time.Sleep(settle)
-	peer := liqoctl.NewRootCommand()
-	peer.SetOut(os.Stderr)
-	peer.SetArgs([]string{"peer", "--networking-disabled", "--kubeconfig", kubeconfigs["consumer"],
-		"--remote-kubeconfig", kubeconfigs["provider"], "--cpu", "100000", "--memory", "100000Gi", "--pods", "100000"})
-	if err := peer.ExecuteContext(ctx); err != nil {
-		return nil, fmt.Errorf("peer: %w", err)
-	}
-
-	consumer, provider := tb.Cluster("consumer"), tb.Cluster("provider")
-	cl, err := client.New(consumer.Config, client.Options{Scheme: apis.NewScheme()})
-	if err != nil {
-		return nil, err
-	}
+	defer p.Stop()
+	consumer, provider, cl, pids := p.tb.Cluster("consumer"), p.tb.Cluster("provider"), p.consumer, p.pids
 	var runs []offloadRun
 	for _, n := range sizes {
 		run := offloadRun{n: n, rss: map[string]int64{}}
@@ -130,7 +87,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 			return nil, fmt.Errorf("vanilla N=%d: %w", n, err)
 		}
 		ns := fmt.Sprintf("offload-%d", n)
-		twin, err := offloadNamespace(ctx, cl, kubeconfigs["consumer"], ns, "Remote")
+		twin, err := offloadNamespace(ctx, cl, p.kubeconfigs["consumer"], ns, "Remote")
 		if err != nil {
 			return nil, err
 		}

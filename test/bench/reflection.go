@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -22,14 +20,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/liqo-go/liqo/apis"
-	"github.com/liqo-go/liqo/deploy/crds"
 	"github.com/liqo-go/liqo/pkg/clientcfg"
-	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/liqoctl"
-	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
@@ -123,66 +115,24 @@ func benchReflection(ctx context.Context, bins *testbed.Binaries, sizes []int, r
 			fmt.Fprintf(os.Stderr, "bench: reflection: the controller managers' logs are kept in %s\n", dir)
 		}
 	}()
-	manager := filepath.Join(dir, "liqo-controller-manager")
-	fmt.Fprintln(os.Stderr, "bench: building liqo-controller-manager")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", manager,
-		"github.com/liqo-go/liqo/cmd/liqo-controller-manager").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the controller manager: %v\n%s", err, out)
-	}
-
-	tb, err := testbed.Start(ctx, testbed.Options{Binaries: bins},
-		testbed.ClusterSpec{Name: "consumer", Nodes: []testbed.NodePool{{Prefix: "local", Count: 1}}},
-		testbed.ClusterSpec{Name: "provider", Nodes: []testbed.NodePool{{Prefix: "worker", Count: 2}}})
+	manager, err := buildManager(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	defer tb.Stop()
 
-	kubeconfigs := map[string]string{}
-	pids := map[string]int{}
-	logs := map[string]string{}
-	for _, c := range tb.Clusters {
-		kubeconfigs[c.Name] = filepath.Join(dir, c.Name+".kubeconfig")
-		if err := c.WriteKubeconfig(kubeconfigs[c.Name]); err != nil {
-			return nil, err
-		}
-		if err := crds.Install(ctx, c.Config); err != nil {
-			return nil, err
-		}
-		logs[c.Name] = filepath.Join(dir, c.Name+"-manager.log")
-		pid, stop, err := startManager(ctx, manager, kubeconfigs[c.Name], c.Name, logs[c.Name])
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
-		pids[c.Name] = pid
+	p, err := startPair(ctx, bins, manager, dir,
+		testbed.ClusterSpec{Name: "consumer", Nodes: []testbed.NodePool{{Prefix: "local", Count: 1}}},
+		testbed.ClusterSpec{Name: "provider", Nodes: []testbed.NodePool{{Prefix: "worker", Count: 2}}}, io.Discard)
+	if err != nil {
+		return nil, err
 	}
+	defer p.Stop()
 	defer func() {
 		if err != nil {
-			for name, path := range logs {
-				fmt.Fprintf(os.Stderr, "bench: reflection: last lines of the %s manager's log:\n%s\n", name, proc.TailFile(path, 30))
-			}
+			p.tailLogs()
 		}
 	}()
-	for _, c := range tb.Clusters {
-		if err := factory.WaitForComponents(ctx, kubeconfigs[c.Name], consts.DefaultNamespace, time.Minute); err != nil {
-			return nil, err
-		}
-	}
-	time.Sleep(settle)
-	peer := liqoctl.NewRootCommand()
-	peer.SetOut(io.Discard)
-	peer.SetArgs([]string{"peer", "--networking-disabled", "--kubeconfig", kubeconfigs["consumer"],
-		"--remote-kubeconfig", kubeconfigs["provider"]})
-	if err := peer.ExecuteContext(ctx); err != nil {
-		return nil, fmt.Errorf("peer: %w", err)
-	}
-
-	consumer, provider := tb.Cluster("consumer"), tb.Cluster("provider")
-	cl, err := client.New(consumer.Config, client.Options{Scheme: apis.NewScheme()})
-	if err != nil {
-		return nil, err
-	}
+	consumer, provider, cl, pids, logs := p.tb.Cluster("consumer"), p.tb.Cluster("provider"), p.consumer, p.pids, p.logs
 	local, err := kubernetes.NewForConfig(clientcfg.Protobuf(consumer.Config))
 	if err != nil {
 		return nil, err
@@ -195,7 +145,7 @@ func benchReflection(ctx context.Context, bins *testbed.Binaries, sizes []int, r
 		"consumer": consumer.PIDs()[testbed.APIServer], "provider": provider.PIDs()[testbed.APIServer]}
 	for _, n := range sizes {
 		ns := fmt.Sprintf("reflect-%d", n)
-		twin, err := offloadNamespace(ctx, cl, kubeconfigs["consumer"], ns, "Local")
+		twin, err := offloadNamespace(ctx, cl, p.kubeconfigs["consumer"], ns, "Local")
 		if err != nil {
 			return nil, err
 		}
