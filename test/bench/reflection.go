@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/pkg/clientcfg"
 	"github.com/liqo-go/liqo/pkg/proc"
@@ -210,21 +211,7 @@ func configMapObjects(cs kubernetes.Interface, ns string, n int) *reflectObjects
 			return err
 		},
 		update: func(ctx context.Context, i int, seq string) error {
-			for {
-				cm := objs[i].DeepCopy()
-				cm.Data[seqKey] = seq
-				updated, err := api.Update(ctx, cm, metav1.UpdateOptions{})
-				if apierrors.IsConflict(err) {
-					if objs[i], err = api.Get(ctx, cm.Name, metav1.GetOptions{}); err != nil {
-						return err
-					}
-					continue
-				}
-				if err == nil {
-					objs[i] = updated
-				}
-				return err
-			}
+			return updateFresh(ctx, api, &objs[i], func(cm *corev1.ConfigMap) { cm.Data[seqKey] = seq })
 		},
 		delete: func(ctx context.Context, i int) error {
 			return api.Delete(ctx, benchName(i), metav1.DeleteOptions{})
@@ -251,21 +238,7 @@ func serviceObjects(cs kubernetes.Interface, ns string, n int) *reflectObjects {
 			return err
 		},
 		update: func(ctx context.Context, i int, seq string) error {
-			for {
-				svc := objs[i].DeepCopy()
-				svc.Labels[seqKey] = seq
-				updated, err := api.Update(ctx, svc, metav1.UpdateOptions{})
-				if apierrors.IsConflict(err) {
-					if objs[i], err = api.Get(ctx, svc.Name, metav1.GetOptions{}); err != nil {
-						return err
-					}
-					continue
-				}
-				if err == nil {
-					objs[i] = updated
-				}
-				return err
-			}
+			return updateFresh(ctx, api, &objs[i], func(svc *corev1.Service) { svc.Labels[seqKey] = seq })
 		},
 		delete: func(ctx context.Context, i int) error {
 			return api.Delete(ctx, benchName(i), metav1.DeleteOptions{})
@@ -693,4 +666,30 @@ func printReflection(runs []reflectionRun) {
 		}
 	}
 	w.Flush()
+}
+
+// getUpdater is what updateFresh needs of a typed client.
+type getUpdater[P any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (P, error)
+	Update(ctx context.Context, obj P, opts metav1.UpdateOptions) (P, error)
+}
+
+// updateFresh updates *cur with change applied to a copy of it, reading it
+// again after a conflict, and keeps the stored object in *cur.
+func updateFresh[P client.Object](ctx context.Context, api getUpdater[P], cur *P, change func(P)) error {
+	for {
+		next := (*cur).DeepCopyObject().(P)
+		change(next)
+		updated, err := api.Update(ctx, next, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			if *cur, err = api.Get(ctx, next.GetName(), metav1.GetOptions{}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err == nil {
+			*cur = updated
+		}
+		return err
+	}
 }
