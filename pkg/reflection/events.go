@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,12 +28,10 @@ const Events = "events"
 // onto the local pods they run for. Keys are the local namespace and the
 // remote Event's name.
 type eventReflector struct {
-	r *reflector
+	kindQueue
 	// events writes the copies at a kubelet's event rate: they are best
 	// effort, and must not take the API server from the pods.
-	events  kubernetes.Interface
-	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	metrics *kindMetrics
+	events kubernetes.Interface
 }
 
 // eventQPS and eventBurst are a kubelet's defaults for its Events.
@@ -47,12 +44,7 @@ func newEventReflector(r *reflector) (*eventReflector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &eventReflector{r: r, events: cs,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](5*time.Millisecond, 30*time.Second),
-			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "reflection-" + Events + "-" + r.cfg.NodeName}),
-		metrics: newKindMetrics(r.cfg.NodeName, Events),
-	}, nil
+	return &eventReflector{kindQueue: newKindQueue(r, Events), events: cs}, nil
 }
 
 // remoteCache keeps only the Events about pods: the twin namespace's
@@ -62,38 +54,18 @@ func (e *eventReflector) remoteCache(labels.Selector) (client.Object, cache.ByOb
 }
 
 func (e *eventReflector) watch(ctx context.Context, t *twin) ([]toolscache.InformerSynced, error) {
-	inf, err := t.cache.GetInformer(ctx, &corev1.Event{}, cache.BlockUntilSynced(false))
+	synced, err := e.follow(ctx, t, t.cache, &corev1.Event{}, identity)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := inf.AddEventHandler(onEvery(func(o client.Object) {
-		e.queue.Add(types.NamespacedName{Namespace: t.local, Name: o.GetName()})
-	})); err != nil {
-		return nil, err
-	}
-	return []toolscache.InformerSynced{inf.HasSynced}, nil
+	return []toolscache.InformerSynced{synced}, nil
 }
 
 func (e *eventReflector) enqueueNamespace(ctx context.Context, t *twin) {
-	names, err := e.r.names(ctx, t.cache, &corev1.Event{}, t.remote)
-	if err != nil {
-		e.r.logger.Error(err, "listing for a resync", "kind", Events, "namespace", t.remote)
-		return
-	}
-	for _, name := range names {
-		e.queue.Add(types.NamespacedName{Namespace: t.local, Name: name})
-	}
+	e.enqueueAll(ctx, t, t.cache, &corev1.Event{}, t.remote, identity)
 }
 
-func (e *eventReflector) forget(local string) { e.metrics.forgetNamespace(local) }
-
-func (e *eventReflector) run(ctx context.Context, workers int) {
-	process(ctx, e.queue, workers, e.reconcile, func(key types.NamespacedName, err error) {
-		e.metrics.errors.Inc()
-		e.r.logger.V(2).Info("reflecting an event failed; retrying", "event", key, "error", err.Error())
-	})
-	e.metrics.drop()
-}
+func (e *eventReflector) run(ctx context.Context, workers int) { e.work(ctx, workers, e.reconcile) }
 
 func (e *eventReflector) reconcile(ctx context.Context, key types.NamespacedName) (time.Duration, error) {
 	t := e.r.twinOf(key.Namespace)

@@ -5,7 +5,11 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // reconcileTimeout bounds one reconciliation: a provider that stopped
@@ -52,4 +56,62 @@ func next[K comparable](ctx context.Context, queue workqueue.TypedRateLimitingIn
 		queue.Forget(key)
 	}
 	return true
+}
+
+// kindQueue is what every reflected kind has: the queue of its keys (the
+// local namespace and the local object's name), its metrics, and the
+// reflector it serves.
+type kindQueue struct {
+	name    string
+	r       *reflector
+	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	metrics *kindMetrics
+}
+
+func newKindQueue(r *reflector, name string) kindQueue {
+	return kindQueue{name: name, r: r,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](5*time.Millisecond, 30*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "reflection-" + name + "-" + r.cfg.NodeName}),
+		metrics: newKindMetrics(r.cfg.NodeName, name),
+	}
+}
+
+// follow enqueues, for every event on an object of obj's kind in c, the
+// key localName(its name) in the twin's local namespace.
+func (q *kindQueue) follow(ctx context.Context, t *twin, c cache.Cache, obj client.Object, localName func(string) string) (toolscache.InformerSynced, error) {
+	inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := inf.AddEventHandler(onEvery(func(o client.Object) {
+		q.queue.Add(types.NamespacedName{Namespace: t.local, Name: localName(o.GetName())})
+	})); err != nil {
+		return nil, err
+	}
+	return inf.HasSynced, nil
+}
+
+// enqueueAll enqueues, for every object of obj's kind in namespace ns of
+// c, the key localName(its name) in the twin's local namespace.
+func (q *kindQueue) enqueueAll(ctx context.Context, t *twin, c cache.Cache, obj client.Object, ns string, localName func(string) string) {
+	names, err := q.r.names(ctx, c, obj, ns)
+	if err != nil {
+		q.r.logger.Error(err, "listing for a resync", "kind", q.name, "namespace", ns)
+		return
+	}
+	for _, name := range names {
+		q.queue.Add(types.NamespacedName{Namespace: t.local, Name: localName(name)})
+	}
+}
+
+func (q *kindQueue) forget(local string) { q.metrics.forgetNamespace(local) }
+
+// work runs the kind's workers until ctx is done, then drops its metrics.
+func (q *kindQueue) work(ctx context.Context, workers int, reconcile func(context.Context, types.NamespacedName) (time.Duration, error)) {
+	process(ctx, q.queue, workers, reconcile, func(key types.NamespacedName, err error) {
+		q.metrics.errors.Inc()
+		q.r.logger.V(2).Info("reflecting failed; retrying", "kind", q.name, "object", key, "error", err.Error())
+	})
+	q.metrics.drop()
 }

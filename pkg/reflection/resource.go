@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -60,10 +59,8 @@ type resource interface {
 // kindReflector keeps the remote copies of one kind.
 type kindReflector[L, R client.Object] struct {
 	Kind[L, R]
-	policy  forge.Policy
-	r       *reflector
-	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	metrics *kindMetrics
+	kindQueue
+	policy forge.Policy
 }
 
 func newKindReflector[L, R client.Object](r *reflector, k Kind[L, R], policy forge.Policy) *kindReflector[L, R] {
@@ -73,12 +70,7 @@ func newKindReflector[L, R client.Object](r *reflector, k Kind[L, R], policy for
 	if k.LocalName == nil {
 		k.LocalName = identity
 	}
-	return &kindReflector[L, R]{Kind: k, policy: policy, r: r,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](5*time.Millisecond, 30*time.Second),
-			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "reflection-" + k.Name + "-" + r.cfg.NodeName}),
-		metrics: newKindMetrics(r.cfg.NodeName, k.Name),
-	}
+	return &kindReflector[L, R]{Kind: k, kindQueue: newKindQueue(r, k.Name), policy: policy}
 }
 
 func identity(s string) string { return s }
@@ -88,54 +80,24 @@ func (k *kindReflector[L, R]) remoteCache(ours labels.Selector) (client.Object, 
 }
 
 func (k *kindReflector[L, R]) watch(ctx context.Context, t *twin) ([]toolscache.InformerSynced, error) {
-	local, err := t.localCache.GetInformer(ctx, k.NewLocal(), cache.BlockUntilSynced(false))
+	local, err := k.follow(ctx, t, t.localCache, k.NewLocal(), identity)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := local.AddEventHandler(onEvery(func(o client.Object) {
-		k.queue.Add(types.NamespacedName{Namespace: t.local, Name: o.GetName()})
-	})); err != nil {
-		return nil, err
-	}
-	remote, err := t.cache.GetInformer(ctx, k.NewRemote(), cache.BlockUntilSynced(false))
+	remote, err := k.follow(ctx, t, t.cache, k.NewRemote(), k.LocalName)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := remote.AddEventHandler(onEvery(func(o client.Object) {
-		k.queue.Add(types.NamespacedName{Namespace: t.local, Name: k.LocalName(o.GetName())})
-	})); err != nil {
-		return nil, err
-	}
-	return []toolscache.InformerSynced{local.HasSynced, remote.HasSynced}, nil
+	return []toolscache.InformerSynced{local, remote}, nil
 }
 
 func (k *kindReflector[L, R]) enqueueNamespace(ctx context.Context, t *twin) {
-	locals, err := k.r.names(ctx, t.localCache, k.NewLocal(), t.local)
-	if err != nil {
-		k.r.logger.Error(err, "listing for a resync", "kind", k.Name, "namespace", t.local)
-		return
-	}
-	remotes, err := k.r.names(ctx, t.cache, k.NewRemote(), t.remote)
-	if err != nil {
-		k.r.logger.Error(err, "listing for a resync", "kind", k.Name, "namespace", t.remote)
-		return
-	}
-	for _, name := range locals {
-		k.queue.Add(types.NamespacedName{Namespace: t.local, Name: name})
-	}
-	for _, name := range remotes {
-		k.queue.Add(types.NamespacedName{Namespace: t.local, Name: k.LocalName(name)})
-	}
+	k.enqueueAll(ctx, t, t.localCache, k.NewLocal(), t.local, identity)
+	k.enqueueAll(ctx, t, t.cache, k.NewRemote(), t.remote, k.LocalName)
 }
 
-func (k *kindReflector[L, R]) forget(local string) { k.metrics.forgetNamespace(local) }
-
 func (k *kindReflector[L, R]) run(ctx context.Context, workers int) {
-	process(ctx, k.queue, workers, k.reconcile, func(key types.NamespacedName, err error) {
-		k.metrics.errors.Inc()
-		k.r.logger.V(2).Info("reflecting failed; retrying", "kind", k.Name, "object", key, "error", err.Error())
-	})
-	k.metrics.drop()
+	k.work(ctx, workers, k.reconcile)
 }
 
 // conflictRetry is how often an object whose remote name is taken by an
