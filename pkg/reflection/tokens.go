@@ -116,33 +116,17 @@ func newTokens(local kubernetes.Interface, remote client.Client, pods corelister
 
 // run refreshes the tokens when they are due until ctx is done.
 func (t *tokens) run(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		t.queue.ShutDown()
-	}()
 	// A refresh deletes the Secrets no pod needs: not before all pods are
 	// known.
 	if !toolscache.WaitForCacheSync(ctx.Done(), t.podsSynced) {
+		t.queue.ShutDown()
 		return
 	}
-	for {
-		key, quit := t.queue.Get()
-		if quit {
-			return
-		}
-		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := t.refresh(cctx, key)
-		cancel()
-		if err != nil {
-			if ctx.Err() == nil {
-				t.logger.Error(err, "refreshing a token; retrying", "secret", key.namespace+"/"+key.name)
-			}
-			t.queue.AddRateLimited(key)
-		} else {
-			t.queue.Forget(key)
-		}
-		t.queue.Done(key)
-	}
+	process(ctx, t.queue, 1, func(ctx context.Context, key tokenKey) (time.Duration, error) {
+		return 0, t.refresh(ctx, key)
+	}, func(key tokenKey, err error) {
+		t.logger.Error(err, "refreshing a token; retrying", "secret", key.namespace+"/"+key.name)
+	})
 }
 
 // ensure makes sure the token Secrets a local pod mounts once offloaded
