@@ -189,6 +189,16 @@ func TestSecretsServicesIngresses(t *testing.T) {
 		if got.Type != corev1.SecretTypeBasicAuth {
 			t.Errorf("type = %s", got.Type)
 		}
+
+		s.Data["password"] = []byte("rotated")
+		if err := consumer.Update(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(ctx, t, "the rotated password mirrored", at("creds"), func(r *corev1.Secret) bool { return string(r.Data["password"]) == "rotated" })
+		if err := consumer.Delete(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		testbed.Eventually(ctx, t, "the Secret copy deleted", gone(ctx, provider, &corev1.Secret{}, twin, "creds"))
 	})
 
 	t.Run("services without cluster-assigned fields", func(t *testing.T) {
