@@ -26,7 +26,20 @@ type Binaries struct {
 	// KwokStages is a kwok configuration file holding the node and pod
 	// lifecycle stages shipped with the pinned kwok release.
 	KwokStages string
+
+	// The real nodes' binaries, empty unless built with RealNodes.
+	Kubelet   string
+	KubeProxy string
+	// CoreDNS and Pause are static binaries for the images the testbed
+	// serves from its registry.
+	CoreDNS string
+	Pause   string
+	// Versions are the releases these binaries are of.
+	Versions Versions
 }
+
+// HasRealNodeBinaries tells whether the real nodes' binaries were built.
+func (b *Binaries) HasRealNodeBinaries() bool { return b.Kubelet != "" }
 
 // BuildOptions configures EnsureBinaries.
 type BuildOptions struct {
@@ -38,6 +51,9 @@ type BuildOptions struct {
 	Progress io.Writer
 	// Go is the go command; "go" looked up on PATH if empty.
 	Go string
+	// RealNodes also builds kubelet, kube-proxy, CoreDNS and the pause
+	// program (another ~8 minutes on a cold cache).
+	RealNodes bool
 }
 
 // DefaultCacheDir is where binaries are cached unless told otherwise:
@@ -76,11 +92,11 @@ func EnsureBinaries(ctx context.Context, opts BuildOptions) (*Binaries, error) {
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
-	groups, err := buildGroups(opts.Versions)
+	groups, err := buildGroups(opts.Versions, opts.RealNodes)
 	if err != nil {
 		return nil, err
 	}
-	bins := binariesIn(opts.CacheDir, opts.Versions)
+	bins := binariesIn(opts.CacheDir, opts.Versions, opts.RealNodes)
 	if allComplete(opts.CacheDir, groups) {
 		return bins, nil
 	}
@@ -110,10 +126,10 @@ func EnsureBinaries(ctx context.Context, opts BuildOptions) (*Binaries, error) {
 	return bins, nil
 }
 
-func binariesIn(cache string, v Versions) *Binaries {
+func binariesIn(cache string, v Versions, realNodes bool) *Binaries {
 	k8s := filepath.Join(cache, "kubernetes-"+v.Kubernetes, "bin")
 	kwok := filepath.Join(cache, "kwok-"+v.Kwok)
-	return &Binaries{
+	b := &Binaries{
 		Etcd:              filepath.Join(cache, "etcd-"+v.Etcd, "bin", "etcd"),
 		APIServer:         filepath.Join(k8s, "kube-apiserver"),
 		ControllerManager: filepath.Join(k8s, "kube-controller-manager"),
@@ -121,7 +137,16 @@ func binariesIn(cache string, v Versions) *Binaries {
 		Kubectl:           filepath.Join(k8s, "kubectl"),
 		Kwok:              filepath.Join(kwok, "bin", "kwok"),
 		KwokStages:        filepath.Join(kwok, "stages.yaml"),
+		Versions:          v,
 	}
+	if realNodes {
+		node := filepath.Join(cache, "kubernetes-node-"+v.Kubernetes, "bin")
+		b.Kubelet = filepath.Join(node, "kubelet")
+		b.KubeProxy = filepath.Join(node, "kube-proxy")
+		b.CoreDNS = filepath.Join(cache, "coredns-"+v.CoreDNS, "bin", "coredns")
+		b.Pause = filepath.Join(cache, "pause-"+pauseVersion, "bin", "pause")
+	}
+	return b
 }
 
 func findGo(goBin string) (string, error) {

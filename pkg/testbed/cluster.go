@@ -30,6 +30,9 @@ type Cluster struct {
 	Server string
 	// Config is an admin REST config for Go clients.
 	Config *rest.Config
+	// RealNodesReadyAfter is how long the real nodes took from the start
+	// of their processes to Ready with a pod CIDR (zero without real nodes).
+	RealNodesReadyAfter time.Duration
 
 	bins  *Binaries
 	pki   *pki
@@ -37,6 +40,12 @@ type Cluster struct {
 
 	mu    sync.Mutex
 	procs map[string]*process
+
+	// The real nodes and what joins them to the control plane; all nil
+	// without real nodes.
+	slot      *slot
+	realNodes []*realNode
+	net       *clusterNet
 }
 
 // Client returns a new admin clientset.
@@ -67,13 +76,21 @@ func (c *Cluster) PIDs() map[string]int {
 func (c *Cluster) Ports() []int { return c.ports.list() }
 
 // newCluster prepares the cluster's directory, ports, PKI and kubeconfig.
-func newCluster(spec ClusterSpec, dir string, bins *Binaries) (*Cluster, error) {
+func newCluster(spec ClusterSpec, dir string, bins *Binaries, underlay string) (*Cluster, error) {
 	c := &Cluster{Name: spec.Name, Spec: spec, Dir: dir, bins: bins, procs: map[string]*process{}}
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
 		return nil, err
 	}
 	if err := c.allocatePorts(); err != nil {
 		return nil, err
+	}
+	var extraIPs []net.IP
+	if spec.RealNodes > 0 {
+		if err := c.joinUnderlay(underlay); err != nil {
+			c.release()
+			return nil, err
+		}
+		extraIPs = append(extraIPs, c.slot.addr().AsSlice())
 	}
 	_, svcNet, err := net.ParseCIDR(spec.ServiceCIDR)
 	if err != nil {
@@ -86,7 +103,7 @@ func newCluster(spec ClusterSpec, dir string, bins *Binaries) (*Cluster, error) 
 	}
 	firstSvcIP := append(net.IP(nil), svcNet.IP.To4()...)
 	firstSvcIP[3]++
-	if c.pki, err = newPKI(filepath.Join(dir, "pki"), spec.Name, firstSvcIP); err != nil {
+	if c.pki, err = newPKI(filepath.Join(dir, "pki"), spec.Name, append(extraIPs, firstSvcIP)...); err != nil {
 		c.release()
 		return nil, fmt.Errorf("cluster %q: creating PKI: %w", spec.Name, err)
 	}
@@ -130,6 +147,10 @@ func (c *Cluster) allocatePorts() error {
 }
 
 func (c *Cluster) release() {
+	if c.slot != nil {
+		_ = c.slot.leave()
+		c.slot = nil
+	}
 	var used []int
 	for _, p := range c.ports.list() {
 		if p != 0 {
@@ -160,6 +181,9 @@ func (c *Cluster) writeKubeconfig(path string) error {
 // start runs every component in dependency order and waits until the
 // cluster can run pods.
 func (c *Cluster) start(ctx context.Context) error {
+	if err := c.startClusterNet(); err != nil {
+		return fmt.Errorf("cluster %q: %w", c.Name, err)
+	}
 	steps := []struct {
 		component string
 		ready     func(context.Context) error
@@ -180,11 +204,16 @@ func (c *Cluster) start(ctx context.Context) error {
 			}
 		}
 	}
-	if err := c.createNodes(ctx); err != nil {
-		return fmt.Errorf("cluster %q: creating simulated nodes: %w", c.Name, err)
-	}
 	if err := c.bindKubeletClient(ctx); err != nil {
 		return fmt.Errorf("cluster %q: %w", c.Name, err)
+	}
+	// Real nodes register first, so the first one gets the first pod CIDR
+	// (10.244.0.0/24) in every cluster: pod IPs of clusters overlap.
+	if err := c.startRealNodes(ctx); err != nil {
+		return err
+	}
+	if err := c.createNodes(ctx); err != nil {
+		return fmt.Errorf("cluster %q: creating simulated nodes: %w", c.Name, err)
 	}
 	return c.waitFor(ctx, "the default ServiceAccount and Ready nodes", c.waitWorkloadReady)
 }
@@ -243,9 +272,11 @@ var stopOrder = []string{Kwok, Scheduler, ControllerManager, APIServer, Etcd}
 // Stop ends every process of the cluster and frees its ports. It does not
 // remove the cluster's directory; Testbed.Stop does.
 func (c *Cluster) Stop() {
+	c.stopRealNodes()
 	for _, name := range stopOrder {
 		c.StopComponent(name)
 	}
+	c.stopClusterNet()
 	c.release()
 }
 
@@ -275,8 +306,13 @@ func (c *Cluster) waitFor(ctx context.Context, what string, ready func(context.C
 func (c *Cluster) exitedComponent() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, name := range stopOrder {
-		if p := c.procs[name]; p != nil && !p.running() {
+	names := make([]string, 0, len(c.procs))
+	for name := range c.procs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if p := c.procs[name]; !p.running() {
 			return p.exitError()
 		}
 	}

@@ -41,7 +41,7 @@ func (c *Cluster) etcdArgs() []string {
 }
 
 func (c *Cluster) apiServerArgs() []string {
-	return []string{
+	args := []string{
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", c.ports.etcdClient),
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
@@ -58,12 +58,21 @@ func (c *Cluster) apiServerArgs() []string {
 		"--service-cluster-ip-range=" + c.Spec.ServiceCIDR,
 		"--authorization-mode=Node,RBAC",
 		"--allow-privileged=true",
-		// Loopback addresses are invalid in EndpointSlices, so the default
-		// reconciler would fail forever publishing 127.0.0.1 for `kubernetes`.
-		"--endpoint-reconciler-type=none",
 		"--profiling=false",
 		"--v=0",
 	}
+	if c.slot == nil {
+		// Loopback addresses are invalid in EndpointSlices, so the default
+		// reconciler would fail forever publishing 127.0.0.1 for `kubernetes`.
+		return append(args, "--endpoint-reconciler-type=none")
+	}
+	// With real nodes, `kubernetes` points at the forwarder on the underlay,
+	// and the API server dials kubelets through the egress proxy.
+	return append(args,
+		"--advertise-address="+c.slot.addr().String(),
+		"--egress-selector-config-file="+c.egressConfig(),
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
+	)
 }
 
 func (c *Cluster) controllerManagerArgs() []string {

@@ -11,38 +11,35 @@ import (
 	"time"
 
 	"github.com/liqo-go/liqo/pkg/proc"
+	"github.com/liqo-go/liqo/pkg/testbed/netns"
 )
 
+// crashHelperEnv runs the test binary as the owner of one cluster: "kwok"
+// (simulated nodes) or "real" (one real node).
 const crashHelperEnv = "LIQO_TESTBED_CRASH_HELPER"
 
-type helperReport struct {
-	PIDs  []int  `json:"pids"`
-	Ports []int  `json:"ports"`
-	Dir   string `json:"dir"`
-}
-
-// runCrashHelper is the body of the child process of TestCrashLeavesNothing:
-// it starts a cluster, reports what it started and waits to be killed.
-func runCrashHelper() {
-	tb, err := Start(context.Background(), Options{}, ClusterSpec{Name: "crash", Nodes: []NodePool{{Count: 1}}})
+// runCrashHelper is the body of the child process of the crash tests: it
+// starts a cluster, reports what it started and waits to be killed.
+func runCrashHelper(kind string) {
+	spec := ClusterSpec{Name: "crash", Nodes: []NodePool{{Count: 1}}}
+	if kind == "real" {
+		spec = ClusterSpec{Name: "crash", RealNodes: 1, Nodes: []NodePool{{Count: 0}}}
+	}
+	tb, err := Start(context.Background(), Options{}, spec)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	r := helperReport{Ports: tb.Clusters[0].Ports(), Dir: tb.Dir}
-	for _, pid := range tb.Clusters[0].PIDs() {
-		r.PIDs = append(r.PIDs, pid)
-	}
-	_ = json.NewEncoder(os.Stdout).Encode(r)
+	_ = json.NewEncoder(os.Stdout).Encode(tb.footprint())
 	select {}
 }
 
-// TestCrashLeavesNothing kills a process that owns a running cluster with
-// SIGKILL, so no cleanup code runs, and checks that its control plane dies
-// with it and that the next testbed sweeps its directory.
-func TestCrashLeavesNothing(t *testing.T) {
+// crash starts a helper owning a cluster of the given kind, kills it with
+// SIGKILL, so that no cleanup code runs, and waits until the processes it
+// started directly are dead.
+func crash(t *testing.T, kind string) footprint {
 	helper := exec.Command(os.Args[0], "-test.run=^$")
-	helper.Env = append(os.Environ(), crashHelperEnv+"=1")
+	helper.Env = append(os.Environ(), crashHelperEnv+"="+kind)
 	helper.Stderr = os.Stderr
 	out, err := helper.StdoutPipe()
 	if err != nil {
@@ -51,14 +48,11 @@ func TestCrashLeavesNothing(t *testing.T) {
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var r helperReport
+	var r footprint
 	if err := json.NewDecoder(bufio.NewReader(out)).Decode(&r); err != nil {
 		_ = helper.Process.Kill()
 		_ = helper.Wait()
 		t.Fatalf("reading the helper's report: %v", err)
-	}
-	if len(r.PIDs) != 5 {
-		t.Errorf("the helper reported %d running components, want 5", len(r.PIDs))
 	}
 	_ = helper.Process.Kill()
 	_ = helper.Wait()
@@ -78,9 +72,42 @@ func TestCrashLeavesNothing(t *testing.T) {
 		}
 		return true, nil
 	})
+	return r
+}
 
+// TestCrashLeavesNothing checks that the control plane of a killed owner
+// dies with it and that the next testbed sweeps its directory.
+func TestCrashLeavesNothing(t *testing.T) {
+	r := crash(t, "kwok")
+	if len(r.PIDs) != 5 {
+		t.Errorf("the helper reported %d running components, want 5", len(r.PIDs))
+	}
 	sweepStale(os.TempDir())
-	if err := checkNothingLeft(r.PIDs, r.Ports, r.Dir); err != nil {
+	if err := r.check(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestCrashWithRealNodesLeavesNothing kills the owner of a cluster with a
+// real node running CoreDNS. The container shims and containers outlive it,
+// with the node's network namespace, cgroups and mounts; the next start's
+// sweep removes them all.
+func TestCrashWithRealNodesLeavesNothing(t *testing.T) {
+	if err := RealNodesSupported(); err != nil {
+		t.Fatal(err)
+	}
+	r := crash(t, "real")
+	if len(r.NodeNS) != 1 || len(netns.List(r.NodeNS[0])) != 1 {
+		t.Fatalf("after the crash, the node's network namespace should be left for the sweep; found %v", r.NodeNS)
+	}
+	if n := len(cgroupPIDs(r.Cgroups[0])); n == 0 {
+		t.Errorf("after the crash, the shims and containers should outlive their owner until the sweep; none found in %s", r.Cgroups[0])
+	}
+	if err := SweepHost(); err != nil {
+		t.Fatal(err)
+	}
+	sweepStale(os.TempDir())
+	if err := r.check(); err != nil {
 		t.Error(err)
 	}
 }

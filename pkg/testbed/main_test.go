@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-go/liqo/pkg/proc"
 )
 
 // shared is the two-cluster testbed every test of this package uses: starting
@@ -15,8 +14,8 @@ import (
 var shared *Testbed
 
 func TestMain(m *testing.M) {
-	if os.Getenv(crashHelperEnv) != "" {
-		runCrashHelper()
+	if kind := os.Getenv(crashHelperEnv); kind != "" {
+		runCrashHelper(kind)
 		return
 	}
 	os.Exit(runTests(m))
@@ -38,41 +37,12 @@ func runTests(m *testing.M) int {
 
 	// Acceptance: once stopped, nothing the testbed started is alive and no
 	// port it used is still bound.
-	var pids []int
-	var ports []int
-	for _, c := range tb.Clusters {
-		for _, pid := range c.PIDs() {
-			pids = append(pids, pid)
-		}
-		ports = append(ports, c.Ports()...)
-	}
-	dir := tb.Dir
+	check := tb.Leftovers()
 	tb.Stop()
-	if err := checkNothingLeft(pids, ports, dir); err != nil {
+	if err := check(); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL: after Stop:", err)
 		return 1
 	}
 	return code
 }
 
-// checkNothingLeft verifies that the processes are gone, the ports are free
-// and the directory is removed.
-func checkNothingLeft(pids, ports []int, dir string) error {
-	if len(pids) == 0 {
-		return fmt.Errorf("no process was recorded, so nothing could be checked")
-	}
-	for _, pid := range pids {
-		if proc.Alive(pid) {
-			return fmt.Errorf("process %d is still alive", pid)
-		}
-	}
-	for _, port := range ports {
-		if portBound(port) {
-			return fmt.Errorf("port %d is still bound", port)
-		}
-	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		return fmt.Errorf("directory %s still exists (%v)", dir, err)
-	}
-	return nil
-}

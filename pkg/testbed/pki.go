@@ -44,7 +44,7 @@ func (p *pki) kwokServerCrt() string { return p.path("kwok.crt") }
 func (p *pki) kwokServerKey() string { return p.path("kwok.key") }
 
 // newPKI creates a fresh CA and every certificate a testbed cluster needs.
-func newPKI(dir, cluster string, serviceIP net.IP) (*pki, error) {
+func newPKI(dir, cluster string, serverIPs ...net.IP) (*pki, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func newPKI(dir, cluster string, serviceIP net.IP) (*pki, error) {
 	serving := &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kube-apiserver"},
 		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), serviceIP},
+		IPAddresses: append([]net.IP{net.IPv4(127, 0, 0, 1)}, serverIPs...),
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	if _, _, err := p.issue(serving, p.servingCert(), p.servingKey()); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/liqo-go/liqo/pkg/proc"
+	"github.com/liqo-go/liqo/pkg/testbed/netns"
 )
 
 // process is one control-plane component running as a child process, its
@@ -21,6 +22,13 @@ type process struct {
 	bin     string
 	args    []string
 	logPath string
+	// netns, if set, names the network namespace the process runs in
+	// (entered with nsenter, which keeps the host's mounts and cgroups
+	// visible, unlike `ip netns exec`).
+	netns string
+	// cgroup, if set, is the cgroup the process is moved to once started,
+	// so that what it forks (containerd's shims) can be found and killed.
+	cgroup string
 
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -56,6 +64,11 @@ func (p *process) start() error {
 		return err
 	}
 	cmd := exec.Command(p.bin, p.args...)
+	if p.netns != "" {
+		cmd = exec.Command("nsenter", append([]string{"--net=" + netns.Path(p.netns), "--", p.bin}, p.args...)...)
+		// containerd finds runc and its shim, kube-proxy nft, on PATH.
+		cmd.Env = append(os.Environ(), "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+	}
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -69,6 +82,14 @@ func (p *process) start() error {
 		return fmt.Errorf("starting %s (%s): %w", p.name, p.bin, err)
 	}
 	p.cmd = cmd
+	if p.cgroup != "" {
+		if err := addToCgroup(p.cgroup, cmd.Process.Pid); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			logFile.Close()
+			return fmt.Errorf("starting %s: %w", p.name, err)
+		}
+	}
 	p.done = make(chan struct{})
 	go func() {
 		p.err = cmd.Wait()

@@ -19,6 +19,13 @@ type ClusterSpec struct {
 	PodCIDR string
 	// ServiceCIDR is the service cluster IP range (10.96.0.0/16).
 	ServiceCIDR string
+	// RealNodes is the number of real nodes (real-0, real-1, ...): kubelet,
+	// containerd, CNI and kube-proxy in a network namespace each, running
+	// real containers. They need root; see RealNodesSupported.
+	RealNodes int
+	// ProxyMode is kube-proxy's mode on real nodes: nftables (default) or
+	// iptables.
+	ProxyMode string
 	// APIServerPort fixes the API server's loopback port; a free one if 0.
 	APIServerPort int
 	// ControllerManager and Scheduler client rate limits: 0 keeps the upstream
@@ -89,6 +96,19 @@ func (s ClusterSpec) withDefaults() (ClusterSpec, error) {
 		if n.Count < 0 {
 			return s, fmt.Errorf("cluster %q: node pool %q has a negative count", s.Name, n.Prefix)
 		}
+	}
+	if s.RealNodes < 0 {
+		return s, fmt.Errorf("cluster %q: the real node count is negative", s.Name)
+	}
+	if s.RealNodes > 100 {
+		return s, fmt.Errorf("cluster %q: %d real nodes is more than this testbed runs (at most 100)", s.Name, s.RealNodes)
+	}
+	switch s.ProxyMode {
+	case "":
+		s.ProxyMode = "nftables"
+	case "nftables", "iptables":
+	default:
+		return s, fmt.Errorf("cluster %q: kube-proxy mode %q is not nftables or iptables", s.Name, s.ProxyMode)
 	}
 	if s.APIServerPort < 0 || s.APIServerPort > 65535 {
 		return s, fmt.Errorf("cluster %q: API server port %d is out of range", s.Name, s.APIServerPort)

@@ -26,6 +26,11 @@ type Options struct {
 	Progress io.Writer
 	// Timeout bounds the start of all clusters (3 minutes if zero).
 	Timeout time.Duration
+	// Underlay names the network the clusters' real nodes share (at most 8
+	// characters): testbeds that give the same name reach each other's
+	// nodes, as the playground's clusters, each started by its own process,
+	// do. A fresh underlay for this testbed if empty.
+	Underlay string
 }
 
 // Testbed is a set of running clusters.
@@ -34,6 +39,10 @@ type Testbed struct {
 	Dir      string
 	Clusters []*Cluster
 	ownDir   bool
+	// underlay is the real nodes' network; ownUnderlay if made for this
+	// testbed alone (so Stop removes it).
+	underlay    string
+	ownUnderlay bool
 }
 
 // ownerFile records the PID of the process that owns a testbed directory, so
@@ -68,7 +77,23 @@ func Start(ctx context.Context, opts Options, specs ...ClusterSpec) (*Testbed, e
 		specs[i] = s
 	}
 
+	realNodes := false
+	for _, s := range specs {
+		realNodes = realNodes || s.RealNodes > 0
+	}
+	if realNodes {
+		if err := RealNodesSupported(); err != nil {
+			return nil, err
+		}
+		if err := EnsureHostPackages(opts.Progress); err != nil {
+			return nil, err
+		}
+		opts.Build.RealNodes = true
+	}
 	bins := opts.Binaries
+	if realNodes && bins != nil && !bins.HasRealNodeBinaries() {
+		return nil, errors.New("testbed: real nodes need kubelet, kube-proxy, CoreDNS and pause: build the binaries with BuildOptions.RealNodes")
+	}
 	if bins == nil {
 		if opts.Build.Progress == nil {
 			opts.Build.Progress = opts.Progress
@@ -81,6 +106,9 @@ func Start(ctx context.Context, opts Options, specs ...ClusterSpec) (*Testbed, e
 
 	tb := &Testbed{Dir: opts.Dir}
 	if tb.Dir == "" {
+		// Real nodes' mounts first: a directory is removed only once nothing
+		// is mounted below it.
+		_ = SweepHost()
 		sweepStale(os.TempDir())
 		dir, err := os.MkdirTemp("", tempPrefix)
 		if err != nil {
@@ -97,8 +125,12 @@ func Start(ctx context.Context, opts Options, specs ...ClusterSpec) (*Testbed, e
 		}
 	}
 
+	tb.underlay = opts.Underlay
+	if tb.underlay == "" {
+		tb.underlay, tb.ownUnderlay = newUnderlayName(), true
+	}
 	for _, s := range specs {
-		c, err := newCluster(s, filepath.Join(tb.Dir, s.Name), bins)
+		c, err := newCluster(s, filepath.Join(tb.Dir, s.Name), bins, tb.underlay)
 		if err != nil {
 			tb.Stop()
 			return nil, err

@@ -25,6 +25,11 @@ func Main(m *testing.M, use func(*Testbed), specs ...ClusterSpec) {
 	if code != 0 {
 		tb.DumpLogs(os.Stderr, 30)
 	}
+	check := tb.Leftovers()
 	tb.Stop()
+	if err := check(); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: the testbed left things behind after Stop:", err)
+		code = 1
+	}
 	os.Exit(code)
 }

@@ -1,6 +1,23 @@
 package testbed
 
-import "fmt"
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"fmt"
+)
+
+// pauseSource is the testbed's pause program, built like the upstream
+// binaries; its cache folder is named after a hash of the source, so an edit
+// rebuilds it.
+//
+//go:embed pause/main.go
+var pauseSource []byte
+
+var pauseVersion = func() string {
+	sum := sha256.Sum256(pauseSource)
+	return hex.EncodeToString(sum[:6])
+}()
 
 // Versions pins the upstream releases the testbed builds. Changing a version
 // changes the cache key, so binaries are rebuilt only when a pin moves.
@@ -12,6 +29,9 @@ type Versions struct {
 	Etcd string
 	// Kwok is the sigs.k8s.io/kwok release that simulates nodes.
 	Kwok string
+	// CoreDNS is the github.com/coredns/coredns release serving cluster DNS
+	// on real nodes.
+	CoreDNS string
 }
 
 // DefaultVersions are the releases the project is tested against.
@@ -19,6 +39,7 @@ var DefaultVersions = Versions{
 	Kubernetes: "v1.34.4",
 	Etcd:       "v3.6.16",
 	Kwok:       "v0.8.0",
+	CoreDNS:    "v1.14.7",
 }
 
 // stagingVersion maps a Kubernetes release to the version of its staging

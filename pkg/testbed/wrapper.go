@@ -32,9 +32,18 @@ type buildGroup struct {
 	after func(ctx context.Context, goBin, dir string) error
 	// estimate tells the user how long a cold build takes on 2 cores.
 	estimate string
+	// static builds without cgo: the binary runs in a scratch image.
+	static bool
+	// sources are extra files written into the wrapper module (a main
+	// package of our own, such as the pause program); with no module, the
+	// wrapper module is the program itself.
+	sources map[string][]byte
 }
 
-func buildGroups(v Versions) ([]buildGroup, error) {
+// buildGroups lists the wrapper modules to build: the control plane always,
+// and the real nodes' binaries (kubelet, kube-proxy, CoreDNS, pause) only
+// when realNodes is set, since they double a cold build.
+func buildGroups(v Versions, realNodes bool) ([]buildGroup, error) {
 	staging, err := stagingVersion(v.Kubernetes)
 	if err != nil {
 		return nil, err
@@ -45,7 +54,7 @@ func buildGroups(v Versions) ([]buildGroup, error) {
 		ld = append(ld, "-X", pkg+".gitVersion="+v.Kubernetes, "-X", pkg+".gitMajor=1",
 			"-X", pkg+".gitMinor="+minor, "-X", pkg+".gitTreeState=clean")
 	}
-	return []buildGroup{
+	groups := []buildGroup{
 		{
 			name: "etcd", module: "go.etcd.io/etcd/server/v3", version: v.Etcd,
 			commands: []string{"go.etcd.io/etcd/server/v3"}, binName: "etcd",
@@ -71,7 +80,31 @@ func buildGroups(v Versions) ([]buildGroup, error) {
 			after:    writeKwokStages,
 			estimate: "~2 min",
 		},
-	}, nil
+	}
+	if !realNodes {
+		return groups, nil
+	}
+	return append(groups,
+		buildGroup{
+			name: "kubernetes-node", module: "k8s.io/kubernetes", version: v.Kubernetes,
+			commands: []string{"k8s.io/kubernetes/cmd/kubelet", "k8s.io/kubernetes/cmd/kube-proxy"},
+			replaces: func(ctx context.Context, goBin, dir string) ([]string, error) {
+				return stagingReplaces(ctx, goBin, dir, v.Kubernetes, staging)
+			},
+			ldflags:  ld,
+			estimate: "~6 min",
+		},
+		buildGroup{
+			name: "coredns", module: "github.com/coredns/coredns", version: v.CoreDNS,
+			commands: []string{"github.com/coredns/coredns"}, binName: "coredns",
+			static: true, estimate: "~2½ min",
+		},
+		buildGroup{
+			name: "pause", version: pauseVersion,
+			commands: []string{"liqo-testbed/pause"}, binName: "pause",
+			static: true, sources: map[string][]byte{"main.go": pauseSource}, estimate: "a few seconds",
+		},
+	), nil
 }
 
 func (g buildGroup) dirName() string { return g.name + "-" + g.version }
@@ -80,7 +113,7 @@ func (g buildGroup) commandNames() []string {
 	names := make([]string, len(g.commands))
 	for i, c := range g.commands {
 		names[i] = path.Base(c)
-		if c == g.module && g.binName != "" {
+		if (c == g.module || g.module == "") && g.binName != "" {
 			names[i] = g.binName
 		}
 	}
@@ -114,7 +147,11 @@ func (g buildGroup) build(ctx context.Context, goBin, dir string, progress io.Wr
 		args = append(args, "-o", bin+string(filepath.Separator))
 	}
 	args = append(args, g.commands...)
-	if err := runWithProgress(goCmd(ctx, goBin, src, args...), progress, "compiling "+g.name, 30*time.Second); err != nil {
+	compile := goCmd(ctx, goBin, src, args...)
+	if g.static {
+		compile.Env = append(compile.Env, "CGO_ENABLED=0")
+	}
+	if err := runWithProgress(compile, progress, "compiling "+g.name, 30*time.Second); err != nil {
 		return err
 	}
 	if g.after != nil {
@@ -130,7 +167,18 @@ func (g buildGroup) build(ctx context.Context, goBin, dir string, progress io.Wr
 // that `go mod tidy` records the full go.sum the build needs.
 func (g buildGroup) writeModule(ctx context.Context, goBin, src string) error {
 	var mod bytes.Buffer
-	fmt.Fprintf(&mod, "module liqo-testbed/%s\n\ngo 1.24\n\nrequire %s %s\n", g.name, g.module, g.version)
+	fmt.Fprintf(&mod, "module liqo-testbed/%s\n\ngo 1.24\n", g.name)
+	if g.module != "" {
+		fmt.Fprintf(&mod, "\nrequire %s %s\n", g.module, g.version)
+	}
+	for name, data := range g.sources {
+		if err := os.WriteFile(filepath.Join(src, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	if g.module == "" {
+		return os.WriteFile(filepath.Join(src, "go.mod"), mod.Bytes(), 0o644)
+	}
 	if err := os.WriteFile(filepath.Join(src, "go.mod"), mod.Bytes(), 0o644); err != nil {
 		return err
 	}

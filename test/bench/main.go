@@ -7,7 +7,9 @@
 // all Running beside the same Deployment on the provider's own nodes, with
 // the controller managers' memory and CPU time; and the reflection of N
 // ConfigMaps and N Services of an offloaded namespace into its twin on the
-// provider (creation, update latency, deletion, the managers' RSS and CPU).
+// provider (creation, update latency, deletion, the managers' RSS and CPU);
+// and on real nodes, the time to a Ready node, pod create → Running, and the
+// node's own memory.
 package main
 
 import (
@@ -25,7 +27,9 @@ import (
 
 func main() {
 	sizes := flag.String("n", "100,1000", "comma-separated sizes: Deployment replicas; for the reflection suite, ConfigMaps and Services (N of each)")
-	suites := flag.String("suites", "vanilla,peering,offloading,reflection", "comma-separated suites to run: vanilla, peering, offloading, reflection")
+	suites := flag.String("suites", "vanilla,peering,offloading,reflection,realnodes", "comma-separated suites to run: vanilla, peering, offloading, reflection, realnodes")
+	realStarts := flag.Int("real-node-starts", 3, "real-node clusters started for the node Ready time (realnodes suite)")
+	realPods := flag.Int("real-node-pods", 30, "pods started one at a time on the real node (realnodes suite)")
 	repeers := flag.Int("repeers", 5, "re-peerings (unpeer then peer) measured after the first peering")
 	rates := flag.String("reflection-rates", "100,200", "comma-separated update rates (per second) of the reflection suite's paced latency rounds, each followed by a burst round")
 	flag.Parse()
@@ -37,10 +41,10 @@ func main() {
 	want := map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
 		switch s = strings.TrimSpace(s); s {
-		case "vanilla", "peering", "offloading", "reflection":
+		case "vanilla", "peering", "offloading", "reflection", "realnodes":
 			want[s] = true
 		default:
-			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading, reflection)\n", s)
+			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading, reflection, realnodes)\n", s)
 			os.Exit(2)
 		}
 	}
@@ -50,7 +54,7 @@ func main() {
 		os.Exit(2)
 	}
 	ctx := context.Background()
-	bins, err := testbed.EnsureBinaries(ctx, testbed.BuildOptions{Progress: os.Stderr})
+	bins, err := testbed.EnsureBinaries(ctx, testbed.BuildOptions{Progress: os.Stderr, RealNodes: want["realnodes"]})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -84,6 +88,14 @@ func main() {
 			os.Exit(1)
 		}
 		printReflection(r)
+	}
+	if want["realnodes"] {
+		r, err := benchRealNodes(ctx, bins, *realStarts, *realPods)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: realnodes:", err)
+			os.Exit(1)
+		}
+		printRealNodes(r)
 	}
 }
 

@@ -11,21 +11,23 @@ import (
 func newBuildCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "build",
-		Short: "Build (or find in the cache) the control-plane binaries the playground runs",
+		Short: "Build (or find in the cache) the binaries the playground runs",
 		Long: `Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and
-kwok from the Go module proxy into the cache ($LIQO_TESTBED_CACHE, default
+kwok, and for real nodes kubelet, kube-proxy, CoreDNS and the pause program,
+from the Go module proxy into the cache ($LIQO_TESTBED_CACHE, default
 ~/.cache/liqo-go/testbed). Nothing is rebuilt unless a pinned version changes.
 'up' does this too; run it alone to prepare a machine ahead of time.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			bins, err := testbed.EnsureBinaries(cmd.Context(), testbed.BuildOptions{Progress: out})
+			bins, err := testbed.EnsureBinaries(cmd.Context(), testbed.BuildOptions{Progress: out, RealNodes: true})
 			if err != nil {
 				return err
 			}
 			v := testbed.DefaultVersions
-			fmt.Fprintf(out, "testbed binaries ready (Kubernetes %s, etcd %s, kwok %s):\n", v.Kubernetes, v.Etcd, v.Kwok)
-			for _, p := range []string{bins.Etcd, bins.APIServer, bins.ControllerManager, bins.Scheduler, bins.Kubectl, bins.Kwok} {
+			fmt.Fprintf(out, "testbed binaries ready (Kubernetes %s, etcd %s, kwok %s, CoreDNS %s):\n", v.Kubernetes, v.Etcd, v.Kwok, v.CoreDNS)
+			for _, p := range []string{bins.Etcd, bins.APIServer, bins.ControllerManager, bins.Scheduler, bins.Kubectl, bins.Kwok,
+				bins.Kubelet, bins.KubeProxy, bins.CoreDNS, bins.Pause} {
 				fmt.Fprintln(out, " ", p)
 			}
 			return nil

@@ -121,7 +121,13 @@ func demoDeploymentObject(replicas int32) *appsv1.Deployment {
 						MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.DoNotSchedule,
 						LabelSelector: &metav1.LabelSelector{MatchLabels: labels},
 					}},
-					Containers: []corev1.Container{{Name: "web", Image: "nginx"}},
+					// busybox is served by the testbed's registry, so the
+					// replica on a real node runs for real.
+					Containers: []corev1.Container{{
+						Name: "web", Image: "busybox",
+						Command: []string{"sh", "-c", "mkdir -p /www && hostname > /www/index.html && exec httpd -f -p 8080 -h /www"},
+						Ports:   []corev1.ContainerPort{{ContainerPort: 8080}},
+					}},
 				},
 			},
 		},

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
 func newDownCommand(dir *string) *cobra.Command {
@@ -20,7 +22,9 @@ func newDownCommand(dir *string) *cobra.Command {
 		Short: "Stop playground clusters and remove their data",
 		Long: `Stop the playground clusters (all of them unless --clusters names some) and
 remove their kubeconfigs and data. Only processes the playground started are
-stopped.`,
+stopped. Real nodes go with their cluster: their containers, network
+namespaces, links, mounts, cgroups and firewall rules are removed, and so is
+whatever an owner that crashed left behind.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return down(cmd.OutOrStdout(), layout{*dir}, clusters)
@@ -85,8 +89,11 @@ func waitGone(st *clusterState, timeout time.Duration) {
 	}
 }
 
-// cleanup removes what a cluster's owner leaves when it could not clean up.
+// cleanup removes what a cluster's owner leaves when it could not clean up:
+// first the real nodes of owners that died (container processes, mounts,
+// network namespaces, cgroups), then the files.
 func cleanup(l layout, name string) {
+	_ = testbed.SweepHost()
 	_ = os.Remove(l.state(name))
 	_ = os.Remove(l.kubeconfig(name))
 	_ = os.RemoveAll(filepath.Join(l.data(), name))

@@ -13,9 +13,10 @@ import (
 
 // serveOptions are passed by `up` to each owner process.
 type serveOptions struct {
-	cluster string
-	apiPort int
-	nodes   int
+	cluster   string
+	apiPort   int
+	nodes     int
+	realNodes int
 }
 
 func newServeCommand(dir *string) *cobra.Command {
@@ -32,6 +33,7 @@ func newServeCommand(dir *string) *cobra.Command {
 	cmd.Flags().StringVar(&o.cluster, "cluster", "", "cluster name")
 	cmd.Flags().IntVar(&o.apiPort, "api-port", 0, "API server port (0: any free port)")
 	cmd.Flags().IntVar(&o.nodes, "nodes", 2, "simulated nodes")
+	cmd.Flags().IntVar(&o.realNodes, "real-nodes", 0, "real nodes")
 	return cmd
 }
 
@@ -47,8 +49,10 @@ func serve(ctx context.Context, l layout, o serveOptions) error {
 
 	pool := testbed.DefaultNodePool
 	pool.Count = o.nodes
-	tb, err := testbed.Start(ctx, testbed.Options{Dir: l.data(), Progress: os.Stdout},
-		testbed.ClusterSpec{Name: o.cluster, APIServerPort: o.apiPort, Nodes: []testbed.NodePool{pool}})
+	// The clusters' owners are separate processes: naming the underlay after
+	// the playground's directory puts their real nodes on one network.
+	tb, err := testbed.Start(ctx, testbed.Options{Dir: l.data(), Progress: os.Stdout, Underlay: testbed.UnderlayNameFor(l.dir)},
+		testbed.ClusterSpec{Name: o.cluster, APIServerPort: o.apiPort, Nodes: []testbed.NodePool{pool}, RealNodes: o.realNodes})
 	if err != nil {
 		st.Phase, st.Error = phaseFailed, err.Error()
 		_ = l.write(st)

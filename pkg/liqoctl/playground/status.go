@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
@@ -34,45 +36,64 @@ func status(ctx context.Context, out io.Writer, l layout) error {
 		return nil
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "CLUSTER\tPHASE\tOWNER PID\tAPI SERVER\tNODES READY\tKUBECONFIG")
+	fmt.Fprintln(w, "CLUSTER\tPHASE\tOWNER PID\tAPI SERVER\tNODES READY\tNODE KINDS\tKUBECONFIG")
 	for _, name := range names {
 		st, err := l.read(name)
 		if err != nil {
-			fmt.Fprintf(w, "%s\tunknown (%v)\t\t\t\t\n", name, err)
+			fmt.Fprintf(w, "%s\tunknown (%v)\t\t\t\t\t\n", name, err)
 			continue
 		}
 		phase := st.Phase
 		if !ownerAlive(st) {
 			phase = "Dead (run `up` again or `down`)"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", name, phase, st.PID, st.Server, nodesReady(ctx, st), st.Kubeconfig)
+		ready, kinds := nodesReady(ctx, st)
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", name, phase, st.PID, st.Server, ready, kinds, st.Kubeconfig)
 	}
 	return w.Flush()
 }
 
-// nodesReady asks the cluster itself, so status tells whether it answers.
-func nodesReady(ctx context.Context, st *clusterState) string {
+// nodesReady asks the cluster itself, so status tells whether it answers,
+// and counts its nodes by kind: real (running containers), simulated (kwok)
+// and virtual (a peered provider).
+func nodesReady(ctx context.Context, st *clusterState) (ready, kinds string) {
 	if st.Phase != phaseReady {
-		return "-"
+		return "-", "-"
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", st.Kubeconfig)
 	if err != nil {
-		return "kubeconfig unreadable"
+		return "kubeconfig unreadable", "-"
 	}
 	cfg.Timeout = 3 * time.Second
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return err.Error()
+		return err.Error(), "-"
 	}
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return "API server not answering"
+		return "API server not answering", "-"
 	}
-	ready := 0
+	n := 0
+	count := map[string]int{}
 	for i := range nodes.Items {
-		if testbed.NodeReady(&nodes.Items[i]) {
-			ready++
+		node := &nodes.Items[i]
+		if testbed.NodeReady(node) {
+			n++
+		}
+		switch {
+		case node.Labels[consts.TypeLabel] == consts.TypeVirtualNode:
+			count["virtual"]++
+		case node.Labels[testbed.NodeTypeLabel] == testbed.RealNodeType:
+			count["real"]++
+		default:
+			count["simulated"]++
 		}
 	}
-	return fmt.Sprintf("%d/%d", ready, len(nodes.Items))
+	var parts []string
+	for _, k := range []string{"real", "simulated", "virtual"} {
+		if count[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", count[k], k))
+		}
+	}
+	return fmt.Sprintf("%d/%d", n, len(nodes.Items)), strings.Join(parts, ", ")
 }

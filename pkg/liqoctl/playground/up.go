@@ -19,15 +19,19 @@ import (
 )
 
 type upOptions struct {
-	clusters []string
-	nodes    int
+	clusters  []string
+	nodes     int
+	realNodes int
+	// realNodesSet is true when the user asked for real nodes explicitly:
+	// then a machine that cannot run them is an error, not a fallback.
+	realNodesSet bool
 	apiPort  int
 	timeout  time.Duration
 	noPeer   bool
 }
 
 func newUpCommand(dir *string) *cobra.Command {
-	o := upOptions{clusters: []string{"rome", "milan"}, nodes: 2, timeout: 5 * time.Minute}
+	o := upOptions{clusters: []string{"rome", "milan"}, nodes: 2, realNodes: 1, timeout: 5 * time.Minute}
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start the playground clusters in the background",
@@ -41,19 +45,28 @@ first one (the consumer) is then peered with the second (the provider), so
 the provider shows up as a virtual node in the consumer. The consumer's
 namespace liqo-demo is then offloaded to the provider and runs a Deployment
 "demo" with one replica per node, so one of them runs on the virtual node
-(its pod runs in the twin namespace liqo-demo-<consumer> on the provider).`,
+(its pod runs in the twin namespace liqo-demo-<consumer> on the provider).
+
+Next to the simulated nodes (kwok: pods only pretend to run), each cluster
+gets --real-nodes real nodes: containerd, kubelet, CNI and kube-proxy in a
+network namespace of their own, running real containers from images the
+playground serves itself (busybox, CoreDNS), with cluster DNS. Real nodes
+need root; without root, up falls back to simulated nodes only and says so.`,
 		Example: `  liqoctl playground up
   liqoctl playground up --clusters rome,milan,naples --nodes 3
+  liqoctl playground up --nodes 0 --real-nodes 2     # real nodes only
   kubectl --kubeconfig ~/.liqo/playground/rome.kubeconfig get nodes
   kubectl --kubeconfig ~/.liqo/playground/rome.kubeconfig get pods -n liqo-demo -o wide
   kubectl --kubeconfig ~/.liqo/playground/milan.kubeconfig get pods -n liqo-demo-rome`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.realNodesSet = cmd.Flags().Changed("real-nodes")
 			return up(cmd.Context(), cmd.OutOrStdout(), layout{*dir}, o)
 		},
 	}
 	cmd.Flags().StringSliceVar(&o.clusters, "clusters", o.clusters, "names of the clusters to start")
 	cmd.Flags().IntVar(&o.nodes, "nodes", o.nodes, "simulated worker nodes per cluster")
+	cmd.Flags().IntVar(&o.realNodes, "real-nodes", o.realNodes, "real worker nodes per cluster (they run containers; need root)")
 	cmd.Flags().IntVar(&o.apiPort, "api-port", 0,
 		"API server port of the first cluster; the next clusters use the following ports (0: any free port)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait for the clusters to be ready, after the build")
@@ -67,6 +80,21 @@ func up(ctx context.Context, out io.Writer, l layout, o upOptions) error {
 	}
 	if o.nodes < 0 {
 		return fmt.Errorf("--nodes must not be negative, got %d", o.nodes)
+	}
+	if o.realNodes < 0 {
+		return fmt.Errorf("--real-nodes must not be negative, got %d", o.realNodes)
+	}
+	if o.realNodes > 0 {
+		if err := testbed.RealNodesSupported(); err != nil {
+			if o.realNodesSet {
+				return fmt.Errorf("--real-nodes %d: %w", o.realNodes, err)
+			}
+			fmt.Fprintf(out, "note: %v\nnote: starting simulated nodes only; run `sudo liqoctl playground up` for a real node per cluster\n", err)
+			o.realNodes = 0
+		}
+	}
+	if o.nodes == 0 && o.realNodes == 0 {
+		return errors.New("--nodes 0 and no real nodes: a cluster needs at least one worker node")
 	}
 	seen := map[string]bool{}
 	for _, name := range o.clusters {
@@ -83,7 +111,7 @@ func up(ctx context.Context, out io.Writer, l layout, o upOptions) error {
 	}
 
 	// Build in the foreground, so the user sees the progress of a cold build.
-	bins, err := testbed.EnsureBinaries(ctx, testbed.BuildOptions{Progress: out})
+	bins, err := testbed.EnsureBinaries(ctx, testbed.BuildOptions{Progress: out, RealNodes: o.realNodes > 0})
 	if err != nil {
 		return err
 	}
@@ -104,7 +132,7 @@ func up(ctx context.Context, out io.Writer, l layout, o upOptions) error {
 		if o.apiPort != 0 {
 			port = o.apiPort + i
 		}
-		if err := spawnOwner(l, serveOptions{cluster: name, apiPort: port, nodes: o.nodes}); err != nil {
+		if err := spawnOwner(l, serveOptions{cluster: name, apiPort: port, nodes: o.nodes, realNodes: o.realNodes}); err != nil {
 			stopOwners(l, started, out)
 			return err
 		}
@@ -140,7 +168,7 @@ func spawnOwner(l layout, o serveOptions) error {
 	}
 	defer logFile.Close()
 	cmd := exec.Command(self, "playground", "serve", "--dir="+l.dir, "--cluster="+o.cluster,
-		"--api-port="+strconv.Itoa(o.apiPort), "--nodes="+strconv.Itoa(o.nodes))
+		"--api-port="+strconv.Itoa(o.apiPort), "--nodes="+strconv.Itoa(o.nodes), "--real-nodes="+strconv.Itoa(o.realNodes))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // survives the terminal
 	if err := cmd.Start(); err != nil {

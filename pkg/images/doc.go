@@ -1,0 +1,12 @@
+// Package images builds OCI images without Docker and serves them from a
+// registry of the project's own.
+//
+// Images are built from files — static binaries and other files of this
+// machine, or bytes — as one deterministic layer on an empty base (Layer,
+// FromEntries, Binary, Busybox), so the same inputs give the same digest
+// whatever the files' timestamps; Index groups per-architecture images
+// into a multi-platform one. They are published by Push into a plain-HTTP
+// registry under the path containerd asks a mirror for (see MirrorRef),
+// such as a Registry of this package, or written by WriteLayout into an
+// OCI layout directory.
+package images

@@ -1,0 +1,150 @@
+package testbed
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// CoreDNSImage is the image of the cluster DNS, built here from the pinned
+// CoreDNS release and served by the testbed's registry.
+func CoreDNSImage(v Versions) string { return "registry.k8s.io/coredns/coredns:" + v.CoreDNS }
+
+// corefile serves cluster.local and reverse lookups from the API and nothing
+// else: no `forward`, so no query ever leaves the machine.
+const corefile = `.:53 {
+    errors
+    health {
+        lameduck 5s
+    }
+    ready
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+        ttl 30
+    }
+    cache 30
+    loop
+    loadbalance
+}
+`
+
+// dnsObjects are kubeadm's CoreDNS objects, with the Deployment pinned to
+// the real nodes (a simulated node would only pretend to run it).
+func dnsObjects(image string) []any {
+	labels := map[string]string{"k8s-app": "kube-dns"}
+	const ns = "kube-system"
+	return []any{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: ns}},
+		&rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: "system:coredns"},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"endpoints", "services", "pods", "namespaces"}, Verbs: []string{"list", "watch"}},
+				{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list", "watch"}},
+			},
+		},
+		&rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "system:coredns"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:coredns"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "coredns", Namespace: ns}},
+		},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: ns}, Data: map[string]string{"Corefile": corefile}},
+		&appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: ns, Labels: labels},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To[int32](1),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{
+						ServiceAccountName: "coredns",
+						PriorityClassName:  "system-cluster-critical",
+						DNSPolicy:          corev1.DNSDefault,
+						NodeSelector:       map[string]string{NodeTypeLabel: RealNodeType},
+						Tolerations:        []corev1.Toleration{{Key: "CriticalAddonsOnly", Operator: corev1.TolerationOpExists}},
+						Containers: []corev1.Container{{
+							Name:  "coredns",
+							Image: image,
+							Args:  []string{"-conf", "/etc/coredns/Corefile"},
+							Ports: []corev1.ContainerPort{
+								{Name: "dns", ContainerPort: 53, Protocol: corev1.ProtocolUDP},
+								{Name: "dns-tcp", ContainerPort: 53, Protocol: corev1.ProtocolTCP},
+							},
+							VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/coredns", ReadOnly: true}},
+							ReadinessProbe: &corev1.Probe{
+								ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8181)}},
+								PeriodSeconds: 2,
+							},
+							LivenessProbe: &corev1.Probe{
+								ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromInt32(8080)}},
+								InitialDelaySeconds: 60,
+							},
+						}},
+						Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
+							ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "coredns"}},
+						}}},
+					},
+				},
+			},
+		},
+		&corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "kube-dns", Namespace: ns, Labels: labels},
+			Spec: corev1.ServiceSpec{
+				Selector:  labels,
+				ClusterIP: dnsServiceIP,
+				Ports: []corev1.ServicePort{
+					{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromInt32(53)},
+					{Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(53)},
+				},
+			},
+		},
+	}
+}
+
+// deployDNS creates the cluster DNS objects (kept if they exist).
+func (c *Cluster) deployDNS(ctx context.Context) error {
+	cs := c.Client()
+	for _, obj := range dnsObjects(CoreDNSImage(c.bins.Versions)) {
+		var err error
+		switch o := obj.(type) {
+		case *corev1.ServiceAccount:
+			_, err = cs.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRole:
+			_, err = cs.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRoleBinding:
+			_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.ConfigMap:
+			_, err = cs.CoreV1().ConfigMaps(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *appsv1.Deployment:
+			_, err = cs.AppsV1().Deployments(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.Service:
+			// Its fixed cluster IP makes a second create Invalid, not AlreadyExists.
+			if _, err = cs.CoreV1().Services(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				_, err = cs.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+			}
+		}
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating the cluster DNS (%T): %w", obj, err)
+		}
+	}
+	return nil
+}
+
+// waitDNSReady is true once CoreDNS is available.
+func (c *Cluster) waitDNSReady(ctx context.Context) error {
+	d, err := c.Client().AppsV1().Deployments("kube-system").Get(ctx, "coredns", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if d.Status.AvailableReplicas < 1 {
+		return fmt.Errorf("CoreDNS not available yet (%d of 1 replicas)", d.Status.AvailableReplicas)
+	}
+	return nil
+}
