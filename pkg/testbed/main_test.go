@@ -6,7 +6,6 @@ import (
 	"os"
 	"testing"
 	"time"
-
 )
 
 // shared is the two-cluster testbed every test of this package uses: starting
@@ -45,4 +44,3 @@ func runTests(m *testing.M) int {
 	}
 	return code
 }
-

@@ -25,9 +25,9 @@ type upOptions struct {
 	// realNodesSet is true when the user asked for real nodes explicitly:
 	// then a machine that cannot run them is an error, not a fallback.
 	realNodesSet bool
-	apiPort  int
-	timeout  time.Duration
-	noPeer   bool
+	apiPort      int
+	timeout      time.Duration
+	noPeer       bool
 }
 
 func newUpCommand(dir *string) *cobra.Command {
