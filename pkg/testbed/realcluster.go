@@ -196,3 +196,14 @@ func (c *Cluster) RealNodeNames() []string {
 	}
 	return names
 }
+
+// DialInNode connects from inside a real node's network namespace (to its
+// kubelet's or kube-proxy's loopback endpoints, or to a pod).
+func (c *Cluster) DialInNode(ctx context.Context, node, network, addr string) (net.Conn, error) {
+	for _, n := range c.realNodes {
+		if n.name == node {
+			return netns.Dial(ctx, n.ns, network, addr)
+		}
+	}
+	return nil, fmt.Errorf("cluster %q has no real node %q", c.Name, node)
+}

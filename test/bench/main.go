@@ -30,6 +30,7 @@ func main() {
 	suites := flag.String("suites", "vanilla,peering,offloading,reflection,realnodes", "comma-separated suites to run: vanilla, peering, offloading, reflection, realnodes")
 	realStarts := flag.Int("real-node-starts", 3, "real-node clusters started for the node Ready time (realnodes suite)")
 	realPods := flag.Int("real-node-pods", 30, "pods started one at a time on the real node (realnodes suite)")
+	proxyServices := flag.Int("proxy-services", 1000, "Services of the kube-proxy mode comparison (realnodes suite)")
 	repeers := flag.Int("repeers", 5, "re-peerings (unpeer then peer) measured after the first peering")
 	rates := flag.String("reflection-rates", "100,200", "comma-separated update rates (per second) of the reflection suite's paced latency rounds, each followed by a burst round")
 	flag.Parse()
@@ -96,6 +97,12 @@ func main() {
 			os.Exit(1)
 		}
 		printRealNodes(r)
+		pr, err := benchProxyModes(ctx, bins, *proxyServices)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: realnodes:", err)
+			os.Exit(1)
+		}
+		printProxyModes(pr)
 	}
 }
 

@@ -12,10 +12,14 @@ import (
 	"time"
 
 	"github.com/liqo-go/liqo/pkg/proc"
+	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/pkg/testbed/netns"
 )
 
-// TestPlayground runs `liqoctl playground up`, uses both clusters with
-// kubectl, then `down`, and checks that no process of the playground is left.
+// TestPlayground runs `liqoctl playground up` (two simulated nodes and one
+// real node per cluster), uses both clusters with kubectl, then `down`, and
+// checks that no process, network namespace, mount or cgroup of the
+// playground is left.
 func TestPlayground(t *testing.T) {
 	liqoctl := buildLiqoctl(t)
 	dir := t.TempDir()
@@ -42,10 +46,12 @@ func TestPlayground(t *testing.T) {
 			t.Errorf("up output lacks %q:\n%s", want, out)
 		}
 	}
-	// It then offloads liqo-demo and shows a demo replica Running on milan.
+	// It then offloads liqo-demo and shows a demo replica Running on milan,
+	// and one on the real node.
 	if !strings.Contains(out, "namespace liqo-demo offloaded, twin namespace liqo-demo-rome") ||
-		!regexp.MustCompile(`(?m)^demo-\S+\s+1/1\s+Running\s.*\smilan\s`).MatchString(out) {
-		t.Errorf("up output lacks the offloaded liqo-demo with a demo pod Running on milan:\n%s", out)
+		!regexp.MustCompile(`(?m)^demo-\S+\s+1/1\s+Running\s.*\smilan\s`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^demo-\S+\s+1/1\s+Running\s.*\sreal-0\s`).MatchString(out) {
+		t.Errorf("up output lacks the offloaded liqo-demo with a demo pod Running on milan and one on real-0:\n%s", out)
 	}
 
 	// Every component runs under an owner process, recorded in its state file.
@@ -66,9 +72,9 @@ func TestPlayground(t *testing.T) {
 		if err != nil {
 			t.Fatalf("kubectl get nodes on %s: %v\n%s", name, err, got)
 		}
-		want := 2
+		want := 3 // two simulated workers and a real node
 		if name == "rome" {
-			want = 3 // its two workers and the virtual node for milan
+			want = 4 // and the virtual node for milan
 		}
 		if n := strings.Count(string(got), " Ready "); n != want {
 			t.Errorf("%s: %d Ready nodes, want %d:\n%s", name, n, want, got)
@@ -80,7 +86,7 @@ func TestPlayground(t *testing.T) {
 	}
 
 	status, err := run("status")
-	if err != nil || strings.Count(status, "Ready") < 2 || !strings.Contains(status, "2/2") {
+	if err != nil || strings.Count(status, "Ready") < 2 || !strings.Contains(status, "3/3") || !strings.Contains(status, "1 real, 2 simulated, 1 virtual") {
 		t.Errorf("status: %v\n%s", err, status)
 	}
 
@@ -102,6 +108,17 @@ func TestPlayground(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("down left %d files behind in %s, the first %s", len(left), dir, left[0].Name())
+	}
+	// The real nodes' network namespaces (and the underlay), cgroups and
+	// mounts are gone too.
+	if left := netns.List("lqtb-" + testbed.UnderlayNameFor(dir)); len(left) != 0 {
+		t.Errorf("down left network namespaces: %v", left)
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/memory/liqo-testbed/" + testbed.UnderlayNameFor(dir)); !os.IsNotExist(err) {
+		t.Errorf("down left the real nodes' cgroups (%v)", err)
+	}
+	if mounts, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mounts), dir) {
+		t.Errorf("down left mounts under %s", dir)
 	}
 }
 

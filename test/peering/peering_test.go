@@ -20,6 +20,10 @@ func peer(t *testing.T, consumer, provider string, extra ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	// The provider shares a part of its Ready nodes only: after a test
+	// restarted its API server, its simulated nodes may still be NotReady
+	// (their leases lapsed), and the peering would get nothing.
+	waitNodesReady(ctx, t, provider)
 	args := append([]string{"peer", "--kubeconfig", kubeconfigs[consumer], "--remote-kubeconfig", kubeconfigs[provider],
 		"--networking-disabled"}, extra...)
 	out, err := run(ctx, args...)
@@ -27,6 +31,24 @@ func peer(t *testing.T, consumer, provider string, extra ...string) string {
 		t.Fatalf("liqoctl peer %s -> %s: %v\n%s", consumer, provider, err, out)
 	}
 	return out
+}
+
+// waitNodesReady waits until every simulated node of cluster is Ready.
+func waitNodesReady(ctx context.Context, t *testing.T, cluster string) {
+	t.Helper()
+	cs := tb.Cluster(cluster).Client()
+	testbed.Eventually(ctx, t, "the Ready simulated nodes of "+cluster, func() (bool, error) {
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: testbed.NodeTypeLabel + "=kwok"})
+		if err != nil || len(nodes.Items) == 0 {
+			return false, err
+		}
+		for i := range nodes.Items {
+			if !testbed.NodeReady(&nodes.Items[i]) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 }
 
 // waitNode waits for a Node of cluster to satisfy check.
