@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -152,4 +153,35 @@ func ownerPIDs(t *testing.T, dir string, names ...string) []int {
 		pids = append(pids, pid)
 	}
 	return pids
+}
+
+// TestRealNodesNeedRoot runs `playground up --real-nodes 1` as an
+// unprivileged user: it fails at once, saying that real nodes need root and
+// how to run without them, before building or starting anything.
+func TestRealNodesNeedRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test switches to an unprivileged user and so must start as root (CI does)")
+	}
+	dir, err := os.MkdirTemp("", "liqo-noroot-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	liqoctl := filepath.Join(dir, "liqoctl")
+	if out, err := exec.Command("go", "build", "-o", liqoctl, "github.com/liqo-go/liqo/cmd/liqoctl").CombinedOutput(); err != nil {
+		t.Fatalf("building liqoctl: %v\n%s", err, out)
+	}
+	cmd := exec.Command(liqoctl, "playground", "up", "--dir", filepath.Join(dir, "pg"), "--real-nodes", "1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "real nodes need root") || !strings.Contains(string(out), "--real-nodes 0") {
+		t.Errorf("up --real-nodes 1 without root: err=%v, want an error saying real nodes need root and how to do without:\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pg", "rome.state.json")); err == nil {
+		t.Errorf("up without root started a cluster anyway")
+	}
 }
