@@ -273,6 +273,10 @@ var stopOrder = []string{Kwok, Scheduler, ControllerManager, APIServer, Etcd}
 // remove the cluster's directory; Testbed.Stop does.
 func (c *Cluster) Stop() {
 	c.stopRealNodes()
+	// Relayed connections whose pods died with their namespace never see a
+	// FIN: close them, or the API server's graceful shutdown waits on their
+	// watches until it is killed.
+	c.closeAPIForward()
 	for _, name := range stopOrder {
 		c.StopComponent(name)
 	}

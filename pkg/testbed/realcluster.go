@@ -106,14 +106,19 @@ egressSelections:
 	return c.startRegistry()
 }
 
+func (c *Cluster) closeAPIForward() {
+	if c.net != nil && c.net.apiForward != nil {
+		c.net.apiForward.Close()
+		c.net.apiForward = nil
+	}
+}
+
 func (c *Cluster) stopClusterNet() {
 	if c.net == nil {
 		return
 	}
 	c.stopRegistry()
-	if c.net.apiForward != nil {
-		c.net.apiForward.Close()
-	}
+	c.closeAPIForward()
 	if c.net.egress != nil {
 		c.net.egress.Close()
 	}
