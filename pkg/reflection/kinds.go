@@ -78,15 +78,11 @@ func (r *reflector) resources() (map[string]resource, error) {
 			return newKindReflector(r, sameKind(Services, id, forge.Service, forge.ServiceContent), p)
 		},
 		EndpointSlices: func(p forge.Policy) resource {
-			translate := r.cfg.TranslateAddress
-			if translate == nil {
-				translate = identity
-			}
 			return newKindReflector(r, Kind[*discoveryv1.EndpointSlice, *offv1beta1.ShadowEndpointSlice]{Name: EndpointSlices,
 				NewLocal:  func() *discoveryv1.EndpointSlice { return &discoveryv1.EndpointSlice{} },
 				NewRemote: func() *offv1beta1.ShadowEndpointSlice { return &offv1beta1.ShadowEndpointSlice{} },
 				Forge: func(l *discoveryv1.EndpointSlice, ns string) (*offv1beta1.ShadowEndpointSlice, bool) {
-					s := forge.ShadowEndpointSlice(l, ns, id, r.cfg.NodeName, translate)
+					s := forge.ShadowEndpointSlice(l, ns, id, r.cfg.NodeName, r.cfg.Addresses)
 					return s, s != nil
 				},
 				Content: forge.ShadowEndpointSliceContent}, p)

@@ -75,7 +75,7 @@ func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bo
 		// The provider has not created the pod yet: its creation wakes us.
 		return false, nil
 	}
-	return false, r.writeStatus(ctx, local, forge.PodStatus(&local.Status, &rp.Status, r.cfg.HostIP))
+	return false, r.writeStatus(ctx, local, forge.PodStatus(&local.Status, &rp.Status, r.cfg.HostIP, r.cfg.Addresses))
 }
 
 // remoteState reads the ShadowPod and the provider's pod of a name from the

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/pkg/clientcfg"
+	"github.com/liqo-go/liqo/pkg/reflection/forge"
 )
 
 // DefaultWorkers is the number of pods reflected in parallel: a reflection
@@ -68,10 +69,10 @@ type Config struct {
 	Recorder record.EventRecorder
 	// Kinds are the reflected kinds besides pods (DefaultKinds when nil).
 	Kinds map[string]KindOptions
-	// TranslateAddress maps a local endpoint address to the one the
-	// provider reaches it at: the network fabric's remapping of overlapping
-	// pod CIDRs (the identity when nil).
-	TranslateAddress func(string) string
+	// Addresses translate pod addresses across the boundary, both ways:
+	// reflected EndpointSlices and offloaded pods' status (the network
+	// fabric's remapping of overlapping pod CIDRs; nothing when zero).
+	Addresses forge.Addresses
 }
 
 // Run reflects the node's pods until ctx is done.

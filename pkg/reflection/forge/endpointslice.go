@@ -23,9 +23,9 @@ import (
 // listing them twice would double their share of the Service's traffic.
 // Each cluster's EndpointSlices must list every replica exactly once.
 //
-// translate maps an address to the one the provider reaches the same pod
-// at (the network fabric's remapping of overlapping pod CIDRs). It is
-// applied to IP addresses only: an FQDN slice names hosts, not pods.
+// Addresses are translated to the ones the provider reaches the same pods
+// at (addrs.Remote: the network fabric's remapping of overlapping pod
+// CIDRs), IP addresses only: an FQDN slice names hosts, not pods.
 //
 // What only means something locally is dropped: each endpoint's node name,
 // zone, target reference and topology hints (they name local nodes and
@@ -35,7 +35,7 @@ import (
 // trigger time annotation (a local latency measure, and it would make
 // every local change a remote write).
 func ShadowEndpointSlice(local *discoveryv1.EndpointSlice, remoteNamespace, localClusterID, skipNode string,
-	translate func(string) string) *offv1beta1.ShadowEndpointSlice {
+	addrs Addresses) *offv1beta1.ShadowEndpointSlice {
 	service := local.Labels[discoveryv1.LabelServiceName]
 	if service == "" || local.Namespace == metav1.NamespaceDefault && service == "kubernetes" {
 		return nil
@@ -50,7 +50,7 @@ func ShadowEndpointSlice(local *discoveryv1.EndpointSlice, remoteNamespace, loca
 		addresses := make([]string, len(e.Addresses))
 		for j, a := range e.Addresses {
 			if ip {
-				a = translate(a)
+				a = addrs.Remote(a)
 			}
 			addresses[j] = a
 		}

@@ -52,8 +52,6 @@ func localSlice() *discoveryv1.EndpointSlice {
 // the consumer's 10.244.0.0/16 at 10.71.0.0/16.
 func remapped(a string) string { return strings.Replace(a, "10.244.", "10.71.", 1) }
 
-func identityAddress(a string) string { return a }
-
 func TestShadowEndpointSlice(t *testing.T) {
 	// want is what every reflected endpoint of localSlice becomes.
 	want := func(ip, host string) discoveryv1.Endpoint {
@@ -67,34 +65,34 @@ func TestShadowEndpointSlice(t *testing.T) {
 		name      string
 		edit      func(*discoveryv1.EndpointSlice)
 		skipNode  string
-		translate func(string) string
+		translate Addresses
 		// wantNil: the slice is not reflected. Otherwise the endpoints.
 		wantNil   bool
 		endpoints []discoveryv1.Endpoint
 	}{
 		{
-			name: "the provider's own replica is dropped", skipNode: "milan", translate: identityAddress,
+			name: "the provider's own replica is dropped", skipNode: "milan", translate: Addresses{},
 			endpoints: []discoveryv1.Endpoint{want("10.244.0.5", "web-worker-0"), want("10.244.1.4", "web-naples")},
 		},
 		{
-			name: "addresses are translated", skipNode: "milan", translate: remapped,
+			name: "addresses are translated", skipNode: "milan", translate: Addresses{ToRemote: remapped},
 			endpoints: []discoveryv1.Endpoint{want("10.71.0.5", "web-worker-0"), want("10.71.1.4", "web-naples")},
 		},
 		{
-			name: "no skip node keeps every endpoint", translate: identityAddress,
+			name: "no skip node keeps every endpoint", translate: Addresses{},
 			endpoints: []discoveryv1.Endpoint{
 				want("10.244.0.5", "web-worker-0"), want("10.244.0.9", "web-milan"), want("10.244.1.4", "web-naples"),
 			},
 		},
 		{
-			name: "endpoints without a node name are kept", skipNode: "milan", translate: identityAddress,
+			name: "endpoints without a node name are kept", skipNode: "milan", translate: Addresses{},
 			edit: func(s *discoveryv1.EndpointSlice) {
 				s.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5"}}}
 			},
 			endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5"}}},
 		},
 		{
-			name: "FQDN addresses are not translated", translate: remapped,
+			name: "FQDN addresses are not translated", translate: Addresses{ToRemote: remapped},
 			edit: func(s *discoveryv1.EndpointSlice) {
 				s.AddressType = discoveryv1.AddressTypeFQDN
 				s.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5.example.com"}}}
@@ -102,22 +100,22 @@ func TestShadowEndpointSlice(t *testing.T) {
 			endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5.example.com"}}},
 		},
 		{
-			name: "only replicas on the provider: nothing to reflect", skipNode: "milan", translate: identityAddress,
+			name: "only replicas on the provider: nothing to reflect", skipNode: "milan", translate: Addresses{},
 			edit:    func(s *discoveryv1.EndpointSlice) { s.Endpoints = s.Endpoints[1:2] },
 			wantNil: true,
 		},
 		{
-			name: "no endpoints at all", translate: identityAddress,
+			name: "no endpoints at all", translate: Addresses{},
 			edit:    func(s *discoveryv1.EndpointSlice) { s.Endpoints = nil },
 			wantNil: true,
 		},
 		{
-			name: "a slice of no Service", translate: identityAddress,
+			name: "a slice of no Service", translate: Addresses{},
 			edit:    func(s *discoveryv1.EndpointSlice) { delete(s.Labels, discoveryv1.LabelServiceName) },
 			wantNil: true,
 		},
 		{
-			name: "the API server's kubernetes Service", translate: identityAddress,
+			name: "the API server's kubernetes Service", translate: Addresses{},
 			edit: func(s *discoveryv1.EndpointSlice) {
 				s.Namespace = metav1.NamespaceDefault
 				s.Labels[discoveryv1.LabelServiceName] = "kubernetes"
@@ -126,7 +124,7 @@ func TestShadowEndpointSlice(t *testing.T) {
 		},
 		{
 			// Its Service is reflected like any other (see Service).
-			name: "a user's Service named kubernetes elsewhere", translate: identityAddress,
+			name: "a user's Service named kubernetes elsewhere", translate: Addresses{},
 			edit: func(s *discoveryv1.EndpointSlice) { s.Labels[discoveryv1.LabelServiceName] = "kubernetes" },
 			endpoints: []discoveryv1.Endpoint{
 				want("10.244.0.5", "web-worker-0"), want("10.244.0.9", "web-milan"), want("10.244.1.4", "web-naples"),
@@ -169,7 +167,7 @@ func TestShadowEndpointSlice(t *testing.T) {
 func TestShadowEndpointSliceMeta(t *testing.T) {
 	local := localSlice()
 	local.Annotations["note"] = "kept"
-	got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", "milan", identityAddress)
+	got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", "milan", Addresses{})
 	checks := []struct {
 		name string
 		ok   bool
@@ -194,7 +192,7 @@ func TestShadowEndpointSliceMeta(t *testing.T) {
 	// Without other annotations, none are left: an empty map would differ
 	// from what the provider returns and cost an update per comparison.
 	delete(local.Annotations, "note")
-	if got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", "", identityAddress); got.Annotations != nil {
+	if got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", "", Addresses{}); got.Annotations != nil {
 		t.Errorf("annotations %v, want none", got.Annotations)
 	}
 

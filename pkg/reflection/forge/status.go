@@ -14,9 +14,16 @@ const (
 // PodStatus is the local pod's status given the remote pod's: the remote
 // pod's lifecycle (phase, conditions, container states, IPs, restarts),
 // with the local scheduler's PodScheduled condition and the QoS class kept,
-// and the host IP set to the virtual node's address.
-func PodStatus(local *corev1.PodStatus, remote *corev1.PodStatus, hostIP string) corev1.PodStatus {
+// the host IP set to the virtual node's address, and the pod IPs those the
+// consumer reaches the remote pod at (addrs.Local).
+func PodStatus(local *corev1.PodStatus, remote *corev1.PodStatus, hostIP string, addrs Addresses) corev1.PodStatus {
 	s := *remote.DeepCopy()
+	if s.PodIP != "" {
+		s.PodIP = addrs.Local(s.PodIP)
+	}
+	for i := range s.PodIPs {
+		s.PodIPs[i].IP = addrs.Local(s.PodIPs[i].IP)
+	}
 	s.QOSClass = local.QOSClass
 	s.NominatedNodeName = ""
 	s.HostIP, s.HostIPs = hostIP, nil
