@@ -2,6 +2,8 @@ package reflection
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -43,7 +45,7 @@ func next[K comparable](ctx context.Context, queue workqueue.TypedRateLimitingIn
 	defer queue.Done(key)
 	cctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
 	defer cancel()
-	after, err := reconcile(cctx, key)
+	after, err := safely(cctx, key, reconcile)
 	switch {
 	case err != nil:
 		if ctx.Err() == nil {
@@ -56,6 +58,18 @@ func next[K comparable](ctx context.Context, queue workqueue.TypedRateLimitingIn
 		queue.Forget(key)
 	}
 	return true
+}
+
+// safely runs reconcile, turning a panic into an error for that key: one
+// bad object (a peer sends whatever it likes) must not stop the workers of
+// every kind of every virtual node in the process.
+func safely[K comparable](ctx context.Context, key K, reconcile func(context.Context, K) (time.Duration, error)) (after time.Duration, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("reconciling %v panicked: %v\n%s", key, r, debug.Stack())
+		}
+	}()
+	return reconcile(ctx, key)
 }
 
 // kindQueue is what every reflected kind has: the queue of its keys (the

@@ -1,0 +1,57 @@
+package reflection
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+)
+
+// TestProcessSurvivesPanics: a key whose reconciliation panics is reported
+// as failed and retried; the worker goes on with the other keys.
+func TestProcessSurvivesPanics(t *testing.T) {
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 10*time.Millisecond))
+	var mu sync.Mutex
+	done := map[string]int{}
+	var failures []string
+	ctx, cancel := context.WithCancel(context.Background())
+	reconcile := func(_ context.Context, key string) (time.Duration, error) {
+		mu.Lock()
+		done[key]++
+		n := done[key]
+		mu.Unlock()
+		if key == "bad" && n < 3 {
+			var m map[string]int
+			m["boom"] = 1 // a nil-map write: a real panic
+		}
+		if key == "bad" && n == 3 {
+			cancel()
+		}
+		return 0, nil
+	}
+	failed := func(key string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		failures = append(failures, key+": "+err.Error())
+	}
+	queue.Add("bad")
+	queue.Add("good")
+	finished := make(chan struct{})
+	go func() { process(ctx, queue, 1, reconcile, failed); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the workers did not get past the panicking key")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if done["good"] != 1 || done["bad"] != 3 {
+		t.Errorf("reconciled %v, want good once and bad three times (two panics, then success)", done)
+	}
+	if len(failures) != 2 || !strings.Contains(failures[0], "panicked") || !strings.Contains(failures[0], "nil map") {
+		t.Errorf("failures %q, want the two panics reported with their cause", failures)
+	}
+}
