@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -76,6 +77,10 @@ func (p *Pool) Source() source.Source {
 func (p *Pool) Client(ctx context.Context, provider string) (client.Client, string, error) {
 	r, err := auth.RemoteFor(ctx, p.reader, provider)
 	if err != nil {
+		if apierrors.IsNotFound(err) {
+			// The peering is gone: its watches and goroutines go with it.
+			p.Forget(provider)
+		}
 		return nil, "", err
 	}
 	p.mu.Lock()
