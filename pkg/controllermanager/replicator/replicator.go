@@ -10,9 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -167,6 +169,14 @@ func (r *Reconciler[T]) SetupWithManager(mgr ctrl.Manager) error {
 		For(r.Kind.New(), builder.WithPredicates(mine)).
 		WatchesRawSource(r.pool.Source()).
 		Watches(&authv1beta1.Identity{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
+		// Unpeered: the provider's client, watches and goroutines go.
+		Watches(&authv1beta1.Identity{}, handler.Funcs{
+			DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				if provider, ok := consts.ClusterIDOfTenantNamespace(e.Object.GetNamespace()); ok {
+					r.pool.Forget(provider)
+				}
+			},
+		}).
 		Complete(r)
 }
 
