@@ -158,7 +158,7 @@ func TestRegistryClose(t *testing.T) {
 	}
 	for _, a := range addrs {
 		if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
-			c.Close()
+			_ = c.Close()
 			t.Errorf("%s still accepts connections after Close", a)
 		}
 	}
@@ -173,7 +173,7 @@ func TestRegistryClose(t *testing.T) {
 	}
 	reg.Serve(l)
 	if c, err := net.DialTimeout("tcp", l.Addr().String(), time.Second); err == nil {
-		c.Close()
+		_ = c.Close()
 		t.Errorf("a listener served after Close accepts connections")
 	}
 }

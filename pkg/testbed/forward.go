@@ -40,7 +40,7 @@ func (f *forwarder) acceptLoop() {
 			return
 		}
 		f.wg.Go(func() {
-			defer in.Close()
+			defer func() { _ = in.Close() }()
 			ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
 			out, err := f.dial(ctx)
 			cancel()
@@ -61,7 +61,7 @@ func (f *forwarder) Close() {
 
 // pipe copies both ways until either side closes or ctx ends.
 func pipe(ctx context.Context, a, b net.Conn) {
-	defer b.Close()
+	defer func() { _ = b.Close() }()
 	done := make(chan struct{}, 2)
 	cp := func(dst, src net.Conn) {
 		_, _ = io.Copy(dst, src)
@@ -81,8 +81,8 @@ func pipe(ctx context.Context, a, b net.Conn) {
 		}
 	case <-ctx.Done():
 	}
-	a.Close()
-	b.Close()
+	_ = a.Close()
+	_ = b.Close()
 }
 
 // egressProxy is the API server's way to the cluster (kube-apiserver's
@@ -124,26 +124,26 @@ func (p *egressProxy) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	hj, ok := w.(http.Hijacker)
 	if !ok {
-		out.Close()
+		_ = out.Close()
 		http.Error(w, "cannot hijack the connection", http.StatusInternalServerError)
 		return
 	}
 	in, buf, err := hj.Hijack()
 	if err != nil {
-		out.Close()
+		_ = out.Close()
 		return
 	}
 	if _, err := in.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n")); err != nil {
-		in.Close()
-		out.Close()
+		_ = in.Close()
+		_ = out.Close()
 		return
 	}
 	// Bytes the client sent right after its request are already buffered.
 	if n := buf.Reader.Buffered(); n > 0 {
-		data, _ := buf.Reader.Peek(n)
+		data, _ := buf.Peek(n)
 		if _, err := out.Write(data); err != nil {
-			in.Close()
-			out.Close()
+			_ = in.Close()
+			_ = out.Close()
 			return
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/vishvananda/netlink"
 	corev1 "k8s.io/api/core/v1"
@@ -266,6 +265,3 @@ func (c *Cluster) routePodCIDRs(ctx context.Context) error {
 	}
 	return nil
 }
-
-// realNodeWait bounds how long a node may take to get Ready.
-const realNodeWait = 2 * time.Minute

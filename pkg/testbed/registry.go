@@ -107,6 +107,6 @@ func (c *Cluster) startRegistry() error {
 
 func (c *Cluster) stopRegistry() {
 	if c.net.registry != nil {
-		c.net.registry.Close()
+		_ = c.net.registry.Close()
 	}
 }

@@ -166,7 +166,7 @@ func TestRealNodesNeedRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 	if err := testbed.RealNodesSupported(); err != nil {
 		// Not a skip that hides a failure: CI runs as root, where this
 		// never happens; a developer without root learns why.
-		os.Stderr.WriteString("real-node tests need root: " + err.Error() + "\n")
+		_, _ = os.Stderr.WriteString("real-node tests need root: " + err.Error() + "\n")
 		os.Exit(1)
 	}
 	testbed.Main(m, func(tb *testbed.Testbed) {

@@ -38,7 +38,7 @@ func Create(name string) error {
 		if err != nil {
 			return err
 		}
-		h.Close()
+		_ = h.Close()
 		lo, err := netlink.LinkByName("lo")
 		if err != nil {
 			return err
@@ -86,7 +86,7 @@ func Do(name string, fn func() error) error {
 		if err != nil {
 			return fmt.Errorf("opening network namespace %s: %w", name, err)
 		}
-		defer h.Close()
+		defer func() { _ = h.Close() }()
 		if err := vns.Set(h); err != nil {
 			return fmt.Errorf("entering network namespace %s: %w", name, err)
 		}
@@ -106,7 +106,7 @@ func onThread(fn func() error) error {
 			errc <- err
 			return // the thread is retired with the goroutine
 		}
-		defer orig.Close()
+		defer func() { _ = orig.Close() }()
 		err = fn()
 		if setErr := vns.Set(orig); setErr != nil {
 			errc <- errors.Join(err, fmt.Errorf("returning to the original network namespace: %w", setErr))
@@ -147,7 +147,7 @@ func Netlink(name string) (*netlink.Handle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening network namespace %s: %w", name, err)
 	}
-	defer h.Close()
+	defer func() { _ = h.Close() }()
 	nh, err := netlink.NewHandleAt(h)
 	if err != nil {
 		return nil, fmt.Errorf("netlink in network namespace %s: %w", name, err)

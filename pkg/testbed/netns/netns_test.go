@@ -40,7 +40,7 @@ func TestListenAndDialInside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -48,7 +48,7 @@ func TestListenAndDialInside(t *testing.T) {
 				return
 			}
 			_, _ = c.Write([]byte("inside"))
-			c.Close()
+			_ = c.Close()
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -58,12 +58,12 @@ func TestListenAndDialInside(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := io.ReadAll(c)
-	c.Close()
+	_ = c.Close()
 	if string(got) != "inside" {
 		t.Errorf("read %q from inside the namespace", got)
 	}
 	if c, err := net.DialTimeout("tcp", l.Addr().String(), time.Second); err == nil {
-		c.Close()
+		_ = c.Close()
 		t.Errorf("%s answered in the root namespace too", l.Addr())
 	}
 	if err := Sysctl(ns, "ipv4/ip_forward", "1"); err != nil {

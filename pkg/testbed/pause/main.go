@@ -13,7 +13,7 @@ import (
 
 func main() {
 	if os.Getpid() != 1 {
-		os.Stderr.WriteString("pause: warning: not running as PID 1\n")
+		_, _ = os.Stderr.WriteString("pause: warning: not running as PID 1\n")
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGCHLD)
