@@ -6,7 +6,7 @@ CONTROLLER_GEN:= sigs.k8s.io/controller-tools/cmd/controller-gen@v0.19.0
 # Test timeout: the first run builds the testbed binaries (~8 min on 2 cores).
 TEST_TIMEOUT  ?= 40m
 
-.PHONY: all build liqoctl test playground playground-down bench generate lint testbed-binaries
+.PHONY: all build liqoctl test playground playground-down bench generate lint testbed-binaries images
 
 all: build
 
@@ -39,6 +39,10 @@ bench: testbed-binaries
 ## generate: deepcopy and CRD manifests (controller-gen, pinned).
 generate:
 	$(GO) run $(CONTROLLER_GEN) object crd paths=./apis/... output:crd:artifacts:config=deploy/crds
+
+## images: OCI images of the server components into _output/images (IMAGES_FLAGS="--registry host:port --tag v1" also pushes them).
+images:
+	$(GO) run ./hack/images $(IMAGES_FLAGS)
 
 lint:
 	$(GO) vet ./...

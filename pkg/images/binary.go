@@ -13,9 +13,15 @@ const caBundlePath = "/etc/ssl/certs/ca-certificates.crt"
 // has it at /etc/ssl/certs/ca-certificates.crt, for a binary that dials TLS
 // servers; "" leaves it out.
 func Binary(hostPath, imagePath, caBundle string, args ...string) (v1.Image, error) {
+	return binaryImage("", hostPath, imagePath, caBundle, args...)
+}
+
+// binaryImage is Binary for the architecture arch (GOARCH spelling; this
+// machine's if empty), which the binary must be built for.
+func binaryImage(arch, hostPath, imagePath, caBundle string, args ...string) (v1.Image, error) {
 	entries := []Entry{{Path: imagePath, Mode: 0o755, HostFile: hostPath}}
 	if caBundle != "" {
 		entries = append(entries, Entry{Path: caBundlePath, Mode: 0o644, HostFile: caBundle})
 	}
-	return FromEntries(entries, Config{Entrypoint: append([]string{imagePath}, args...)})
+	return FromEntries(entries, Config{Entrypoint: append([]string{imagePath}, args...), Architecture: arch})
 }

@@ -1,0 +1,60 @@
+package images
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Repository is where the images of the server components are published:
+// the prefix of every Component's Image.
+const Repository = "ghcr.io/liqo-go"
+
+// ControllerManager is the name of the controller manager's component: the
+// consumer- and provider-side controllers, the webhooks and the virtual
+// kubelets, in one binary.
+const ControllerManager = "liqo-controller-manager"
+
+// Component is a server component of Liqo shipped as an image: one Go main
+// package, built into one static binary, alone in its image.
+type Component struct {
+	// Name names the binary, which the image holds at /<Name> and runs as
+	// its entrypoint.
+	Name string
+	// Package is the import path of the main package.
+	Package string
+	// Image is the image's name without a tag, the one a Helm chart uses by
+	// default.
+	Image string
+	// VersionVar is the variable of the package that the build sets to the
+	// version with -ldflags -X ("main.version"); empty when the command has
+	// none.
+	VersionVar string
+}
+
+// Ref is the component's image tagged tag:
+// "ghcr.io/liqo-go/liqo-controller-manager:v1.0.0".
+func (c Component) Ref(tag string) string {
+	return c.Image + ":" + tag
+}
+
+// Components lists every server component, in the order they are built.
+// The slice is the caller's.
+func Components() []Component {
+	return []Component{{
+		Name:    ControllerManager,
+		Package: "github.com/liqo-go/liqo/cmd/liqo-controller-manager",
+		Image:   Repository + "/" + ControllerManager,
+	}}
+}
+
+// LookupComponent is the server component called name.
+func LookupComponent(name string) (Component, error) {
+	var names []string
+	for _, c := range Components() {
+		if c.Name == name {
+			return c, nil
+		}
+		names = append(names, c.Name)
+	}
+	return Component{}, fmt.Errorf("no server component %q (there are: %s)", name, strings.Join(names, ", "))
+}
