@@ -7,6 +7,8 @@ import (
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
+	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 )
 
@@ -15,6 +17,7 @@ func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, corev1beta1.AddToScheme, authv1beta1.AddToScheme, offv1beta1.AddToScheme,
+		netv1beta1.AddToScheme, ipamv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err) // only on programming errors: conflicting type registrations

@@ -8,6 +8,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"slices"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -43,9 +44,10 @@ func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return out, nil
 }
 
-// Install creates or updates every CRD and waits until the API server serves
-// them all.
-func Install(ctx context.Context, cfg *rest.Config) error {
+// Install creates or updates every CRD, or only those of the given API
+// groups (such as "networking.liqo.io") when some are named, and waits until
+// the API server serves them all.
+func Install(ctx context.Context, cfg *rest.Config, groups ...string) error {
 	cs, err := clientset.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -53,6 +55,11 @@ func Install(ctx context.Context, cfg *rest.Config) error {
 	all, err := All()
 	if err != nil {
 		return err
+	}
+	if len(groups) > 0 {
+		all = slices.DeleteFunc(all, func(crd *apiextensionsv1.CustomResourceDefinition) bool {
+			return !slices.Contains(groups, crd.Spec.Group)
+		})
 	}
 	api := cs.ApiextensionsV1().CustomResourceDefinitions()
 	for _, crd := range all {
