@@ -9,7 +9,11 @@
 //
 // shadowpod.validate.liqo.io admits, on a provider, the ShadowPods its
 // consumers create: only in their own twin namespaces, with their origin
-// label, without host namespaces or a chosen node, and within their Quota.
+// label, without host namespaces or a chosen node, with no negative or
+// malformed quantity, and within their Quota, counted as the scheduler
+// counts the real pod. A ShadowPod's resources never change once created,
+// as the real pod's do not. A dry run is answered as the real request would
+// be and reserves nothing.
 //
 // The server runs inside the manager with a serving certificate it makes at
 // start, and registers itself with the API server by URL: there is no

@@ -95,8 +95,8 @@ func (l *Ledger) changed(consumer string) {
 }
 
 // Reserve admits u for key if, with the consumer's other stored and
-// reserved ShadowPods, it fits limit; key's own previous usage (an update)
-// does not count. It returns the *ExceededError of Limit.Check otherwise.
+// reserved ShadowPods, it fits limit; key's own stored usage does not
+// count. It returns the *ExceededError of Limit.Check otherwise.
 func (l *Ledger) Reserve(consumer string, key types.NamespacedName, u Usage, limit Limit) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -106,6 +106,14 @@ func (l *Ledger) Reserve(consumer string, key types.NamespacedName, u Usage, lim
 	}
 	a.reserved[key] = reservation{usage: u, expires: l.now().Add(l.ttl())}
 	return nil
+}
+
+// Check tells, as Reserve does, whether u fits for key, and reserves
+// nothing: the answer to a dry run.
+func (l *Ledger) Check(consumer string, key types.NamespacedName, u Usage, limit Limit) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return limit.Check(l.account(consumer).usage(key, l.now()), u)
 }
 
 func (l *Ledger) ttl() time.Duration {
@@ -127,8 +135,11 @@ func (l *Ledger) Stored(consumer string) Usage {
 }
 
 // usage sums the account without except, dropping lapsed reservations. A
-// key both stored and reserved (an update in flight) counts its
-// reservation.
+// key both stored and reserved counts the larger of the two, resource by
+// resource: such a reservation is a create under a name already taken
+// (which the API server refuses after admission) or one racing the deletion
+// of the stored ShadowPod, and neither may lower what the stored one counts
+// while it exists.
 func (a *account) usage(except types.NamespacedName, now time.Time) Usage {
 	var u Usage
 	for key, r := range a.reserved {
@@ -136,9 +147,14 @@ func (a *account) usage(except types.NamespacedName, now time.Time) Usage {
 			delete(a.reserved, key)
 			continue
 		}
-		if key != except {
-			u.add(r.usage)
+		if key == except {
+			continue
 		}
+		if s, stored := a.stored[key]; stored {
+			u.add(Usage{Requests: maxAmounts(r.usage.Requests, s.Requests), Limits: maxAmounts(r.usage.Limits, s.Limits)})
+			continue
+		}
+		u.add(r.usage)
 	}
 	for key, s := range a.stored {
 		if _, reserved := a.reserved[key]; !reserved && key != except {

@@ -93,3 +93,19 @@ func TestLedgerConcurrentReserve(t *testing.T) {
 		t.Errorf("%d of 1000 concurrent 100m pods admitted into 1 CPU, want 10", n)
 	}
 }
+
+// TestLedgerReservationNeverLowersStored: a reservation for a stored key
+// (a create under a name already taken, which the API server refuses after
+// admission) counts only where it is larger than the stored usage.
+func TestLedgerReservationNeverLowersStored(t *testing.T) {
+	l := &Ledger{}
+	soft := Limit{Resources: list("cpu", "1"), Enforcement: offv1beta1.SoftLimitsEnforcement}
+	l.Observe("x", key("a"), cpuPod("1"))
+	if err := l.Reserve("x", key("a"), cpuPod("1m"), soft); err != nil {
+		t.Fatalf("a duplicate create of a refused by the ledger: %v", err)
+	}
+	var exceeded *ExceededError
+	if err := l.Reserve("x", key("b"), cpuPod("500m"), soft); !errors.As(err, &exceeded) {
+		t.Errorf("b admitted into the share a's refused duplicate would free: %v", err)
+	}
+}

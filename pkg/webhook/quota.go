@@ -23,10 +23,19 @@ type Usage struct {
 // containers, sidecars, overhead and pod-level resources included). A
 // ShadowPod's spec is not defaulted like a Pod's, so this does what the API
 // server will do to the real pod: a limit without a request is the request
-// too. A container without a limit counts its request as its limit: Hard
-// enforcement then never sees less than the pod is guaranteed. A container
-// with neither counts nothing, so a pod without resources, like the
-// documented test-offload pod, fits any quota with room for one more pod.
+// too, for a container as for the pod (whose request is then its
+// containers' if they ask for the resource). A container without a limit
+// counts its request as its limit, and no limit counts less than its
+// request: Hard enforcement then never sees less than the pod is
+// guaranteed. A container with neither counts nothing, so a pod without
+// resources, like the documented test-offload pod, fits any quota with room
+// for one more pod.
+//
+// Pod-level amounts count where they exceed the containers' sum: that is
+// the scheduler's view of every pod the API server accepts (it refuses
+// pod-level requests below the containers'), and on an API server without
+// the PodLevelResources feature, which drops the pod-level field and runs
+// the containers' amounts, no less is counted than the pod gets.
 func UsageOf(spec *corev1.PodSpec) Usage {
 	pod := &corev1.Pod{Spec: *spec.DeepCopy()}
 	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
@@ -36,12 +45,53 @@ func UsageOf(spec *corev1.PodSpec) Usage {
 			r.Limits = withMissing(r.Limits, r.Requests)
 		}
 	}
+	defaultPodRequests(pod)
+	containersOnly := resourcehelper.PodResourcesOptions{SkipPodLevelResources: true}
 	u := Usage{
-		Requests: resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
-		Limits:   resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{}),
+		Requests: maxAmounts(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}), resourcehelper.PodRequests(pod, containersOnly)),
+		Limits:   maxAmounts(resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{}), resourcehelper.PodLimits(pod, containersOnly)),
 	}
+	u.Limits = maxAmounts(u.Limits, u.Requests)
 	u.Requests[corev1.ResourcePods] = *resource.NewQuantity(1, resource.DecimalSI)
 	return u
+}
+
+// defaultPodRequests defaults the pod-level requests of a pod with
+// pod-level limits as the API server does: a resource limited at the pod
+// level without a pod-level request is requested as much as its containers
+// request together if they do (for cpu and memory, which may be
+// overcommitted), as much as the limit otherwise.
+func defaultPodRequests(pod *corev1.Pod) {
+	r := pod.Spec.Resources
+	if r == nil || len(r.Limits) == 0 {
+		return
+	}
+	containers := resourcehelper.AggregateContainerRequests(pod, resourcehelper.PodResourcesOptions{})
+	for name, limit := range r.Limits {
+		if _, ok := r.Requests[name]; ok || !resourcehelper.IsSupportedPodLevelResource(name) {
+			continue
+		}
+		if r.Requests == nil {
+			r.Requests = corev1.ResourceList{}
+		}
+		r.Requests[name] = limit
+		if q, ok := containers[name]; ok && (name == corev1.ResourceCPU || name == corev1.ResourceMemory) {
+			r.Requests[name] = q
+		}
+	}
+}
+
+// maxAmounts is, resource by resource, the larger amount of a and b.
+func maxAmounts(a, b corev1.ResourceList) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for _, l := range []corev1.ResourceList{a, b} {
+		for name, q := range l {
+			if have, ok := out[name]; !ok || q.Cmp(have) > 0 {
+				out[name] = q.DeepCopy()
+			}
+		}
+	}
+	return out
 }
 
 // withMissing adds to l the amounts of from it lacks.

@@ -1,11 +1,15 @@
 package webhook
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/ptr"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
@@ -49,6 +53,24 @@ func TestUsageOf(t *testing.T) {
 		{"overhead is added",
 			corev1.PodSpec{Overhead: list("cpu", "50m"), Containers: []corev1.Container{container(list("cpu", "100m"), nil)}},
 			Usage{Requests: list("pods", "1", "cpu", "150m"), Limits: list("cpu", "150m")}},
+		{"pod-level limits alone are the requests too, as Kubernetes defaults them",
+			corev1.PodSpec{Resources: &corev1.ResourceRequirements{Limits: list("cpu", "4", "memory", "1Gi")}, Containers: []corev1.Container{container(nil, nil)}},
+			Usage{Requests: list("pods", "1", "cpu", "4", "memory", "1Gi"), Limits: list("cpu", "4", "memory", "1Gi")}},
+		{"pod-level limits with container requests: the containers' sum is the request",
+			corev1.PodSpec{Resources: &corev1.ResourceRequirements{Limits: list("cpu", "4")},
+				Containers: []corev1.Container{container(list("cpu", "1"), nil), container(list("cpu", "500m"), nil)}},
+			Usage{Requests: list("pods", "1", "cpu", "1500m"), Limits: list("cpu", "4")}},
+		{"pod-level requests win over the containers'",
+			corev1.PodSpec{Resources: &corev1.ResourceRequirements{Requests: list("memory", "2Gi")},
+				Containers: []corev1.Container{container(list("cpu", "1", "memory", "1Gi"), nil)}},
+			// A limit is never counted below the request, as for containers.
+			Usage{Requests: list("pods", "1", "cpu", "1", "memory", "2Gi"), Limits: list("cpu", "1", "memory", "2Gi")}},
+		{"pod-level requests below the containers' count the containers'",
+			// Kubernetes refuses such a pod, or, without its PodLevelResources
+			// feature, drops the pod-level field and runs the containers'.
+			corev1.PodSpec{Resources: &corev1.ResourceRequirements{Requests: list("cpu", "100m")},
+				Containers: []corev1.Container{container(list("cpu", "2"), nil)}},
+			Usage{Requests: list("pods", "1", "cpu", "2"), Limits: list("cpu", "2")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,5 +158,56 @@ func TestUsedOf(t *testing.T) {
 	}
 	if !sameAmounts(list("cpu", "1"), list("cpu", "1000m")) {
 		t.Errorf("1 and 1000m compare different")
+	}
+}
+
+// TestUsageOfMatchesAPIServer creates real pods of several resource shapes
+// and checks that UsageOf counts, for the spec as a consumer sends it, what
+// the scheduler reserves for the pod the API server stores: the ShadowPod's
+// spec is not defaulted, the real pod is.
+func TestUsageOfMatchesAPIServer(t *testing.T) {
+	ctx := context.Background()
+	ns := "usage"
+	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	app := func(requests, limits corev1.ResourceList) corev1.Container {
+		c := container(requests, limits)
+		c.Name = "app"
+		return c
+	}
+	tests := []struct {
+		name string
+		spec corev1.PodSpec
+	}{
+		{"container limits only", corev1.PodSpec{Containers: []corev1.Container{app(nil, list("cpu", "500m", "memory", "64Mi"))}}},
+		{"pod-level limits only", corev1.PodSpec{Resources: &corev1.ResourceRequirements{Limits: list("cpu", "2", "memory", "1Gi")},
+			Containers: []corev1.Container{app(nil, nil)}}},
+		{"pod-level limits and container requests", corev1.PodSpec{Resources: &corev1.ResourceRequirements{Limits: list("cpu", "2")},
+			Containers: []corev1.Container{app(list("cpu", "500m"), nil), {Name: "b", Image: "busybox",
+				Resources: corev1.ResourceRequirements{Requests: list("cpu", "250m")}}}}},
+		{"pod-level requests and limits", corev1.PodSpec{Resources: &corev1.ResourceRequirements{Requests: list("cpu", "1"), Limits: list("cpu", "2")},
+			Containers: []corev1.Container{app(list("cpu", "500m"), nil)}}},
+		{"pod-level memory limit and container cpu requests", corev1.PodSpec{Resources: &corev1.ResourceRequirements{Limits: list("memory", "1Gi")},
+			Containers: []corev1.Container{app(list("cpu", "1"), nil)}}},
+		{"init container limits only", corev1.PodSpec{InitContainers: []corev1.Container{{Name: "setup", Image: "busybox",
+			Resources: corev1.ResourceRequirements{Limits: list("cpu", "3")}}}, Containers: []corev1.Container{app(list("cpu", "1"), nil)}}},
+		{"sidecar limits only", corev1.PodSpec{InitContainers: []corev1.Container{{Name: "proxy", Image: "busybox",
+			RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways), Resources: corev1.ResourceRequirements{Limits: list("cpu", "1")}}},
+			Containers: []corev1.Container{app(list("cpu", "1"), nil)}}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("shape-%d", i), Namespace: ns}, Spec: *tt.spec.DeepCopy()}
+			if err := cl.Create(ctx, pod); err != nil {
+				t.Fatalf("creating the pod: %v", err)
+			}
+			want := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+			got := UsageOf(&tt.spec).Requests
+			delete(got, corev1.ResourcePods)
+			if !equalAmounts(got, want) {
+				t.Errorf("UsageOf counts %v; the scheduler reserves %v for the stored pod (spec.resources %+v)", got, want, pod.Spec.Resources)
+			}
+		})
 	}
 }

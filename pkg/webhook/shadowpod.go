@@ -41,6 +41,9 @@ var _ admission.Handler = (*shadowPodValidator)(nil)
 func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	sp := &offv1beta1.ShadowPod{}
 	if err := v.decoder.Decode(req, sp); err != nil {
+		if bad := malformedQuantities(req.Object.Raw); len(bad) > 0 {
+			return admission.Denied(strings.Join(bad, "; "))
+		}
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	var old *offv1beta1.ShadowPod
@@ -69,14 +72,24 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 			return admission.Denied(err.Error())
 		}
 	}
+	var bad []string
 	if isConsumer {
-		if bad := vetPodSpec(&sp.Spec.Pod); len(bad) > 0 {
-			return admission.Denied(strings.Join(bad, "; "))
-		}
+		bad = vetPodSpec(&sp.Spec.Pod)
+	}
+	if old == nil {
+		// Anyone's: the API server would refuse the real pod anyway, after
+		// the quota had counted it. An update keeps the resources (below).
+		bad = append(bad, vetResources(&sp.Spec.Pod)...)
+	}
+	if len(bad) > 0 {
+		return admission.Denied(strings.Join(bad, "; "))
 	}
 
-	usage := UsageOf(&sp.Spec.Pod)
-	if old != nil && UsageOf(&old.Spec.Pod).Equal(usage) {
+	if old != nil {
+		if changes := resourceChanges(&old.Spec.Pod, &sp.Spec.Pod); len(changes) > 0 {
+			return admission.Denied("the resources of a ShadowPod are immutable, as the real pod keeps those it was created with " +
+				"(delete and recreate the ShadowPod to change them): " + strings.Join(changes, "; "))
+		}
 		// Nothing more is asked of the quota: cordoned or exceeded, it
 		// must never block the updates that end a ShadowPod's life.
 		return admission.Allowed("")
@@ -88,14 +101,22 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 	if err != nil {
 		return admission.Denied(err.Error())
 	}
-	if old == nil && limit.Cordoned {
+	if limit.Cordoned {
 		return admission.Denied(fmt.Sprintf("the quota of consumer %s is cordoned: new ShadowPods are refused while it is", consumer))
 	}
 	if err := v.waitSynced(ctx); err != nil {
 		return admission.Errored(http.StatusServiceUnavailable, err)
 	}
 	key := types.NamespacedName{Namespace: req.Namespace, Name: sp.Name}
-	if err := v.ledger.Reserve(consumer, key, usage, limit); err != nil {
+	usage := UsageOf(&sp.Spec.Pod)
+	check := v.ledger.Reserve
+	if req.DryRun != nil && *req.DryRun {
+		// Answered as the real request would be, but nothing will be
+		// stored: a reservation would hold quota for its whole TTL, and a
+		// forged dry run would block the real pods behind it.
+		check = v.ledger.Check
+	}
+	if err := check(consumer, key, usage, limit); err != nil {
 		var exceeded *ExceededError
 		if errors.As(err, &exceeded) {
 			return admission.Denied(fmt.Sprintf("%v (consumer %s)", err, consumer))

@@ -51,8 +51,13 @@ type ResourceSliceSpec struct {
 	ConsumerClusterID *corev1beta1.ClusterID `json:"consumerClusterID,omitempty"`
 	// +optional
 	ProviderClusterID *corev1beta1.ClusterID `json:"providerClusterID,omitempty"`
-	// Resources requested (cpu, memory, pods, ...).
+	// Resources requested (cpu, memory, pods, ...), none negative. Any of
+	// cpu, memory and pods not named is asked for at its default (4 CPUs,
+	// 8Gi of memory, 110 pods), so that the Quota bounds all three.
 	// +optional
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(n, type(self[n]) == int ? self[n] >= 0 : !self[n].startsWith('-'))",message="requested resources must not be negative"
 	Resources corev1.ResourceList `json:"resources,omitempty"`
 	// +optional
 	Class ResourceSliceClass `json:"class,omitempty"`

@@ -25,8 +25,14 @@ type QuotaSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	User string `json:"user"`
 	// +optional
-	LimitsEnforcement LimitsEnforcement   `json:"limitsEnforcement,omitempty"`
-	Resources         corev1.ResourceList `json:"resources"`
+	LimitsEnforcement LimitsEnforcement `json:"limitsEnforcement,omitempty"`
+	// Resources bounds the sum of the consumer's ShadowPods' requests (and
+	// of their limits, with Hard enforcement), none negative; a resource
+	// not listed is not bounded.
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(n, type(self[n]) == int ? self[n] >= 0 : !self[n].startsWith('-'))",message="quota resources must not be negative"
+	Resources corev1.ResourceList `json:"resources"`
 	// Cordoned refuses new ShadowPods while keeping the running ones.
 	// +optional
 	Cordoned *bool `json:"cordoned,omitempty"`

@@ -8,6 +8,28 @@ import (
 // ShadowPodSpec is the pod a consumer asks the provider to run. Labels and
 // annotations are those of the ShadowPod itself.
 type ShadowPodSpec struct {
+	// These rules are what the API server's CEL cost budget allows on a
+	// PodSpec, whose lists, maps and strings carry no size bounds (it is
+	// core/v1's, and markers cannot reach into it): the pod-level maps are
+	// checked for negative quantities here, every container's only by the
+	// provider's admission webhook, which checks all of them. Transition
+	// rules compare quantities as written, so "1" and "1000m" differ there;
+	// the webhook compares amounts. Optional fields are compared as
+	// optionals, so that a Go client's read-modify-write, which writes
+	// "resources: {}" where a manifest had none, changes nothing.
+	// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.requests) || self.resources.requests.all(n, type(self.resources.requests[n]) == int ? self.resources.requests[n] >= 0 : !self.resources.requests[n].startsWith('-'))",message="spec.pod.resources.requests must not be negative"
+	// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.limits) || self.resources.limits.all(n, type(self.resources.limits[n]) == int ? self.resources.limits[n] >= 0 : !self.resources.limits[n].startsWith('-'))",message="spec.pod.resources.limits must not be negative"
+	// +kubebuilder:validation:XValidation:rule="!has(self.overhead) || self.overhead.all(n, type(self.overhead[n]) == int ? self.overhead[n] >= 0 : !self.overhead[n].startsWith('-'))",message="spec.pod.overhead must not be negative"
+	// +kubebuilder:validation:XValidation:rule="self.containers.map(c, c.?resources.?requests) == oldSelf.containers.map(c, c.?resources.?requests)",message="the containers' resources of a ShadowPod are immutable: the real pod keeps those it was created with (delete and recreate the ShadowPod to change them)"
+	// +kubebuilder:validation:XValidation:rule="self.containers.map(c, c.?resources.?limits) == oldSelf.containers.map(c, c.?resources.?limits)",message="the containers' resources of a ShadowPod are immutable: the real pod keeps those it was created with (delete and recreate the ShadowPod to change them)"
+	// +kubebuilder:validation:XValidation:rule="has(self.initContainers) == has(oldSelf.initContainers) && (!has(self.initContainers) || self.initContainers.map(c, c.?resources.?requests) == oldSelf.initContainers.map(c, c.?resources.?requests))",message="the init containers' resources of a ShadowPod are immutable: the real pod keeps those it was created with (delete and recreate the ShadowPod to change them)"
+	// +kubebuilder:validation:XValidation:rule="has(self.initContainers) == has(oldSelf.initContainers) && (!has(self.initContainers) || self.initContainers.map(c, c.?resources.?limits) == oldSelf.initContainers.map(c, c.?resources.?limits))",message="the init containers' resources of a ShadowPod are immutable: the real pod keeps those it was created with (delete and recreate the ShadowPod to change them)"
+	// +kubebuilder:validation:XValidation:rule="[self.?resources.?requests.orValue({}), self.?resources.?limits.orValue({}), self.?overhead.orValue({})] == [oldSelf.?resources.?requests.orValue({}), oldSelf.?resources.?limits.orValue({}), oldSelf.?overhead.orValue({})]",message="the pod-level resources and overhead of a ShadowPod are immutable: the real pod keeps those it was created with (delete and recreate the ShadowPod to change them)"
+
+	// Pod is the spec of the real pod. Its resources (every container's,
+	// the pod-level ones and the overhead) are fixed at creation, as the
+	// real pod's are: the consumer's quota counts them until the ShadowPod
+	// is gone. No quantity may be negative.
 	Pod corev1.PodSpec `json:"pod"`
 }
 

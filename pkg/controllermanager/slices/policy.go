@@ -15,13 +15,51 @@ import (
 )
 
 // DefaultResources is what a slice asks for when it names nothing, as the
-// documentation states: 4 CPUs, 8Gi of memory, 110 pods.
+// documentation states: 4 CPUs, 8Gi of memory, 110 pods. A slice naming
+// some of them asks for the default of the others (see WithDefaults).
 func DefaultResources() corev1.ResourceList {
 	return corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("4"),
 		corev1.ResourceMemory: resource.MustParse("8Gi"),
 		corev1.ResourcePods:   resource.MustParse("110"),
 	}
+}
+
+// WithDefaults is the request a slice's resources make: every one of cpu,
+// memory and pods the slice does not name is asked for at its default, so
+// that the Quota always bounds all three. A slice naming only pods would
+// otherwise leave its consumer's cpu and memory unbounded (a Quota bounds
+// only what it lists). The default rather than zero: it is what naming
+// nothing asks for, and what liqoctl's flags ask for when left out, so the
+// slice gets no more than an empty one and remains usable by pods that
+// request cpu or memory.
+func WithDefaults(requested corev1.ResourceList) corev1.ResourceList {
+	out := requested.DeepCopy()
+	if out == nil {
+		out = corev1.ResourceList{}
+	}
+	for name, q := range DefaultResources() {
+		if _, ok := out[name]; !ok {
+			out[name] = q
+		}
+	}
+	return out
+}
+
+// Validate refuses a request the policy cannot decide: a negative amount,
+// which granted would be a negative Quota, and would add to what the
+// provider believes it has left for others.
+func Validate(requested corev1.ResourceList) error {
+	var bad []string
+	for _, name := range sortedNames(requested) {
+		if q := requested[name]; q.Sign() < 0 {
+			bad = append(bad, fmt.Sprintf("%s: requested %s", name, q.String()))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("invalid request: requested resources must not be negative (%s)", strings.Join(bad, "; "))
+	}
+	return nil
 }
 
 // Shareable is what the provider can still offer: pct percent of the
@@ -44,7 +82,9 @@ func Shareable(nodes []corev1.Node, pct int, granted []corev1.ResourceList) core
 	for name, q := range total {
 		share := scale(name, q, pct)
 		for _, g := range granted {
-			if used, ok := g[name]; ok {
+			// A negative grant (stored before requests were validated)
+			// takes nothing, and must not add to the share either.
+			if used, ok := g[name]; ok && used.Sign() > 0 {
 				share.Sub(used)
 			}
 		}
@@ -65,15 +105,22 @@ func scale(name corev1.ResourceName, q resource.Quantity, pct int) resource.Quan
 	return *resource.NewQuantity(q.Value()*int64(pct)/100, q.Format)
 }
 
-// Decide applies the provider's policy to a request. With deny false, every
-// resource is cut to what is left and the message says what was cut; with
-// deny true, a request exceeding what is left is refused with the reason.
-// A resource the provider does not have at all is never granted.
+// Decide applies the provider's policy to a request. An invalid request
+// (see Validate) is refused whatever the policy. cpu, memory and pods the
+// request does not name are asked for at their defaults (see WithDefaults).
+// With deny false, every resource is cut to what is left and the message
+// says what was cut; with deny true, a request exceeding what is left is
+// refused with the reason. A resource the provider does not have at all is
+// never granted.
 func Decide(requested, shareable corev1.ResourceList, deny bool) (accepted corev1.ResourceList, ok bool, msg string) {
+	if err := Validate(requested); err != nil {
+		return nil, false, err.Error()
+	}
+	full := WithDefaults(requested)
 	accepted = corev1.ResourceList{}
 	var cut []string
-	for _, name := range sortedNames(requested) {
-		want := requested[name]
+	for _, name := range sortedNames(full) {
+		want := full[name]
 		have, exists := shareable[name]
 		if !exists {
 			have = resource.Quantity{}
@@ -82,7 +129,11 @@ func Decide(requested, shareable corev1.ResourceList, deny bool) (accepted corev
 			accepted[name] = want
 			continue
 		}
-		cut = append(cut, fmt.Sprintf("%s: requested %s, %s left to share", name, want.String(), have.String()))
+		asked := want.String()
+		if _, named := requested[name]; !named {
+			asked += fmt.Sprintf(" (the default: the slice names no %s)", name)
+		}
+		cut = append(cut, fmt.Sprintf("%s: requested %s, %s left to share", name, asked, have.String()))
 		accepted[name] = have
 	}
 	if len(cut) == 0 {

@@ -82,12 +82,89 @@ func TestDecide(t *testing.T) {
 		{"clamped", rl("16", "8Gi", "110"), false, true, rl("8", "8Gi", "110"), "cpu: requested 16, 8 left"},
 		{"denied", rl("16", "8Gi", "110"), true, false, nil, "not enough resources: cpu: requested 16, 8 left"},
 		{"fits under deny", rl("8", "32Gi", "1"), true, true, rl("8", "32Gi", "1"), "all requested"},
+		// cpu, memory and pods, not named, are asked for at their defaults.
 		{"unknown resource clamped to zero", corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}, false, true,
-			corev1.ResourceList{"nvidia.com/gpu": resource.Quantity{}}, "nvidia.com/gpu: requested 1, 0 left"},
+			corev1.ResourceList{"cpu": resource.MustParse("4"), "memory": resource.MustParse("8Gi"), "pods": resource.MustParse("110"),
+				"nvidia.com/gpu": resource.Quantity{}}, "nvidia.com/gpu: requested 1, 0 left"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, ok, msg := Decide(c.requested, left, c.deny)
+			if ok != c.wantOK || Canonical(got) != Canonical(c.want) || !strings.Contains(msg, c.msgHas) {
+				t.Fatalf("got %s ok=%v %q; want %s ok=%v containing %q", Canonical(got), ok, msg, Canonical(c.want), c.wantOK, c.msgHas)
+			}
+		})
+	}
+}
+
+// TestDecideRefusesNegative: a negative request is invalid, whatever the
+// policy; granting it would store a negative Quota, and a negative grant
+// would add to what the provider thinks it has left for others.
+func TestDecideRefusesNegative(t *testing.T) {
+	left := rl("8", "32Gi", "110")
+	for _, deny := range []bool{false, true} {
+		for _, requested := range []corev1.ResourceList{
+			rl("-1000", "8Gi", "110"),
+			rl("4", "8Gi", "-1"),
+			{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourcePods: resource.MustParse("1"),
+				"nvidia.com/gpu": resource.MustParse("-2")},
+		} {
+			got, ok, msg := Decide(requested, left, deny)
+			if ok || got != nil || !strings.Contains(msg, "must not be negative") {
+				t.Errorf("deny=%v, %s: got %s ok=%v %q; want a refusal saying it must not be negative", deny, Canonical(requested), Canonical(got), ok, msg)
+			}
+		}
+	}
+}
+
+// TestNegativeGrantInflatesNothing is the probe of issue 15: a slice asking
+// for -1000 CPUs, then one asking for 1000, from a provider sharing 4 of its
+// 8 CPUs.
+func TestNegativeGrantInflatesNothing(t *testing.T) {
+	nodes := []corev1.Node{node("a", true, false, rl("8", "32Gi", "110"))}
+	first, _, _ := Decide(rl("-1000", "1Gi", "10"), Shareable(nodes, 50, nil), false)
+	var granted []corev1.ResourceList
+	if first != nil {
+		granted = append(granted, first)
+	}
+	second, ok, msg := Decide(rl("1000", "1Gi", "10"), Shareable(nodes, 50, granted), false)
+	if cpu := second[corev1.ResourceCPU]; !ok || cpu.Cmp(resource.MustParse("4")) > 0 {
+		t.Errorf("after a grant of %s, a request for 1000 CPUs got %s (%q); the provider shares 4", Canonical(first), Canonical(second), msg)
+	}
+	// Whatever was stored before the policy refused negative requests adds
+	// nothing to the share either.
+	if got := Shareable(nodes, 50, []corev1.ResourceList{rl("-1000", "-1Gi", "")}); Canonical(got) != Canonical(rl("4", "16Gi", "55")) {
+		t.Errorf("Shareable with a negative grant = %s, want %s", Canonical(got), Canonical(rl("4", "16Gi", "55")))
+	}
+}
+
+// TestDecideBoundsCPUMemoryPods: a slice naming only some of cpu, memory
+// and pods asks for the default amount of the others, so its Quota bounds
+// all three rather than leaving what it did not name unbounded.
+func TestDecideBoundsCPUMemoryPods(t *testing.T) {
+	cases := []struct {
+		name      string
+		requested corev1.ResourceList
+		left      corev1.ResourceList
+		deny      bool
+		wantOK    bool
+		want      corev1.ResourceList
+		msgHas    string
+	}{
+		{"only pods", rl("", "", "10"), rl("8", "32Gi", "110"), false, true, rl("4", "8Gi", "10"), "all requested"},
+		{"only cpu", rl("2", "", ""), rl("8", "32Gi", "110"), false, true, rl("2", "8Gi", "110"), "all requested"},
+		{"only pods, little left", rl("", "", "10"), rl("1", "1Gi", "110"), false, true, rl("1", "1Gi", "10"),
+			"cpu: requested 4 (the default: the slice names no cpu), 1 left"},
+		{"only pods, little left, Deny", rl("", "", "10"), rl("1", "1Gi", "110"), true, false, nil,
+			"not enough resources: cpu: requested 4 (the default: the slice names no cpu), 1 left"},
+		{"only an extended resource", corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")},
+			corev1.ResourceList{"cpu": resource.MustParse("8"), "memory": resource.MustParse("32Gi"), "pods": resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("2")},
+			false, true, corev1.ResourceList{"cpu": resource.MustParse("4"), "memory": resource.MustParse("8Gi"), "pods": resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("1")},
+			"all requested"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok, msg := Decide(c.requested, c.left, c.deny)
 			if ok != c.wantOK || Canonical(got) != Canonical(c.want) || !strings.Contains(msg, c.msgHas) {
 				t.Fatalf("got %s ok=%v %q; want %s ok=%v containing %q", Canonical(got), ok, msg, Canonical(c.want), c.wantOK, c.msgHas)
 			}

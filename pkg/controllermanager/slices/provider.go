@@ -72,10 +72,9 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	setCondition(&s, authv1beta1.ResourceSliceAuthentication, authv1beta1.ResourceSliceAccepted, "TenantAuthenticated",
 		fmt.Sprintf("consumer %s is an authenticated tenant", consumer))
 
-	requested := s.Spec.Resources
-	if len(requested) == 0 {
-		requested = DefaultResources()
-	}
+	// The request as decided, defaults included: a decision made before
+	// unnamed resources got their defaults is made again.
+	requested := WithDefaults(s.Spec.Resources)
 	decide := s.Annotations[DecidedAnnotation] != Canonical(requested)
 	if decide {
 		if err := r.decide(ctx, &s, requested); err != nil {
@@ -142,7 +141,11 @@ func (r *ProviderReconciler) decide(ctx context.Context, s *authv1beta1.Resource
 	}
 	grant, ok, msg := Decide(requested, Shareable(nodes.Items, r.SharingPercentage, granted), r.Deny)
 	if !ok {
-		setCondition(s, authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceDenied, "InsufficientResources", msg)
+		reason := "InsufficientResources"
+		if Validate(requested) != nil {
+			reason = "InvalidRequest"
+		}
+		setCondition(s, authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceDenied, reason, msg)
 		s.Status.Resources = nil
 		r.Recorder.Event(s, corev1.EventTypeWarning, "ResourcesDenied", msg)
 		return nil

@@ -1,0 +1,297 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/liqo-go/liqo/apis"
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+// directValidator is the ShadowPod validator called without the API server
+// and with a ledger of its own: it receives what a hostile client could
+// send, even what the CRD's schema would stop first, and the tests read its
+// answer rather than the API server's.
+func directValidator() *shadowPodValidator {
+	return &shadowPodValidator{reader: cl, api: cl, ledger: &Ledger{},
+		decoder: admission.NewDecoder(apis.NewScheme()), synced: func() bool { return true }}
+}
+
+// review is consumer id's admission request creating sp, or updating old
+// into sp. edit, if set, rewrites the JSON of sp, to carry what the Go
+// types cannot (a malformed quantity).
+func review(t *testing.T, id string, sp, old *offv1beta1.ShadowPod, dryRun bool, edit func([]byte) []byte) admission.Request {
+	t.Helper()
+	encode := func(o *offv1beta1.ShadowPod) []byte {
+		o = o.DeepCopy()
+		o.APIVersion, o.Kind = offv1beta1.GroupVersion.String(), "ShadowPod"
+		raw, err := json.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	raw := encode(sp)
+	if edit != nil {
+		raw = edit(raw)
+	}
+	req := admissionv1.AdmissionRequest{
+		UID:       "test",
+		Kind:      metav1.GroupVersionKind{Group: offv1beta1.GroupVersion.Group, Version: offv1beta1.GroupVersion.Version, Kind: "ShadowPod"},
+		Resource:  metav1.GroupVersionResource{Group: offv1beta1.GroupVersion.Group, Version: offv1beta1.GroupVersion.Version, Resource: "shadowpods"},
+		Name:      sp.Name,
+		Namespace: sp.Namespace,
+		Operation: admissionv1.Create,
+		UserInfo:  authnv1.UserInfo{Username: consts.ConsumerUser(id), Groups: []string{consts.ConsumerGroup}},
+		Object:    runtime.RawExtension{Raw: raw},
+		DryRun:    ptr.To(dryRun),
+	}
+	if old != nil {
+		req.Operation = admissionv1.Update
+		req.OldObject = runtime.RawExtension{Raw: encode(old)}
+	}
+	return admission.Request{AdmissionRequest: req}
+}
+
+// wantRefused fails unless resp refuses the request with a message
+// containing every fragment.
+func wantRefused(t *testing.T, what string, resp admission.Response, fragments ...string) {
+	t.Helper()
+	msg := ""
+	if resp.Result != nil {
+		msg = resp.Result.Message
+	}
+	if resp.Allowed {
+		t.Errorf("%s: admitted, want a refusal containing %q", what, fragments)
+		return
+	}
+	for _, f := range fragments {
+		if !strings.Contains(msg, f) {
+			t.Errorf("%s: refused with %q, want it to contain %q", what, msg, f)
+		}
+	}
+}
+
+// withContainers is a ShadowPod of consumer id running cs.
+func withContainers(id, name string, cs ...corev1.Container) *offv1beta1.ShadowPod {
+	sp := shadowPod(name, twin(id), id, "", "")
+	sp.Spec.Pod.Containers = cs
+	return sp
+}
+
+func named(name string, c corev1.Container) corev1.Container {
+	c.Name = name
+	return c
+}
+
+// TestShadowPodRefusesNegativeResources sends the webhook quantities no pod
+// may ask for. A negative request in one container would cancel another's
+// in the sum the quota bounds: the probe of issue 15 ran 64 CPUs under a
+// 1-CPU quota that way.
+func TestShadowPodRefusesNegativeResources(t *testing.T) {
+	ctx := context.Background()
+	consumer(t, "mu", offv1beta1.HardLimitsEnforcement, list("cpu", "1", "memory", "1Gi", "pods", "10", "nvidia.com/gpu", "2"))
+	v := directValidator()
+	big := named("app", container(list("cpu", "64"), nil))
+	tests := []struct {
+		name      string
+		sp        *offv1beta1.ShadowPod
+		edit      func([]byte) []byte
+		fragments []string
+	}{
+		{"a negative request cancelling another container's",
+			withContainers("mu", "offset", big, named("b", container(list("cpu", "-63500m"), nil))),
+			nil, []string{`container "b"`, "requests.cpu", "must not be negative", "-63500m"}},
+		{"a negative limit in an init container",
+			func() *offv1beta1.ShadowPod {
+				sp := withContainers("mu", "init", named("app", container(nil, nil)))
+				sp.Spec.Pod.InitContainers = []corev1.Container{named("setup", container(nil, list("memory", "-1Gi")))}
+				return sp
+			}(), nil, []string{`init container "setup"`, "limits.memory", "must not be negative"}},
+		{"a negative extended resource",
+			withContainers("mu", "gpu", named("app", container(list("nvidia.com/gpu", "-1"), list("nvidia.com/gpu", "-1")))),
+			nil, []string{`container "app"`, "requests.nvidia.com/gpu", "must not be negative"}},
+		{"a negative ephemeral-storage limit",
+			withContainers("mu", "disk", named("app", container(nil, list("ephemeral-storage", "-10Gi")))),
+			nil, []string{`container "app"`, "limits.ephemeral-storage", "must not be negative"}},
+		{"negative pod-level limits",
+			func() *offv1beta1.ShadowPod {
+				sp := withContainers("mu", "podlevel", big)
+				sp.Spec.Pod.Resources = &corev1.ResourceRequirements{Limits: list("cpu", "-63")}
+				return sp
+			}(), nil, []string{"spec.pod.resources", "limits.cpu", "must not be negative"}},
+		{"a negative overhead",
+			func() *offv1beta1.ShadowPod {
+				sp := withContainers("mu", "overhead", big)
+				sp.Spec.Pod.Overhead = list("cpu", "-63")
+				return sp
+			}(), nil, []string{"spec.pod.overhead", "cpu", "must not be negative"}},
+		{"a fraction of an extended resource",
+			withContainers("mu", "half", named("app", container(list("nvidia.com/gpu", "500m"), list("nvidia.com/gpu", "500m")))),
+			nil, []string{`container "app"`, "requests.nvidia.com/gpu", "whole number"}},
+		{"a malformed quantity",
+			withContainers("mu", "malformed", named("app", container(list("cpu", "1"), nil))),
+			func(raw []byte) []byte { return bytes.Replace(raw, []byte(`"cpu":"1"`), []byte(`"cpu":"lots"`), 1) },
+			[]string{`container "app"`, "requests.cpu", `"lots"`, "not a quantity"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantRefused(t, tt.name, v.Handle(ctx, review(t, "mu", tt.sp, nil, false, tt.edit)), tt.fragments...)
+		})
+	}
+	// What the quota allows still passes.
+	ok := withContainers("mu", "fits", named("app", container(list("cpu", "500m", "nvidia.com/gpu", "1"), list("nvidia.com/gpu", "1"))))
+	if resp := v.Handle(ctx, review(t, "mu", ok, nil, false, nil)); !resp.Allowed {
+		t.Errorf("a ShadowPod within quota refused: %v", resp.Result)
+	}
+}
+
+// TestShadowPodNegativeRequestThroughAPIServer is the probe of issue 15 as
+// a consumer sends it: the CRD's schema accepts a negative quantity in a
+// container (no CEL rule fits the API server's cost budget there), so the
+// webhook must refuse it.
+func TestShadowPodNegativeRequestThroughAPIServer(t *testing.T) {
+	consumer(t, "nu", offv1beta1.HardLimitsEnforcement, list("cpu", "1", "memory", "1Gi", "pods", "10"))
+	probe := withContainers("nu", "probe", named("app", container(list("cpu", "64"), nil)),
+		named("b", container(list("cpu", "-63500m"), nil)))
+	wantDenied(t, "64 CPUs offset by a negative request", cl.Create(context.Background(), probe), `container "b": requests.cpu must not be negative`)
+}
+
+// TestShadowPodResourcesImmutable sends the webhook updates of a stored
+// ShadowPod's resources: the real pod keeps those it was created with, so
+// the quota must count them until the ShadowPod is gone.
+func TestShadowPodResourcesImmutable(t *testing.T) {
+	ctx := context.Background()
+	consumer(t, "xi", offv1beta1.SoftLimitsEnforcement, list("cpu", "2", "memory", "1Gi", "pods", "10"))
+	v := directValidator()
+	old := withContainers("xi", "web", named("app", container(list("cpu", "1"), list("cpu", "1"))))
+	old.Spec.Pod.InitContainers = []corev1.Container{named("setup", container(list("cpu", "1"), nil))}
+	change := func(f func(sp *offv1beta1.ShadowPod)) *offv1beta1.ShadowPod {
+		sp := old.DeepCopy()
+		f(sp)
+		return sp
+	}
+	tests := []struct {
+		name      string
+		sp        *offv1beta1.ShadowPod
+		fragments []string // nil: admitted
+	}{
+		{"a shrunk request", change(func(sp *offv1beta1.ShadowPod) { sp.Spec.Pod.Containers[0].Resources.Requests = list("cpu", "100m") }),
+			[]string{"immutable", `container "app"`, "requests", "cpu=1", "cpu=100m"}},
+		{"a raised limit", change(func(sp *offv1beta1.ShadowPod) { sp.Spec.Pod.Containers[0].Resources.Limits = list("cpu", "4") }),
+			[]string{"immutable", `container "app"`, "limits"}},
+		{"an init container's request dropped", change(func(sp *offv1beta1.ShadowPod) {
+			sp.Spec.Pod.InitContainers[0].Resources = corev1.ResourceRequirements{}
+		}),
+			[]string{"immutable", `init container "setup"`}},
+		{"pod-level resources added", change(func(sp *offv1beta1.ShadowPod) {
+			sp.Spec.Pod.Resources = &corev1.ResourceRequirements{Requests: list("cpu", "1")}
+		}), []string{"immutable", "spec.pod.resources"}},
+		{"an init container made a sidecar", change(func(sp *offv1beta1.ShadowPod) {
+			sp.Spec.Pod.InitContainers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+		}), []string{"immutable", "cpu=1", "cpu=2"}},
+		{"a label", change(func(sp *offv1beta1.ShadowPod) { sp.Labels["app"] = "web" }), nil},
+		{"the same amounts written otherwise", change(func(sp *offv1beta1.ShadowPod) {
+			sp.Spec.Pod.Containers[0].Resources.Requests = list("cpu", "1000m")
+		}), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := v.Handle(ctx, review(t, "xi", tt.sp, old, false, nil))
+			if tt.fragments == nil {
+				if !resp.Allowed {
+					t.Errorf("refused: %v", resp.Result)
+				}
+				return
+			}
+			wantRefused(t, tt.name, resp, tt.fragments...)
+		})
+	}
+}
+
+// TestShadowPodShrinkKeepsQuota shrinks a stored ShadowPod through the API
+// server, then asks for the share the shrink would have freed.
+func TestShadowPodShrinkKeepsQuota(t *testing.T) {
+	ctx := context.Background()
+	consumer(t, "omicron", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "pods", "10"))
+	big := shadowPod("big", twin("omicron"), "omicron", "1", "")
+	if err := cl.Create(ctx, big); err != nil {
+		t.Fatal(err)
+	}
+	big.Spec.Pod.Containers[0].Resources.Requests = list("cpu", "100m")
+	// The CRD's transition rule or the webhook refuses it, whichever comes
+	// first.
+	if err := cl.Update(ctx, big); err == nil || !strings.Contains(err.Error(), "immutable") {
+		t.Errorf("shrinking a ShadowPod: err = %v, want a refusal saying its resources are immutable", err)
+	}
+	err := cl.Create(ctx, shadowPod("squatter", twin("omicron"), "omicron", "500m", ""))
+	wantDenied(t, "a ShadowPod in the share a shrink would have freed", err, "quota usage exceeded: cpu requested 500m, used 1 of 1")
+}
+
+// TestShadowPodDryRun: a server-side dry run is answered as the real
+// request would be, and reserves nothing, so a forged dry run filling the
+// quota cannot block the real pods that follow.
+func TestShadowPodDryRun(t *testing.T) {
+	ctx := context.Background()
+	consumer(t, "pi", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "pods", "10"))
+	if err := cl.Create(ctx, shadowPod("probe", twin("pi"), "pi", "1", ""), client.DryRunAll); err != nil {
+		t.Fatalf("a dry run within quota: %v", err)
+	}
+	wantDenied(t, "a dry run over quota", cl.Create(ctx, shadowPod("over", twin("pi"), "pi", "2", ""), client.DryRunAll),
+		"quota usage exceeded: cpu requested 2, used 0 of 1")
+	if err := cl.Create(ctx, shadowPod("real", twin("pi"), "pi", "1", "")); err != nil {
+		t.Errorf("a real ShadowPod filling the quota after a dry run of the same size: %v", err)
+	}
+	// Straight to the webhook, many dry runs of one name hold nothing either.
+	v := directValidator()
+	fits := shadowPod("fits", twin("pi"), "pi", "1", "")
+	for i := range 3 {
+		if resp := v.Handle(ctx, review(t, "pi", fits, nil, true, nil)); !resp.Allowed {
+			t.Fatalf("dry run %d of a ShadowPod filling the quota refused: %v", i, resp.Result)
+		}
+	}
+	other := shadowPod("other", twin("pi"), "pi", "1", "")
+	if resp := v.Handle(ctx, review(t, "pi", other, nil, false, nil)); !resp.Allowed {
+		t.Errorf("a real ShadowPod after dry runs refused: %v", resp.Result)
+	}
+}
+
+// TestShadowPodDuplicateCreateKeepsQuota creates again, smaller, a stored
+// ShadowPod: the API server refuses the name after the webhook admitted the
+// request, and the reservation left must not stand in for the stored
+// ShadowPod's larger usage until it lapses.
+func TestShadowPodDuplicateCreateKeepsQuota(t *testing.T) {
+	ctx := context.Background()
+	consumer(t, "rho", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "pods", "10"))
+	if err := cl.Create(ctx, shadowPod("big", twin("rho"), "rho", "1", "")); err != nil {
+		t.Fatal(err)
+	}
+	// Once the ledger holds it as stored, not only as reserved.
+	eventually(t, "the ShadowPod in the quota's status", func(ctx context.Context) (bool, error) {
+		var q offv1beta1.Quota
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: consts.TenantNamespace("rho"), Name: "rho"}, &q); err != nil {
+			return false, err
+		}
+		return sameAmounts(q.Status.Used, list("cpu", "1", "pods", "1")), fmt.Errorf("used = %v", q.Status.Used)
+	})
+	err := cl.Create(ctx, shadowPod("big", twin("rho"), "rho", "1m", ""))
+	if err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("creating a ShadowPod under a name taken: err = %v, want already exists", err)
+	}
+	wantDenied(t, "a ShadowPod in the share a refused duplicate would have freed",
+		cl.Create(ctx, shadowPod("squatter", twin("rho"), "rho", "500m", "")), "quota usage exceeded: cpu requested 500m")
+}
