@@ -111,6 +111,11 @@ func (n *realNode) setupNetwork(underlayNS, podCIDR string) error {
 	if err := h.LinkSetUp(eth); err != nil {
 		return err
 	}
+	// Bridged pod traffic goes through the firewall only with br_netfilter;
+	// load it if this machine has not (a no-op where it is built in).
+	if _, err := os.Stat("/proc/sys/net/bridge"); err != nil {
+		_ = exec.Command("modprobe", "br_netfilter").Run()
+	}
 	for key, value := range map[string]string{
 		"ipv4/ip_forward":                "1",
 		"bridge/bridge-nf-call-iptables": "1",
