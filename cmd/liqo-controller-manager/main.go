@@ -15,16 +15,24 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager"
 )
 
+// version is set by `make images` (-ldflags -X main.version=<tag>).
+var version = "dev"
+
 func main() {
 	o := controllermanager.DefaultOptions()
 	fs := pflag.NewFlagSet("liqo-controller-manager", pflag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster (default: in-cluster config, then $KUBECONFIG)")
+	printVersion := fs.Bool("version", false, "print the version and exit")
 	o.AddFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if err == pflag.ErrHelp {
 			return
 		}
 		os.Exit(2)
+	}
+	if *printVersion {
+		fmt.Println("liqo-controller-manager", version)
+		return
 	}
 	log := zap.New()
 	ctrl.SetLogger(log)

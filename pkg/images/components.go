@@ -41,9 +41,10 @@ func (c Component) Ref(tag string) string {
 // The slice is the caller's.
 func Components() []Component {
 	return []Component{{
-		Name:    ControllerManager,
-		Package: "github.com/liqo-go/liqo/cmd/liqo-controller-manager",
-		Image:   Repository + "/" + ControllerManager,
+		Name:       ControllerManager,
+		Package:    "github.com/liqo-go/liqo/cmd/liqo-controller-manager",
+		Image:      Repository + "/" + ControllerManager,
+		VersionVar: "main.version",
 	}}
 }
 

@@ -108,10 +108,11 @@ func TestControllerManagerImage(t *testing.T) {
 	bundle, bundleData := testBundle(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
+	opts := BuildOptions{CABundle: bundle, Version: "v0.0.0-test", Progress: logWriter{t}}
 	build := func() v1.ImageIndex {
 		t.Helper()
 		start := time.Now()
-		idx, err := BuildComponent(ctx, c, BuildOptions{CABundle: bundle, Progress: logWriter{t}})
+		idx, err := BuildComponent(ctx, c, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,6 +170,10 @@ func TestControllerManagerImage(t *testing.T) {
 			out, err := runBinary(t, bin, "--help")
 			if err != nil || !strings.Contains(out, "--kubeconfig") {
 				t.Errorf("%s --help: %v, output %q", c.Name, err, out)
+			}
+			// The build stamps the version into the binary.
+			if out, err := runBinary(t, bin, "--version"); err != nil || !strings.Contains(out, opts.Version) {
+				t.Errorf("%s --version: %v, output %q, want %q", c.Name, err, out, opts.Version)
 			}
 		})
 	}
