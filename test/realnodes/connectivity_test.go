@@ -1,8 +1,10 @@
 package realnodes
 
 import (
+	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,6 +170,30 @@ func TestRealAndSimulatedPods(t *testing.T) {
 		}
 		if got := node.Labels[testbed.NodeTypeLabel]; got != kind {
 			t.Errorf("pod %s runs on %s of kind %q, want %q", p.Name, node.Name, got, kind)
+		}
+	}
+}
+
+// TestAPIServersFromPods: a pod reaches its own API server through the
+// `kubernetes` Service (in-cluster config), and the other cluster's API
+// server at that cluster's underlay address, as a component peering real
+// clusters would.
+func TestAPIServersFromPods(t *testing.T) {
+	ctx := timeout(t, 2*time.Minute)
+	ns := namespace(ctx, t, west, "apiserver")
+	cl := client(ctx, t, west, ns, "")
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(east.Server, "https://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, url := range []string{
+		"https://kubernetes.default.svc.cluster.local/version",
+		"https://" + net.JoinHostPort(east.UnderlayAddress().String(), port) + "/version",
+	} {
+		// /version is public (system:public-info-viewer); busybox's wget
+		// does not check certificates.
+		if got := fetch(ctx, t, west, ns, cl, url); !strings.Contains(got, `"gitVersion": "v1.34`) {
+			t.Errorf("%s answered %q, want the API server's version", url, got)
 		}
 	}
 }
