@@ -1,6 +1,12 @@
 package liqoctl
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/liqo-go/liqo/pkg/liqoctl/info"
@@ -21,5 +27,65 @@ runs a local playground of real Kubernetes control planes with simulated nodes.`
 	}
 	root.AddCommand(playground.NewCommand(), peer.NewCommand(), peer.NewUnpeerCommand(), info.NewCommand(),
 		offload.NewCommand(), offload.NewUnoffloadCommand())
+	markUsageErrors(root)
 	return root
+}
+
+// Exit codes, as kubectl's: 1 for a failure, 2 for a command used wrongly.
+const (
+	ExitFailure = 1
+	ExitUsage   = 2
+)
+
+// usageError is a command used wrongly: an unknown flag or command, a bad
+// flag value, the wrong number of arguments.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// markUsageErrors makes every command's flag and argument errors usage
+// errors, so that Run exits with ExitUsage for them.
+func markUsageErrors(c *cobra.Command) {
+	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	if args := c.Args; args != nil {
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			if err := args(cmd, a); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		markUsageErrors(sub)
+	}
+}
+
+// Run runs liqoctl with args, printing an error to stderr, and returns the
+// process's exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := NewRootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "Error:", err)
+	var usage usageError
+	// cobra reports an unknown command from its own lookup, not through Args.
+	if errors.As(err, &usage) || strings.HasPrefix(err.Error(), "unknown command ") {
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", commandPath(root, args))
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// commandPath names the command args select, for the usage hint.
+func commandPath(root *cobra.Command, args []string) string {
+	if c, _, err := root.Find(args); err == nil {
+		return c.CommandPath()
+	}
+	return root.Name()
 }

@@ -59,6 +59,14 @@ func (c *Cluster) Connect(ctx context.Context, timeout time.Duration) error {
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
 		&clientcmd.ConfigOverrides{CurrentContext: c.Context}).ClientConfig()
 	if err != nil {
+		if clientcmd.IsEmptyConfig(err) {
+			flag := "--kubeconfig"
+			if c.Role == "remote" {
+				flag = "--remote-kubeconfig"
+			}
+			return fmt.Errorf("no kubeconfig for the %s cluster: pass %s FILE or set $KUBECONFIG (%s and the in-cluster configuration have none)",
+				c.Role, flag, clientcmd.RecommendedHomeFile)
+		}
 		what := "the default kubeconfig"
 		if c.Kubeconfig != "" {
 			what = c.Kubeconfig

@@ -1,0 +1,60 @@
+package liqoctl
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// TestUsageErrorsExitTwo runs every command with an unknown flag: each
+// exits with ExitUsage and names the flag; an unknown command and a wrong
+// argument count do the same.
+func TestUsageErrorsExitTwo(t *testing.T) {
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		if c.Runnable() {
+			paths = append(paths, path)
+		}
+		for _, sub := range c.Commands() {
+			if !sub.Hidden && sub.Name() != "help" && sub.Name() != "completion" {
+				walk(sub, append(append([]string(nil), path...), sub.Name()))
+			}
+		}
+	}
+	walk(NewRootCommand(), nil)
+	if len(paths) < 8 {
+		t.Fatalf("found %d runnable commands, expected the whole tree: %v", len(paths), paths)
+	}
+	for _, p := range paths {
+		t.Run(strings.Join(p, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := Run(context.Background(), append(p, "--no-such-flag"), &out, &errOut)
+			if code != ExitUsage || !strings.Contains(errOut.String(), "--no-such-flag") {
+				t.Errorf("exit %d, stderr %q: want %d and the flag named", code, errOut.String(), ExitUsage)
+			}
+		})
+	}
+	for _, args := range [][]string{{"no-such-command"}, {"offload", "namespace"}, {"offload", "namespace", "a", "b"}} {
+		var out, errOut bytes.Buffer
+		if code := Run(context.Background(), args, &out, &errOut); code != ExitUsage || !strings.Contains(errOut.String(), "--help") {
+			t.Errorf("liqoctl %s: exit %d, stderr %q: want %d and a pointer to --help", strings.Join(args, " "), code, errOut.String(), ExitUsage)
+		}
+	}
+}
+
+// TestMissingKubeconfig: with no kubeconfig anywhere, the error says how to
+// give one, and it is a failure, not a usage error.
+func TestMissingKubeconfig(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), []string{"info"}, &out, &errOut)
+	if code != ExitFailure || !strings.Contains(errOut.String(), "pass --kubeconfig FILE or set $KUBECONFIG") {
+		t.Errorf("exit %d, stderr %q: want %d and how to give a kubeconfig", code, errOut.String(), ExitFailure)
+	}
+}
