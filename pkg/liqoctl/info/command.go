@@ -53,7 +53,7 @@ document.`,
 	}
 	fs := cmd.Flags()
 	o.cluster.AddLocalFlags(fs)
-	fs.BoolVar(&o.verbose, "verbose", false, "also show URLs, tenant namespaces, resource slices and module conditions")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "also show URLs, tenant namespaces, resource slices and module conditions")
 	fs.StringVarP(&o.output, "output", "o", "", "output format: json or yaml (default: human-readable summary)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the cluster's answers")
 	return cmd

@@ -186,6 +186,11 @@ func TestCommandVerbose(t *testing.T) {
 			t.Errorf("verbose output lacks %q:\n%s", want, out)
 		}
 	}
+	// -v is the short form, as with kubectl plugins' verbose flags.
+	short, err := run(t, "--kubeconfig", kc, "-v")
+	if err != nil || short != out {
+		t.Errorf("liqoctl info -v differs from --verbose (%v):\n%s", err, short)
+	}
 }
 
 func TestCommandJSONAndYAML(t *testing.T) {

@@ -68,7 +68,7 @@ repairs a partial peering and changes nothing on a complete one.`,
 	fs.StringVar(&o.Pods, "pods", quantity(def, corev1.ResourcePods), "number of pods to ask the provider for")
 	fs.StringArrayVar(&o.Resources, "resource", nil, "other resource to ask for, as name=quantity (repeatable), e.g. nvidia.com/gpu=1")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
-	fs.BoolVar(&o.Verbose, "verbose", false, "print how long each step took")
+	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print how long each step took")
 	_ = cmd.MarkFlagRequired("remote-kubeconfig")
 	return cmd
 }
