@@ -76,3 +76,19 @@ func TestDuplicateClusterNames(t *testing.T) {
 		t.Fatalf("got %v, want a duplicate-name error", err)
 	}
 }
+
+func TestUnderlayNames(t *testing.T) {
+	for _, bad := range []string{"", "toolongname", "a-b", "a/b", "a b"} {
+		if err := checkUnderlayName(bad); err == nil {
+			t.Errorf("underlay name %q accepted", bad)
+		}
+	}
+	for _, good := range []string{"abc123", UnderlayNameFor("/root/.liqo/playground"), newUnderlayName()} {
+		if err := checkUnderlayName(good); err != nil {
+			t.Errorf("underlay name %q refused: %v", good, err)
+		}
+	}
+	if vethName("lqtb-p2ec0c-s12-3") != "p2ec0cs12n3" {
+		t.Errorf("veth name %q", vethName("lqtb-p2ec0c-s12-3"))
+	}
+}

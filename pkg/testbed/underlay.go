@@ -55,7 +55,9 @@ func UnderlayNameFor(dir string) string {
 	return fmt.Sprintf("p%05x", h&0xfffff)
 }
 
-var underlayName = func(s string) error {
+// checkUnderlayName keeps names short enough for link names (15 bytes)
+// built from them, and free of the separator the namespace names use.
+func checkUnderlayName(s string) error {
 	if s == "" || len(s) > 8 || strings.ContainsAny(s, "-/ ") {
 		return fmt.Errorf("underlay name %q must be 1 to 8 characters without '-', '/' or spaces", s)
 	}
@@ -111,7 +113,7 @@ func slotCgroup(underlay string, n int) string {
 // (and the root namespace's unreachable routes for every testbed range) if
 // it is the first, after sweeping whatever dead testbeds left behind.
 func joinUnderlay(name string, routes []netip.Prefix, rec slotRecord) (*slot, error) {
-	if err := underlayName(name); err != nil {
+	if err := checkUnderlayName(name); err != nil {
 		return nil, err
 	}
 	var s *slot
