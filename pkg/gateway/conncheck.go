@@ -1,0 +1,115 @@
+package gateway
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"sync"
+	"time"
+)
+
+// CheckPort is the UDP port of the connection check, on the tunnel
+// addresses only: it never leaves the tunnel.
+const CheckPort = 12345
+
+// Health is what the connection check knows of the tunnel.
+type Health struct {
+	// Connected: an answer arrived within the last Lost intervals.
+	Connected bool
+	// Latency is the round trip of the last answer.
+	Latency time.Duration
+	// LastAnswer is when it arrived; zero if none ever did.
+	LastAnswer time.Time
+}
+
+// Checker sends a ping through the tunnel every Interval and answers the
+// peer's pings; the peer is connected while answers come back. Its packets
+// are 9 bytes: a kind (ping or pong) and the ping's send time, which the
+// pong echoes, so the latency needs no clock shared with the peer.
+type Checker struct {
+	Local, Peer net.IP
+	Interval    time.Duration
+	// Lost is how many intervals without an answer make the peer
+	// unreachable.
+	Lost int
+
+	mu     sync.Mutex
+	health Health
+}
+
+const (
+	ping byte = 1
+	pong byte = 2
+)
+
+// Health returns what the check knows now.
+func (c *Checker) Health() Health {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.health
+	h.Connected = !h.LastAnswer.IsZero() && time.Since(h.LastAnswer) < time.Duration(c.Lost)*c.Interval
+	return h
+}
+
+// Run checks until ctx ends. The socket is bound to the tunnel address,
+// so it exists only while the tunnel does; Run retries binding until then.
+func (c *Checker) Run(ctx context.Context) error {
+	var conn *net.UDPConn
+	for conn == nil {
+		var err error
+		conn, err = net.ListenUDP("udp4", &net.UDPAddr{IP: c.Local, Port: CheckPort})
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(c.Interval):
+			}
+		}
+	}
+	go func() { <-ctx.Done(); _ = conn.Close() }()
+	go c.send(ctx, conn)
+	buf := make([]byte, 64)
+	for {
+		n, from, err := conn.ReadFromUDP(buf)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return ctx.Err()
+			}
+			continue
+		}
+		if n != 9 || !from.IP.Equal(c.Peer) {
+			continue // not the peer's check: ignored
+		}
+		switch buf[0] {
+		case ping:
+			buf[0] = pong
+			_, _ = conn.WriteToUDP(buf[:9], from)
+		case pong:
+			sent := time.Unix(0, int64(binary.BigEndian.Uint64(buf[1:9])))
+			now := time.Now()
+			if rtt := now.Sub(sent); rtt >= 0 && rtt < time.Minute {
+				c.mu.Lock()
+				c.health.Latency, c.health.LastAnswer = rtt, now
+				c.mu.Unlock()
+			}
+		}
+	}
+}
+
+func (c *Checker) send(ctx context.Context, conn *net.UDPConn) {
+	t := time.NewTicker(c.Interval)
+	defer t.Stop()
+	peer := &net.UDPAddr{IP: c.Peer, Port: CheckPort}
+	msg := make([]byte, 9)
+	for {
+		msg[0] = ping
+		binary.BigEndian.PutUint64(msg[1:], uint64(time.Now().UnixNano()))
+		_, _ = conn.WriteToUDP(msg, peer) // a send error is a lost ping
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package kit
+
+import (
+	"regexp"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// MaxConditionMessage is the longest condition message the API server
+// takes; longer ones are cut and end with "...".
+const MaxConditionMessage = 32768
+
+// reasonPattern is what the API server accepts as a condition reason.
+var reasonPattern = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+
+// Condition is one condition to set: True when OK, False otherwise.
+type Condition struct {
+	Type    string
+	OK      bool
+	Reason  string
+	Message string
+}
+
+// SetCondition sets c in conds for an object at generation gen. A reason
+// the API server would refuse becomes fallback (so a status write never
+// fails on a reason copied from elsewhere), an overlong message is cut,
+// and the transition time moves only when the status changes: setting the
+// same outcome twice leaves conds identical, hence no write. It reports
+// whether conds changed.
+func SetCondition(conds *[]metav1.Condition, gen int64, c Condition) bool {
+	status := metav1.ConditionFalse
+	if c.OK {
+		status = metav1.ConditionTrue
+	}
+	reason := c.Reason
+	if !reasonPattern.MatchString(reason) {
+		reason = "Unknown"
+		if c.OK {
+			reason = "Ready"
+		}
+	}
+	msg := c.Message
+	if len(msg) > MaxConditionMessage {
+		msg = msg[:MaxConditionMessage-3] + "..."
+	}
+	return meta.SetStatusCondition(conds, metav1.Condition{
+		Type: c.Type, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen,
+	})
+}
+
+// IsTrue tells whether conds holds condition typ with status True.
+func IsTrue(conds []metav1.Condition, typ string) bool {
+	return meta.IsStatusConditionTrue(conds, typ)
+}
