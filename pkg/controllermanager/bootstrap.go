@@ -104,7 +104,10 @@ func offloadingRules() []rbacv1.PolicyRule {
 	read := []string{"get", "list", "watch"}
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{"offloading.liqo.io"}, Resources: []string{"shadowpods", "shadowendpointslices"}, Verbs: all},
-		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services", "serviceaccounts"}, Verbs: all},
+		// No ServiceAccounts: one the consumer made in a twin would be the
+		// provider's to serve tokens for (issue 15); the consumer's pods
+		// get their tokens from the consumer.
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services"}, Verbs: all},
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: all},
 		{APIGroups: []string{""}, Resources: []string{"pods", "events"}, Verbs: read},
 		{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},

@@ -133,7 +133,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		func() error { return (&shadowpod.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error { return (&shadowendpointslice.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
-			return (&offloading.TwinReconciler{Client: mgr.GetClient(), ClusterRole: OffloadingClusterRole}).SetupWithManager(mgr)
+			return (&offloading.TwinReconciler{Client: mgr.GetClient(), ClusterRole: OffloadingClusterRole,
+				PodSecurity: o.PodPolicy.Level}).SetupWithManager(mgr)
 		},
 		func() error {
 			return (&offloading.NamespaceOffloadingReconciler{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)

@@ -70,6 +70,9 @@ type Options struct {
 	KubeletAPICertificate kubeletapi.CertificateMode
 	// Reflection tunes the reflection of each kind besides pods.
 	Reflection map[string]reflection.KindOptions
+	// PodPolicy is what consumers' pods may ask of this cluster as a
+	// provider.
+	PodPolicy webhook.PodPolicy
 	// Logger receives the controllers' logs.
 	Logger logr.Logger
 }
@@ -110,6 +113,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KubeletAPIAddr, "kubelet-api-address", o.KubeletAPIAddr, "host:port of the virtual nodes' kubelet API, which serves kubectl logs, exec and port-forward on offloaded pods (port 0 picks a free port)")
 	fs.StringVar(&o.KubeletAPIAdvertiseIP, "kubelet-api-advertise-ip", o.KubeletAPIAdvertiseIP, "IP the virtual nodes publish, at which the API server reaches their kubelet API (default: the host of --kubelet-api-address)")
 	o.addReflectionFlags(fs)
+	o.PodPolicy.AddFlags(fs)
 	fs.StringVar((*string)(&o.KubeletAPICertificate), "kubelet-api-certificate", string(o.KubeletAPICertificate), "serving certificate of the kubelet API: kubelet-serving (issued by the cluster's kubelet-serving signer) or self-signed (for API servers that do not verify kubelet certificates)")
 }
 
@@ -142,6 +146,9 @@ func (o *Options) Validate() error {
 	}
 	if err := o.kubeletAPIConfig().Validate(); err != nil {
 		return fmt.Errorf("--kubelet-api-address/--kubelet-api-advertise-ip/--kubelet-api-certificate: %w", err)
+	}
+	if err := o.PodPolicy.Validate(); err != nil {
+		return err
 	}
 	return o.validateReflection()
 }
@@ -192,7 +199,7 @@ func (l *labelsValue) Set(s string) error {
 func (l *labelsValue) Type() string { return "labels" }
 
 func (o *Options) webhookOptions() webhook.Options {
-	return webhook.Options{Addr: o.WebhookAddr, AdvertiseHost: o.WebhookAdvertiseHost}
+	return webhook.Options{Addr: o.WebhookAddr, AdvertiseHost: o.WebhookAdvertiseHost, Pods: o.PodPolicy}
 }
 
 // kubeletAPIConfig is the kubelet API's configuration but for its client,

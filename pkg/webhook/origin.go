@@ -62,23 +62,3 @@ func checkOrigin(namespace, twinOf, requester string, isConsumer bool, origin st
 	}
 	return nil
 }
-
-// vetPodSpec lists what a consumer may not ask of a provider's nodes: their
-// host namespaces (as documented, offloaded pods never share them) and a
-// node of its choice, bypassing the provider's scheduler.
-func vetPodSpec(spec *corev1.PodSpec) []string {
-	var bad []string
-	if spec.HostNetwork {
-		bad = append(bad, "spec.pod.hostNetwork must be false: offloaded pods may not use the provider's host network")
-	}
-	if spec.HostPID {
-		bad = append(bad, "spec.pod.hostPID must be false: offloaded pods may not see the provider's host processes")
-	}
-	if spec.HostIPC {
-		bad = append(bad, "spec.pod.hostIPC must be false: offloaded pods may not share the provider's host IPC namespace")
-	}
-	if spec.NodeName != "" {
-		bad = append(bad, fmt.Sprintf("spec.pod.nodeName must be empty, got %q: the provider's scheduler places offloaded pods", spec.NodeName))
-	}
-	return bad
-}

@@ -78,18 +78,6 @@ func TestConsumerOf(t *testing.T) {
 	}
 }
 
-func TestVetPodSpec(t *testing.T) {
-	if bad := vetPodSpec(&corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}); len(bad) != 0 {
-		t.Errorf("a plain pod was refused: %v", bad)
-	}
-	bad := strings.Join(vetPodSpec(&corev1.PodSpec{HostNetwork: true, HostPID: true, HostIPC: true, NodeName: "worker-0"}), "\n")
-	for _, field := range []string{"hostNetwork", "hostPID", "hostIPC", "nodeName"} {
-		if !strings.Contains(bad, "spec.pod."+field) {
-			t.Errorf("%s not named in %q", field, bad)
-		}
-	}
-}
-
 func TestOptionsEndpoint(t *testing.T) {
 	tests := []struct {
 		opts              Options

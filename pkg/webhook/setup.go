@@ -20,6 +20,9 @@ type Options struct {
 	// AdvertiseHost is the host (IP or DNS name) the API server calls the
 	// server at, and the serving certificate's name; Addr's host if empty.
 	AdvertiseHost string
+	// Pods is what consumers' pods may ask of this provider; the zero
+	// value is the safe default.
+	Pods PodPolicy
 }
 
 // Endpoint returns the host to listen on, the host to advertise and the
@@ -77,7 +80,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	}
 	decoder := admission.NewDecoder(mgr.GetScheme())
 	srv.Register(podPath, &admission.Webhook{Handler: &podMutator{cache: mgr.GetClient(), api: mgr.GetAPIReader(), decoder: decoder}})
-	srv.Register(shadowPodPath, &admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), api: mgr.GetAPIReader(), ledger: ledger, decoder: decoder, synced: synced}})
+	srv.Register(shadowPodPath, &admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), api: mgr.GetAPIReader(), ledger: ledger, decoder: decoder, synced: synced, policy: o.Pods}})
 	if err := mgr.Add(srv); err != nil {
 		return err
 	}

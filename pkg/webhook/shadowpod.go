@@ -31,6 +31,8 @@ type shadowPodValidator struct {
 	api     client.Reader
 	ledger  *Ledger
 	decoder admission.Decoder
+	// policy is what consumers' pods may ask of this provider.
+	policy PodPolicy
 	// synced tells whether the ledger holds every stored ShadowPod.
 	synced func() bool
 }
@@ -74,7 +76,7 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 	}
 	var bad []string
 	if isConsumer {
-		bad = vetPodSpec(&sp.Spec.Pod)
+		bad = v.policy.vet(req.Namespace, sp.Annotations, &sp.Spec.Pod)
 	}
 	if old == nil {
 		// Anyone's: the API server would refuse the real pod anyway, after

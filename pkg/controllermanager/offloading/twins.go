@@ -3,6 +3,7 @@ package offloading
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -21,6 +22,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/podsecurity"
 )
 
 // twinRoleBinding binds the consumer in each of its twin namespaces.
@@ -34,6 +36,10 @@ type TwinReconciler struct {
 	Client client.Client
 	// ClusterRole is granted to the consumer in its twin namespaces.
 	ClusterRole string
+	// PodSecurity is the Pod Security Standards level the twins enforce
+	// on every Pod (baseline if unset): the API server's own check, behind
+	// the ShadowPod webhook's.
+	PodSecurity podsecurity.Level
 	Recorder    record.EventRecorder
 }
 
@@ -88,7 +94,9 @@ func (r *TwinReconciler) ensureTwin(ctx context.Context, consumer, local, remote
 	err := r.Client.Get(ctx, types.NamespacedName{Name: remote}, &ns)
 	switch {
 	case apierrors.IsNotFound(err):
-		ns = corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: remote, Labels: twinLabels(consumer),
+		labels := twinLabels(consumer)
+		maps.Copy(labels, podsecurity.NamespaceLabels(r.PodSecurity))
+		ns = corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: remote, Labels: labels,
 			Annotations: map[string]string{TwinOfAnnotation: consumer + "/" + local}}}
 		if err := r.Client.Create(ctx, &ns); err != nil {
 			return "", fmt.Errorf("creating twin namespace %s: %w", remote, err)
@@ -99,6 +107,10 @@ func (r *TwinReconciler) ensureTwin(ctx context.Context, consumer, local, remote
 		return offv1beta1.MappingCreationLoopBackOff, nil
 	case !ns.DeletionTimestamp.IsZero():
 		return offv1beta1.MappingTerminating, nil
+	default:
+		if err := r.ensurePodSecurity(ctx, &ns); err != nil {
+			return "", err
+		}
 	}
 	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: twinRoleBinding, Namespace: remote}}
 	_, err = controllerutil.CreateOrUpdate(ctx, r.Client, rb, func() error {
@@ -108,6 +120,29 @@ func (r *TwinReconciler) ensureTwin(ctx context.Context, consumer, local, remote
 		return nil
 	})
 	return offv1beta1.MappingAccepted, err
+}
+
+// ensurePodSecurity puts the Pod Security labels on a twin created before
+// them, or under another level.
+func (r *TwinReconciler) ensurePodSecurity(ctx context.Context, ns *corev1.Namespace) error {
+	want := podsecurity.NamespaceLabels(r.PodSecurity)
+	patch := client.MergeFrom(ns.DeepCopy())
+	changed := false
+	for k, v := range want {
+		if ns.Labels[k] != v {
+			if ns.Labels == nil {
+				ns.Labels = map[string]string{}
+			}
+			ns.Labels[k], changed = v, true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	if err := r.Client.Patch(ctx, ns, patch); err != nil {
+		return fmt.Errorf("labelling twin namespace %s for Pod Security Admission: %w", ns.Name, err)
+	}
+	return nil
 }
 
 // wanted is the set of twin namespaces the live replicated maps of a

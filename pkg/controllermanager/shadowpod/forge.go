@@ -24,7 +24,11 @@ const ShadowPodLabel = "offloading.liqo.io/shadowpod"
 // reference so that the garbage collector deletes the Pod with the
 // ShadowPod. Our two labels override the ShadowPod's own: the managed-by
 // label is what the manager's Pod cache selects on, so a consumer must not be
-// able to hide a Pod from us by setting it to something else.
+// able to hide a Pod from us by setting it to something else. The Pod never
+// mounts a token of the provider's ServiceAccount, whatever the ShadowPod
+// says: a consumer's pod gets its own tokens from the consumer (the webhook
+// refuses a ShadowPod asking for automounting; this covers one that leaves
+// it unset, which the ServiceAccount would otherwise decide).
 func ForgePod(sp *offv1beta1.ShadowPod) *corev1.Pod {
 	labels := make(map[string]string, len(sp.Labels)+2)
 	for k, v := range sp.Labels {
@@ -41,6 +45,9 @@ func ForgePod(sp *offv1beta1.ShadowPod) *corev1.Pod {
 		}
 	}
 
+	spec := sp.Spec.Pod.DeepCopy()
+	spec.AutomountServiceAccountToken = ptr.To(false)
+
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        sp.Name,
@@ -56,7 +63,7 @@ func ForgePod(sp *offv1beta1.ShadowPod) *corev1.Pod {
 				BlockOwnerDeletion: ptr.To(true),
 			}},
 		},
-		Spec: *sp.Spec.Pod.DeepCopy(),
+		Spec: *spec,
 	}
 }
 

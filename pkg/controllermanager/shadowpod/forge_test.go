@@ -52,6 +52,17 @@ func TestForgePod(t *testing.T) {
 		},
 		wantLabels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, ShadowPodLabel: "web"},
 	}, {
+		name: "a provider token asked for",
+		sp: offv1beta1.ShadowPod{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1"},
+			Spec: offv1beta1.ShadowPodSpec{Pod: func() corev1.PodSpec {
+				s := *spec.DeepCopy()
+				s.ServiceAccountName, s.AutomountServiceAccountToken = "default", ptr.To(true)
+				return s
+			}()},
+		},
+		wantLabels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, ShadowPodLabel: "web"},
+	}, {
 		name: "a name too long for a label value",
 		sp: offv1beta1.ShadowPod{
 			ObjectMeta: metav1.ObjectMeta{Name: long, Namespace: "ns", UID: "u1"},
@@ -77,8 +88,11 @@ func TestForgePod(t *testing.T) {
 			if !equality.Semantic.DeepEqual(pod.OwnerReferences, wantRef) {
 				t.Errorf("owner references = %+v, want %+v", pod.OwnerReferences, wantRef)
 			}
-			if !equality.Semantic.DeepEqual(pod.Spec, tt.sp.Spec.Pod) {
-				t.Errorf("spec = %+v, want %+v", pod.Spec, tt.sp.Spec.Pod)
+			// The ShadowPod's spec, but never a token of the provider's.
+			wantSpec := *tt.sp.Spec.Pod.DeepCopy()
+			wantSpec.AutomountServiceAccountToken = ptr.To(false)
+			if !equality.Semantic.DeepEqual(pod.Spec, wantSpec) {
+				t.Errorf("spec = %+v, want %+v", pod.Spec, wantSpec)
 			}
 
 			// The Pod shares nothing with the ShadowPod: changing it leaves
