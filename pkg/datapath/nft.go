@@ -1,0 +1,199 @@
+package datapath
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
+)
+
+// Rule is one nftables rule as a list of expressions.
+type Rule []expr.Any
+
+// Chain is a base chain and its rules.
+type Chain struct {
+	Name     string
+	Type     nftables.ChainType
+	Hook     *nftables.ChainHook
+	Priority *nftables.ChainPriority
+	Rules    []Rule
+}
+
+// ReplaceTable makes the IPv4 table name hold exactly chains, in one
+// netlink batch: the kernel applies it whole or not at all, so packets
+// never see a half-built table. Connections keep their NAT bindings
+// (conntrack holds them), so a replace does not cut them.
+func ReplaceTable(name string, chains []Chain) error {
+	c, err := nftables.New()
+	if err != nil {
+		return fmt.Errorf("nftables: %w", err)
+	}
+	t := &nftables.Table{Name: name, Family: nftables.TableFamilyIPv4}
+	exists, err := tableExists(c, name)
+	if err != nil {
+		return err
+	}
+	if exists {
+		c.DelTable(t)
+	}
+	c.AddTable(t)
+	for _, ch := range chains {
+		nc := c.AddChain(&nftables.Chain{Name: ch.Name, Table: t, Type: ch.Type, Hooknum: ch.Hook, Priority: ch.Priority})
+		for _, r := range ch.Rules {
+			c.AddRule(&nftables.Rule{Table: t, Chain: nc, Exprs: r})
+		}
+	}
+	if err := c.Flush(); err != nil {
+		return fmt.Errorf("writing nftables table %s: %w", name, err)
+	}
+	return nil
+}
+
+// DeleteTable removes the IPv4 table name, if it exists.
+func DeleteTable(name string) error {
+	c, err := nftables.New()
+	if err != nil {
+		return fmt.Errorf("nftables: %w", err)
+	}
+	exists, err := tableExists(c, name)
+	if err != nil || !exists {
+		return err
+	}
+	c.DelTable(&nftables.Table{Name: name, Family: nftables.TableFamilyIPv4})
+	return c.Flush()
+}
+
+// TableExists tells whether the IPv4 table name exists.
+func TableExists(name string) (bool, error) {
+	c, err := nftables.New()
+	if err != nil {
+		return false, err
+	}
+	return tableExists(c, name)
+}
+
+func tableExists(c *nftables.Conn, name string) (bool, error) {
+	tables, err := c.ListTablesOfFamily(nftables.TableFamilyIPv4)
+	if err != nil {
+		return false, fmt.Errorf("listing nftables tables: %w", err)
+	}
+	for _, t := range tables {
+		if t.Name == name {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// The building blocks of rules. Each match loads into register 1 and
+// compares; NAT targets use registers 1 and 2.
+
+// IfName matches the input (in) or output interface name.
+func IfName(in bool, name string, equal bool) Rule {
+	key := expr.MetaKeyOIFNAME
+	if in {
+		key = expr.MetaKeyIIFNAME
+	}
+	op := expr.CmpOpNeq
+	if equal {
+		op = expr.CmpOpEq
+	}
+	b := make([]byte, unix.IFNAMSIZ)
+	copy(b, name)
+	return Rule{&expr.Meta{Key: key, Register: 1}, &expr.Cmp{Op: op, Register: 1, Data: b}}
+}
+
+// Addr matches the source (src) or destination address against p.
+func Addr(src bool, p netip.Prefix) Rule {
+	off := uint32(16)
+	if src {
+		off = 12
+	}
+	mask := prefixMask(p.Bits())
+	net4 := p.Masked().Addr().As4()
+	return Rule{
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: 4},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: mask, Xor: []byte{0, 0, 0, 0}},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: net4[:]},
+	}
+}
+
+// PrefixNAT rewrites the source (snat) or destination address into to,
+// keeping the host bits: NETMAP, one-to-one between two prefixes of the
+// same size.
+func PrefixNAT(snat bool, to netip.Prefix) Rule {
+	first := to.Masked().Addr().As4()
+	last := lastAddr(to).As4()
+	typ := expr.NATTypeDestNAT
+	if snat {
+		typ = expr.NATTypeSourceNAT
+	}
+	return Rule{
+		&expr.Immediate{Register: 1, Data: first[:]},
+		&expr.Immediate{Register: 2, Data: last[:]},
+		&expr.NAT{Type: typ, Family: unix.NFPROTO_IPV4, RegAddrMin: 1, RegAddrMax: 2, Prefix: true},
+	}
+}
+
+// SNATTo rewrites the source address to addr.
+func SNATTo(addr netip.Addr) Rule {
+	a := addr.As4()
+	return Rule{
+		&expr.Immediate{Register: 1, Data: a[:]},
+		&expr.NAT{Type: expr.NATTypeSourceNAT, Family: unix.NFPROTO_IPV4, RegAddrMin: 1},
+	}
+}
+
+// ClampMSS sets the MSS option of TCP SYNs to the route's MTU minus the
+// headers, so that connections through the tunnel never send segments it
+// would have to fragment.
+func ClampMSS() Rule {
+	return Rule{
+		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.IPPROTO_TCP}},
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 13, Len: 1},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 1, Mask: []byte{0x02}, Xor: []byte{0}},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte{0}},
+		&expr.Rt{Register: 1, Key: expr.RtTCPMSS},
+		&expr.Byteorder{SourceRegister: 1, DestRegister: 1, Op: expr.ByteorderHton, Len: 2, Size: 2},
+		&expr.Exthdr{SourceRegister: 1, Type: 2, Offset: 2, Len: 2, Op: expr.ExthdrOpTcpopt},
+	}
+}
+
+// Join concatenates rule parts into one rule.
+func Join(parts ...Rule) Rule {
+	var r Rule
+	for _, p := range parts {
+		r = append(r, p...)
+	}
+	return r
+}
+
+func prefixMask(bits int) []byte {
+	m := make([]byte, 4)
+	binary.BigEndian.PutUint32(m, ^uint32(0)<<(32-bits)) // 0 for bits == 0
+	return m
+}
+
+func lastAddr(p netip.Prefix) netip.Addr {
+	a := p.Masked().Addr().As4()
+	v := binary.BigEndian.Uint32(a[:]) | ^(^uint32(0) << (32 - p.Bits()))
+	var out [4]byte
+	binary.BigEndian.PutUint32(out[:], v)
+	return netip.AddrFrom4(out)
+}
+
+// errNotIPv4 is returned for a prefix the fabric cannot handle.
+var errNotIPv4 = errors.New("only IPv4 prefixes are supported")
+
+// CheckPrefix refuses what the builders cannot express.
+func CheckPrefix(p netip.Prefix) error {
+	if !p.IsValid() || !p.Addr().Is4() {
+		return fmt.Errorf("%s: %w", p, errNotIPv4)
+	}
+	return nil
+}

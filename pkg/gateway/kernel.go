@@ -1,0 +1,165 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/google/nftables"
+
+	"github.com/liqo-go/liqo/pkg/datapath"
+)
+
+// What the gateway adds to its network namespace, by name.
+const (
+	// NATTable is the gateway's nftables table.
+	NATTable = "liqo-gateway"
+	// TunnelTable routes what the nodes send into the tunnel; NodesTable
+	// routes what the tunnel brings to the node of each pod.
+	TunnelTable = 18400
+	NodesTable  = 18401
+	rulePrio    = 18400
+	// ClientKeepalive keeps the client's NAT binding open and lets the
+	// server learn the client's endpoint without waiting for traffic.
+	ClientKeepalive = 10 * time.Second
+)
+
+// Tunnel addresses: a /30 shared by the two ends.
+var (
+	ServerTunnelAddress = netip.MustParsePrefix("169.254.18.1/30")
+	ClientTunnelAddress = netip.MustParsePrefix("169.254.18.2/30")
+)
+
+// Kernel applies the State in the gateway's own network namespace.
+type Kernel struct {
+	Mode       Mode
+	PrivateKey []byte
+	ListenPort int
+	MTU        int
+	// Endpoint is the server's host:port, for a client.
+	Endpoint string
+
+	tunnel *datapath.Tunnel
+}
+
+var _ Applier = (*Kernel)(nil)
+
+// Apply brings the namespace in line with s.
+func (k *Kernel) Apply(_ context.Context, s State) error {
+	if k.tunnel == nil {
+		if err := forwarding(); err != nil {
+			return err
+		}
+		addr, port := ServerTunnelAddress, k.ListenPort
+		if k.Mode == Client {
+			addr, port = ClientTunnelAddress, 0
+		}
+		t, err := datapath.OpenTunnel(datapath.TunnelConfig{PrivateKey: k.PrivateKey, ListenPort: port, MTU: k.MTU, Address: addr})
+		if err != nil {
+			return err
+		}
+		k.tunnel = t
+	}
+	var errs []error
+	if s.PeerKey != nil {
+		endpoint, keepalive := "", time.Duration(0)
+		if k.Mode == Client {
+			endpoint, keepalive = k.Endpoint, ClientKeepalive
+		}
+		errs = append(errs, k.tunnel.SetPeer(s.PeerKey, endpoint, keepalive))
+	}
+
+	keep := map[string]bool{}
+	var nodeRoutes []datapath.Route
+	rules := []datapath.PolicyRule{{Priority: rulePrio, Table: NodesTable, IIF: datapath.TunnelName}}
+	for _, n := range s.Nodes {
+		link, err := datapath.EnsureVXLAN(datapath.VXLAN{
+			Name: OverlayLinkName(n.VNI), VNI: n.VNI, Remote: n.Address, Port: OverlayPort, MTU: k.MTU,
+			MAC: OverlayMAC(n.VNI, true), Hop: NodeHop, HopMAC: OverlayMAC(n.VNI, false),
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("overlay to node %s: %w", n.Name, err))
+			continue
+		}
+		keep[link.Attrs().Name] = true
+		for _, c := range n.PodCIDRs {
+			nodeRoutes = append(nodeRoutes, datapath.Route{Dst: c, Link: link, Hop: NodeHop})
+		}
+		rules = append(rules, datapath.PolicyRule{Priority: rulePrio + 1, Table: TunnelTable, IIF: link.Attrs().Name})
+	}
+	errs = append(errs,
+		datapath.PruneLinks(overlayLinkPrefix, keep),
+		datapath.SyncTable(NodesTable, nodeRoutes),
+		datapath.SyncTable(TunnelTable, []datapath.Route{{Dst: netip.MustParsePrefix("0.0.0.0/0"), Link: k.tunnel.Link()}}),
+		datapath.SyncRules([]int{NodesTable, TunnelTable}, rules),
+		datapath.ReplaceTable(NATTable, NATChains(s)),
+	)
+	return errors.Join(errs...)
+}
+
+// Close removes everything Apply added.
+func (k *Kernel) Close() error {
+	errs := []error{
+		datapath.DeleteTable(NATTable),
+		datapath.SyncRules([]int{NodesTable, TunnelTable}, nil),
+		datapath.SyncTable(NodesTable, nil),
+		datapath.SyncTable(TunnelTable, nil),
+		datapath.PruneLinks(overlayLinkPrefix, nil),
+	}
+	if k.tunnel != nil {
+		k.tunnel.Close()
+		k.tunnel = nil
+	}
+	return errors.Join(errs...)
+}
+
+// overlayLinkPrefix starts every overlay link's name (OverlayLinkName).
+const overlayLinkPrefix = "liqo."
+
+// NATChains are the gateway's NAT rules for s. Inside the tunnel packets
+// carry both clusters' real addresses; each gateway translates only its
+// own view of the peer: what the nodes send to a remapped address goes to
+// the real one (DNAT, before routing picks the tunnel), and what the
+// tunnel brings from a real peer address leaves with the remapped one
+// (SNAT), so local pods see the peer where they can route it. Prefix NAT
+// keeps the host bits: 10.71.1.5 is the peer's 10.244.1.5. A pair that was
+// not remapped needs no rule. TCP SYNs into the tunnel get their MSS
+// clamped to its MTU.
+func NATChains(s State) []datapath.Chain {
+	pre := datapath.Chain{Name: "outgoing", Type: nftables.ChainTypeNAT,
+		Hook: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityNATDest}
+	post := datapath.Chain{Name: "incoming", Type: nftables.ChainTypeNAT,
+		Hook: nftables.ChainHookPostrouting, Priority: nftables.ChainPriorityNATSource}
+	for _, p := range append(append([]Pair{}, s.Pod...), s.External...) {
+		if p.Real == p.Remapped {
+			continue
+		}
+		pre.Rules = append(pre.Rules, datapath.Join(
+			datapath.IfName(true, datapath.TunnelName, false), datapath.Addr(false, p.Remapped), datapath.PrefixNAT(false, p.Real)))
+		post.Rules = append(post.Rules, datapath.Join(
+			datapath.IfName(true, datapath.TunnelName, true), datapath.Addr(true, p.Real), datapath.PrefixNAT(true, p.Remapped)))
+	}
+	mss := datapath.Chain{Name: "mss", Type: nftables.ChainTypeFilter,
+		Hook: nftables.ChainHookForward, Priority: nftables.ChainPriorityMangle,
+		Rules: []datapath.Rule{datapath.Join(datapath.IfName(false, datapath.TunnelName, true), datapath.ClampMSS())}}
+	return []datapath.Chain{pre, post, mss}
+}
+
+// forwarding turns the namespace into a router: forwarding on, and no
+// reverse-path filter (answers from the tunnel come back on other links
+// than the routes to their sources).
+func forwarding() error {
+	for path, v := range map[string]string{
+		"/proc/sys/net/ipv4/ip_forward":             "1",
+		"/proc/sys/net/ipv4/conf/all/rp_filter":     "0",
+		"/proc/sys/net/ipv4/conf/default/rp_filter": "0",
+	} {
+		if err := os.WriteFile(path, []byte(v), 0o644); err != nil {
+			return fmt.Errorf("setting %s: %w", path, err)
+		}
+	}
+	return nil
+}

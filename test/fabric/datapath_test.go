@@ -1,0 +1,169 @@
+package fabric
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/liqo-go/liqo/pkg/datapath"
+	"github.com/liqo-go/liqo/pkg/fabric"
+	"github.com/liqo-go/liqo/pkg/gateway"
+	"github.com/liqo-go/liqo/pkg/testbed/netns"
+)
+
+// echoServer answers every connection with the address it came from.
+func echoServer(t *testing.T, ns string, addr string) {
+	t.Helper()
+	l, err := netns.Listen(ns, "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = fmt.Fprintln(c, c.RemoteAddr().(*net.TCPAddr).IP)
+			_ = c.Close()
+		}
+	}()
+}
+
+// ask dials addr from inside ns and returns what the server said.
+func ask(ns, addr string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	c, err := netns.Dial(ctx, ns, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = c.Close() }()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return strings.TrimSpace(line), err
+}
+
+// eventually retries ask until it answers (the WireGuard handshake takes a
+// round trip or two).
+func eventually(t *testing.T, ns, addr string) string {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got, err := ask(ns, addr)
+		if err == nil {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("from %s to %s: %v", ns, addr, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestOverlappingPodCIDRs: rome and milan both use 10.244.0.0/16 and each
+// has a pod at 10.244.1.5. Rome reaches milan's pods at 10.71.0.0/16,
+// milan reaches rome's at 10.72.0.0/16. A TCP connection from rome's pod
+// to 10.71.1.5 reaches milan's pod, which sees it come from 10.72.1.5
+// (rome's pod, as milan sees it), and the same the other way. Then the
+// gateways and the node agents remove what they added, and nothing of
+// ours is left in the namespaces.
+func TestOverlappingPodCIDRs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
+	}
+	prefix := fmt.Sprintf("lqdp%d-", os.Getpid()%100000)
+	inet := newNS(t, prefix+"inet")
+	bridge(t, inet, "br0", netip.Prefix{})
+	rome := build(t, prefix, "rome", inet, netip.MustParseAddr("198.18.0.1"))
+	milan := build(t, prefix, "milan", inet, netip.MustParseAddr("198.18.0.2"))
+
+	romeSeesMilan := netip.MustParsePrefix("10.71.0.0/16")
+	milanSeesRome := netip.MustParsePrefix("10.72.0.0/16")
+	for _, side := range []struct {
+		c, peer *cluster
+		mode    gateway.Mode
+		remap   netip.Prefix
+	}{{milan, rome, gateway.Server, milanSeesRome}, {rome, milan, gateway.Client, romeSeesMilan}} {
+		uid := "uid-" + side.c.name
+		vni := gateway.OverlayVNI(uid, side.c.name+"-node")
+		k := gateway.Kernel{Mode: side.mode, PrivateKey: side.c.private, ListenPort: 51840, MTU: 1340}
+		if side.mode == gateway.Client {
+			k.Endpoint = net.JoinHostPort(side.peer.underlay.String(), "51840")
+		}
+		gatewayProcess(t, side.c, k, gateway.State{
+			PeerKey: side.peer.public,
+			Pod:     []gateway.Pair{{Real: podCIDR, Remapped: side.remap}},
+			Nodes: []gateway.NodeLink{{Name: side.c.name + "-node", Address: nodeAddr.Addr(),
+				PodCIDRs: []netip.Prefix{nodeCIDR}, VNI: vni}},
+		})
+		node := &fabric.Kernel{PodCIDRs: []netip.Prefix{podCIDR}, MTU: 1340}
+		links := []fabric.Link{{Gateway: "gw", VNI: vni, Remote: gwPodAddr.Addr(), Routes: []netip.Prefix{side.remap}}}
+		must(t, netns.Do(side.c.node, func() error { return node.Apply(links) }))
+		nodeNS := side.c.node
+		t.Cleanup(func() {
+			must(t, netns.Do(nodeNS, node.Close))
+			checkNothingLeft(t, nodeNS, fabric.NATTable, fabric.RouteTable)
+		})
+	}
+
+	echoServer(t, milan.pod, "10.244.1.5:8080")
+	echoServer(t, rome.pod, "10.244.1.5:8081")
+	if got := eventually(t, rome.pod, "10.71.1.5:8080"); got != "10.72.1.5" {
+		t.Fatalf("milan's pod saw rome's pod as %s, want 10.72.1.5", got)
+	}
+	if got := eventually(t, milan.pod, "10.72.1.5:8081"); got != "10.71.1.5" {
+		t.Fatalf("rome's pod saw milan's pod as %s, want 10.71.1.5", got)
+	}
+	// A pod's own cluster is still its own: 10.244.1.5 is the local pod.
+	if _, err := ask(rome.pod, "10.244.1.5:8080"); err == nil {
+		t.Fatal("rome's pod reached port 8080 at its own address: the remote server leaked into the local range")
+	}
+}
+
+// checkNothingLeft fails the test if the node namespace still holds a
+// link, rule, route or nftables table of ours.
+func checkNothingLeft(t *testing.T, ns, table string, routeTable int) {
+	t.Helper()
+	must(t, netns.Do(ns, func() error {
+		links, err := netlink.LinkList()
+		if err != nil {
+			return err
+		}
+		for _, l := range links {
+			if strings.HasPrefix(l.Attrs().Name, "liqo") {
+				t.Errorf("%s: link %s left", ns, l.Attrs().Name)
+			}
+		}
+		rules, err := netlink.RuleList(netlink.FAMILY_V4)
+		if err != nil {
+			return err
+		}
+		for _, r := range rules {
+			if r.Table == routeTable {
+				t.Errorf("%s: rule to table %d left", ns, routeTable)
+			}
+		}
+		routes, err := netlink.RouteListFiltered(netlink.FAMILY_V4, &netlink.Route{Table: routeTable}, netlink.RT_FILTER_TABLE)
+		if err != nil {
+			return err
+		}
+		if len(routes) > 0 {
+			t.Errorf("%s: %d routes left in table %d", ns, len(routes), routeTable)
+		}
+		exists, err := datapath.TableExists(table)
+		if exists {
+			t.Errorf("%s: nftables table %s left", ns, table)
+		}
+		return err
+	}))
+}
