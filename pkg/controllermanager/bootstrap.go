@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
 	"github.com/liqo-go/liqo/pkg/identity"
 )
 
@@ -32,6 +33,12 @@ func bootstrap(ctx context.Context, cs kubernetes.Interface, o *Options) (*ident
 		return nil, err
 	}
 	if err := ensureClusterRole(ctx, cs, ConsumerClusterRole, consumerRules()); err != nil {
+		return nil, err
+	}
+	if err := ensureClusterRole(ctx, cs, gateway.GatewayClusterRole, gateway.Rules()); err != nil {
+		return nil, err
+	}
+	if err := ensureClusterRole(ctx, cs, gateway.GatewayNodesClusterRole, gateway.NodesRules()); err != nil {
 		return nil, err
 	}
 	if err := ensureClusterRole(ctx, cs, OffloadingClusterRole, offloadingRules()); err != nil {

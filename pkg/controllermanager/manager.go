@@ -3,6 +3,7 @@ package controllermanager
 import (
 	"context"
 	"fmt"
+	appsv1 "k8s.io/api/apps/v1"
 	"time"
 
 	certv1 "k8s.io/api/certificates/v1"
@@ -25,6 +26,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 	"github.com/liqo-go/liqo/pkg/controllermanager/foreigncluster"
+	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
 	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowendpointslice"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
@@ -64,8 +66,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		// Only our own Secrets are cached: a cluster's Secrets can be many
 		// and large, and we never need the others.
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}:                    {Label: managed},
-			&rbacv1.RoleBinding{}:               {Label: managed},
+			&corev1.Secret{}:      {Label: managed},
+			&rbacv1.RoleBinding{}: {Label: managed},
+			// Only the gateways' Deployments.
+			&appsv1.Deployment{}:                {Label: managed},
 			&certv1.CertificateSigningRequest{}: {Label: managed},
 			// Only the Pods made for ShadowPods: a provider's own Pods can be
 			// many, and the controllers never read them.
@@ -141,6 +145,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		},
 		func() error {
 			return (&offloading.MapReplicator{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)
+		},
+		func() error {
+			return gateway.NewServerReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("liqo-gateway"), o.Gateway).SetupWithManager(mgr)
+		},
+		func() error {
+			return gateway.NewClientReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("liqo-gateway"), o.Gateway).SetupWithManager(mgr)
 		},
 		func() error { return webhook.Setup(ctx, mgr, o.webhookOptions()) },
 	}

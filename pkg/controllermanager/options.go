@@ -14,6 +14,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
 	"github.com/liqo-go/liqo/pkg/reflection"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
 	"github.com/liqo-go/liqo/pkg/webhook"
@@ -70,12 +71,18 @@ type Options struct {
 	KubeletAPICertificate kubeletapi.CertificateMode
 	// Reflection tunes the reflection of each kind besides pods.
 	Reflection map[string]reflection.KindOptions
+	// Gateway configures the network fabric's gateways.
+	Gateway gateway.Options
 	// PodPolicy is what consumers' pods may ask of this cluster as a
 	// provider.
 	PodPolicy webhook.PodPolicy
 	// Logger receives the controllers' logs.
 	Logger logr.Logger
 }
+
+// DefaultGatewayImage is the gateway's image without a tag; the command
+// tags it with its own version.
+const DefaultGatewayImage = "ghcr.io/liqo-go/liqo-gateway"
 
 // DefaultOptions returns the defaults the flags start from.
 func DefaultOptions() Options {
@@ -93,6 +100,7 @@ func DefaultOptions() Options {
 		KubeletAPIAddr:        kubeletapi.DefaultListenAddress,
 		KubeletAPICertificate: kubeletapi.CertificateKubeletServing,
 		Reflection:            reflection.DefaultKinds(),
+		Gateway:               gateway.Options{Image: DefaultGatewayImage + ":latest"},
 	}
 }
 
@@ -114,6 +122,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KubeletAPIAdvertiseIP, "kubelet-api-advertise-ip", o.KubeletAPIAdvertiseIP, "IP the virtual nodes publish, at which the API server reaches their kubelet API (default: the host of --kubelet-api-address)")
 	o.addReflectionFlags(fs)
 	o.PodPolicy.AddFlags(fs)
+	fs.StringVar(&o.Gateway.Image, "gateway-image", o.Gateway.Image, "image of the network fabric's gateway pods")
+	fs.StringVar((*string)(&o.Gateway.PullPolicy), "gateway-image-pull-policy", string(o.Gateway.PullPolicy), "pull policy of the gateway pods' image: Always, IfNotPresent or Never (default: the cluster's)")
 	fs.StringVar((*string)(&o.KubeletAPICertificate), "kubelet-api-certificate", string(o.KubeletAPICertificate), "serving certificate of the kubelet API: kubelet-serving (issued by the cluster's kubelet-serving signer) or self-signed (for API servers that do not verify kubelet certificates)")
 }
 
@@ -146,6 +156,9 @@ func (o *Options) Validate() error {
 	}
 	if err := o.kubeletAPIConfig().Validate(); err != nil {
 		return fmt.Errorf("--kubelet-api-address/--kubelet-api-advertise-ip/--kubelet-api-certificate: %w", err)
+	}
+	if err := o.Gateway.Validate(); err != nil {
+		return fmt.Errorf("--gateway-image/--gateway-image-pull-policy: %w", err)
 	}
 	if err := o.PodPolicy.Validate(); err != nil {
 		return err

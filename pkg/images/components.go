@@ -14,6 +14,10 @@ const Repository = "ghcr.io/liqo-go"
 // kubelets, in one binary.
 const ControllerManager = "liqo-controller-manager"
 
+// Gateway is the network fabric's gateway: one end of a peering's
+// WireGuard tunnel, run by the gateway controllers.
+const Gateway = "liqo-gateway"
+
 // Component is a server component of Liqo shipped as an image: one Go main
 // package, built into one static binary, alone in its image.
 type Component struct {
@@ -44,6 +48,11 @@ func Components() []Component {
 		Name:       ControllerManager,
 		Package:    "github.com/liqo-go/liqo/cmd/liqo-controller-manager",
 		Image:      Repository + "/" + ControllerManager,
+		VersionVar: "main.version",
+	}, {
+		Name:       Gateway,
+		Package:    "github.com/liqo-go/liqo/cmd/liqo-gateway",
+		Image:      Repository + "/" + Gateway,
 		VersionVar: "main.version",
 	}}
 }
