@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -20,7 +21,7 @@ import (
 )
 
 // echoServer answers every connection with the address it came from.
-func echoServer(t *testing.T, ns string, addr string) {
+func echoServer(t testing.TB, ns string, addr string) {
 	t.Helper()
 	l, err := netns.Listen(ns, "tcp", addr)
 	if err != nil {
@@ -55,7 +56,7 @@ func ask(ns, addr string) (string, error) {
 
 // eventually retries ask until it answers (the WireGuard handshake takes a
 // round trip or two).
-func eventually(t *testing.T, ns, addr string) string {
+func eventually(t testing.TB, ns, addr string) string {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -77,15 +78,14 @@ func eventually(t *testing.T, ns, addr string) string {
 // (rome's pod, as milan sees it), and the same the other way. Then the
 // gateways and the node agents remove what they added, and nothing of
 // ours is left in the namespaces.
-func TestOverlappingPodCIDRs(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
-	}
+// connected builds rome and milan, runs their gateways and applies their
+// nodes' overlay; everything is removed, and checked gone, at the end.
+func connected(t testing.TB) (rome, milan *cluster) {
 	prefix := fmt.Sprintf("lqdp%d-", os.Getpid()%100000)
 	inet := newNS(t, prefix+"inet")
 	bridge(t, inet, "br0", netip.Prefix{})
-	rome := build(t, prefix, "rome", inet, netip.MustParseAddr("198.18.0.1"))
-	milan := build(t, prefix, "milan", inet, netip.MustParseAddr("198.18.0.2"))
+	rome = build(t, prefix, "rome", inet, netip.MustParseAddr("198.18.0.1"))
+	milan = build(t, prefix, "milan", inet, netip.MustParseAddr("198.18.0.2"))
 
 	romeSeesMilan := netip.MustParsePrefix("10.71.0.0/16")
 	milanSeesRome := netip.MustParsePrefix("10.72.0.0/16")
@@ -116,6 +116,14 @@ func TestOverlappingPodCIDRs(t *testing.T) {
 		})
 	}
 
+	return rome, milan
+}
+
+func TestOverlappingPodCIDRs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
+	}
+	rome, milan := connected(t)
 	echoServer(t, milan.pod, "10.244.1.5:8080")
 	echoServer(t, rome.pod, "10.244.1.5:8081")
 	if got := eventually(t, rome.pod, "10.71.1.5:8080"); got != "10.72.1.5" {
@@ -132,7 +140,7 @@ func TestOverlappingPodCIDRs(t *testing.T) {
 
 // checkNothingLeft fails the test if the node namespace still holds a
 // link, rule, route or nftables table of ours.
-func checkNothingLeft(t *testing.T, ns, table string, routeTable int) {
+func checkNothingLeft(t testing.TB, ns, table string, routeTable int) {
 	t.Helper()
 	must(t, netns.Do(ns, func() error {
 		links, err := netlink.LinkList()
@@ -166,4 +174,48 @@ func checkNothingLeft(t *testing.T, ns, table string, routeTable int) {
 		}
 		return err
 	}))
+}
+
+// BenchmarkTunnel streams TCP from rome's pod to milan's pod through both
+// gateways (overlay, NAT, WireGuard) and reports the throughput.
+func BenchmarkTunnel(b *testing.B) {
+	_, _ = connected(b)
+	romePod := fmt.Sprintf("lqdp%d-rome-pod", os.Getpid()%100000)
+	milanPod := fmt.Sprintf("lqdp%d-milan-pod", os.Getpid()%100000)
+	l, err := netns.Listen(milanPod, "tcp", "10.244.1.5:9000")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	received := make(chan int64, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			received <- -1
+			return
+		}
+		n, _ := io.Copy(io.Discard, c)
+		received <- n
+	}()
+	echoServer(b, milanPod, "10.244.1.5:8080")
+	eventually(b, romePod, "10.71.1.5:8080") // the handshake is done
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := netns.Dial(ctx, romePod, "tcp", "10.71.1.5:9000")
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, 1<<20)
+	b.SetBytes(int64(len(buf)))
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		if _, err := c.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	_ = c.Close()
+	n := <-received
+	elapsed := time.Since(start)
+	b.ReportMetric(float64(n)*8/elapsed.Seconds()/1e9, "Gbit/s")
 }

@@ -37,7 +37,7 @@ var (
 	underlayNet = 24
 )
 
-func keyPair(t *testing.T) ([]byte, []byte) {
+func keyPair(t testing.TB) ([]byte, []byte) {
 	k, err := ecdh.X25519().GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func keyPair(t *testing.T) ([]byte, []byte) {
 }
 
 // newNS creates a namespace deleted at the end of the test.
-func newNS(t *testing.T, name string) string {
+func newNS(t testing.TB, name string) string {
 	t.Helper()
 	if err := netns.Create(name); err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func newNS(t *testing.T, name string) string {
 	return name
 }
 
-func handle(t *testing.T, ns string) *netlink.Handle {
+func handle(t testing.TB, ns string) *netlink.Handle {
 	t.Helper()
 	h, err := netns.Netlink(ns)
 	if err != nil {
@@ -67,7 +67,7 @@ func handle(t *testing.T, ns string) *netlink.Handle {
 
 // veth joins namespaces a and b with a pair named an (in a) and bn (in b);
 // it returns nothing, the ends are looked up by name.
-func veth(t *testing.T, a, an, b, bn string) {
+func veth(t testing.TB, a, an, b, bn string) {
 	t.Helper()
 	fd, err := vns.GetFromPath(netns.Path(b))
 	if err != nil {
@@ -79,7 +79,7 @@ func veth(t *testing.T, a, an, b, bn string) {
 	}
 }
 
-func up(t *testing.T, ns, link string, addr netip.Prefix, master string) {
+func up(t testing.TB, ns, link string, addr netip.Prefix, master string) {
 	t.Helper()
 	h := handle(t, ns)
 	l, err := h.LinkByName(link)
@@ -105,7 +105,7 @@ func up(t *testing.T, ns, link string, addr netip.Prefix, master string) {
 	}
 }
 
-func bridge(t *testing.T, ns, name string, addr netip.Prefix) {
+func bridge(t testing.TB, ns, name string, addr netip.Prefix) {
 	t.Helper()
 	if err := handle(t, ns).LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: name}}); err != nil {
 		t.Fatal(err)
@@ -115,7 +115,7 @@ func bridge(t *testing.T, ns, name string, addr netip.Prefix) {
 
 // build makes the namespaces of one cluster: a pod on the node's bridge, a
 // gateway pod on the same bridge with a second leg on the internet bridge.
-func build(t *testing.T, prefix, name, inet string, underlay netip.Addr) *cluster {
+func build(t testing.TB, prefix, name, inet string, underlay netip.Addr) *cluster {
 	c := &cluster{name: name, underlay: underlay,
 		gw: newNS(t, prefix+name+"-gw"), node: newNS(t, prefix+name+"-node"), pod: newNS(t, prefix+name+"-pod")}
 	c.private, c.public = keyPair(t)
@@ -140,7 +140,7 @@ func build(t *testing.T, prefix, name, inet string, underlay netip.Addr) *cluste
 
 // gatewayProcess runs the gateway in c's gateway namespace until the test
 // ends; it fails the test unless the gateway removed everything it added.
-func gatewayProcess(t *testing.T, c *cluster, k gateway.Kernel, s gateway.State) {
+func gatewayProcess(t testing.TB, c *cluster, k gateway.Kernel, s gateway.State) {
 	t.Helper()
 	cfg, err := json.Marshal(childConfig{Kernel: k, State: s})
 	if err != nil {
@@ -176,7 +176,7 @@ func gatewayProcess(t *testing.T, c *cluster, k gateway.Kernel, s gateway.State)
 	})
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
