@@ -70,15 +70,18 @@ func TestRun(t *testing.T) {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 
-	if len(built) != 1 {
-		t.Fatalf("%d builds, want 1 (the controller manager)", len(built))
+	components := images.Components()
+	if len(built) != len(components) {
+		t.Fatalf("%d builds, want %d (one per server component)", len(built), len(components))
 	}
-	var platforms []string
-	for _, p := range built[0].Platforms {
-		platforms = append(platforms, p.String())
-	}
-	if want := []string{"linux/amd64", "linux/arm64"}; !slices.Equal(platforms, want) || built[0].Version != "v0.1.0" || built[0].CABundle != "" {
-		t.Errorf("built with platforms %q, version %q, CA bundle %q; want %q, v0.1.0 and none", platforms, built[0].Version, built[0].CABundle, want)
+	for _, b := range built {
+		var platforms []string
+		for _, p := range b.Platforms {
+			platforms = append(platforms, p.String())
+		}
+		if want := []string{"linux/amd64", "linux/arm64"}; !slices.Equal(platforms, want) || b.Version != "v0.1.0" || b.CABundle != "" {
+			t.Errorf("built with platforms %q, version %q, CA bundle %q; want %q, v0.1.0 and none", platforms, b.Version, b.CABundle, want)
+		}
 	}
 
 	l, err := layout.ImageIndexFromPath(out)
@@ -89,25 +92,34 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Manifests) != 1 || m.Manifests[0].Annotations["io.containerd.image.name"] != "ghcr.io/liqo-go/liqo-controller-manager:v0.1.0" {
-		t.Fatalf("the layout lists %+v, want ghcr.io/liqo-go/liqo-controller-manager:v0.1.0", m.Manifests)
+	written := map[string]v1.Hash{}
+	for _, d := range m.Manifests {
+		written[d.Annotations["io.containerd.image.name"]] = d.Digest
 	}
-	digest := m.Manifests[0].Digest
-
-	ref, err := name.ParseReference(host+"/liqo-go/liqo-controller-manager:v0.1.0", name.Insecure)
-	if err != nil {
-		t.Fatal(err)
+	if len(m.Manifests) != len(components) {
+		t.Errorf("the layout lists %d images, want %d", len(m.Manifests), len(components))
 	}
-	pulled, err := remote.Index(ref, remote.WithContext(ctx))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d, err := pulled.Digest(); err != nil || d != digest {
-		t.Errorf("pushed index %s (%v), want %s", d, err, digest)
-	}
-	for _, want := range []string{"pushed " + ref.Name(), "index " + digest.String()} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("the output does not say %q:\n%s", want, stdout.String())
+	for _, c := range components {
+		digest, ok := written[c.Ref("v0.1.0")]
+		if !ok {
+			t.Errorf("the layout lists %v, not %s", written, c.Ref("v0.1.0"))
+			continue
+		}
+		ref, err := name.ParseReference(host+"/liqo-go/"+c.Name+":v0.1.0", name.Insecure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pulled, err := remote.Index(ref, remote.WithContext(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, err := pulled.Digest(); err != nil || d != digest {
+			t.Errorf("pushed index %s (%v), want %s", d, err, digest)
+		}
+		for _, want := range []string{"pushed " + ref.Name(), "index " + digest.String()} {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("the output does not say %q:\n%s", want, stdout.String())
+			}
 		}
 	}
 }
