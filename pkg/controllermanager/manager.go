@@ -27,6 +27,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 	"github.com/liqo-go/liqo/pkg/controllermanager/foreigncluster"
 	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
+	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowendpointslice"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
@@ -151,6 +152,11 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		},
 		func() error {
 			return gateway.NewClientReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("liqo-gateway"), o.Gateway).SetupWithManager(mgr)
+		},
+		func() error {
+			io := o.IPAM
+			io.Namespace = o.Namespace
+			return ipam.Setup(mgr, io)
 		},
 		func() error { return webhook.Setup(ctx, mgr, o.webhookOptions()) },
 	}

@@ -5,6 +5,7 @@ package controllermanager
 
 import (
 	"fmt"
+	"net/netip"
 	"sort"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
+	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 	"github.com/liqo-go/liqo/pkg/reflection"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
 	"github.com/liqo-go/liqo/pkg/webhook"
@@ -73,6 +75,9 @@ type Options struct {
 	Reflection map[string]reflection.KindOptions
 	// Gateway configures the network fabric's gateways.
 	Gateway gateway.Options
+	// IPAM holds this cluster's networks, for the network fabric's address
+	// management; its Namespace is set from Namespace.
+	IPAM ipam.Options
 	// PodPolicy is what consumers' pods may ask of this cluster as a
 	// provider.
 	PodPolicy webhook.PodPolicy
@@ -83,6 +88,9 @@ type Options struct {
 // DefaultGatewayImage is the gateway's image without a tag; the command
 // tags it with its own version.
 const DefaultGatewayImage = "ghcr.io/liqo-go/liqo-gateway"
+
+// defaultServiceCIDR is kubeadm's and the testbed's service CIDR.
+var defaultServiceCIDR = netip.MustParsePrefix("10.96.0.0/12")
 
 // DefaultOptions returns the defaults the flags start from.
 func DefaultOptions() Options {
@@ -101,6 +109,7 @@ func DefaultOptions() Options {
 		KubeletAPICertificate: kubeletapi.CertificateKubeletServing,
 		Reflection:            reflection.DefaultKinds(),
 		Gateway:               gateway.Options{Image: DefaultGatewayImage + ":latest"},
+		IPAM:                  ipam.Options{ServiceCIDR: defaultServiceCIDR, ExternalCIDR: ipam.DefaultExternalCIDR},
 	}
 }
 
@@ -124,6 +133,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.PodPolicy.AddFlags(fs)
 	fs.StringVar(&o.Gateway.Image, "gateway-image", o.Gateway.Image, "image of the network fabric's gateway pods")
 	fs.StringVar((*string)(&o.Gateway.PullPolicy), "gateway-image-pull-policy", string(o.Gateway.PullPolicy), "pull policy of the gateway pods' image: Always, IfNotPresent or Never (default: the cluster's)")
+	o.IPAM.AddFlags(fs)
 	fs.StringVar((*string)(&o.KubeletAPICertificate), "kubelet-api-certificate", string(o.KubeletAPICertificate), "serving certificate of the kubelet API: kubelet-serving (issued by the cluster's kubelet-serving signer) or self-signed (for API servers that do not verify kubelet certificates)")
 }
 
@@ -159,6 +169,9 @@ func (o *Options) Validate() error {
 	}
 	if err := o.Gateway.Validate(); err != nil {
 		return fmt.Errorf("--gateway-image/--gateway-image-pull-policy: %w", err)
+	}
+	if err := o.IPAM.Validate(); err != nil {
+		return err
 	}
 	if err := o.PodPolicy.Validate(); err != nil {
 		return err

@@ -1,0 +1,22 @@
+package ipam
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// Setup registers the IPAM's reconcilers, sharing one Book, and the
+// Networks of the local CIDRs with mgr.
+func Setup(mgr ctrl.Manager, o Options) error {
+	book := NewBook(o, mgr.GetAPIReader())
+	rec := mgr.GetEventRecorderFor("liqo-ipam")
+	if err := (&NetworkReconciler{Client: mgr.GetClient(), Recorder: rec, Book: book, Options: o}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&IPReconciler{Client: mgr.GetClient(), Recorder: rec, Book: book, Options: o}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&ConfigurationReconciler{Client: mgr.GetClient(), Recorder: rec, Options: o}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	return mgr.Add(&LocalNetworks{Client: mgr.GetClient(), Options: o})
+}
