@@ -32,8 +32,11 @@ type Kernel struct {
 }
 
 // Apply makes the node's overlay links, routes, rules and NAT table be
-// exactly those of links.
+// exactly those of links; with none, nothing of ours is left on the node.
 func (k *Kernel) Apply(links []Link) error {
+	if len(links) == 0 {
+		return k.Close()
+	}
 	var errs []error
 	keep := map[string]bool{}
 	var routes []datapath.Route

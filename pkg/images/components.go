@@ -18,6 +18,10 @@ const ControllerManager = "liqo-controller-manager"
 // WireGuard tunnel, run by the gateway controllers.
 const Gateway = "liqo-gateway"
 
+// Fabric is the network fabric's node agent, a DaemonSet on the real
+// nodes.
+const Fabric = "liqo-fabric"
+
 // Component is a server component of Liqo shipped as an image: one Go main
 // package, built into one static binary, alone in its image.
 type Component struct {
@@ -53,6 +57,11 @@ func Components() []Component {
 		Name:       Gateway,
 		Package:    "github.com/liqo-go/liqo/cmd/liqo-gateway",
 		Image:      Repository + "/" + Gateway,
+		VersionVar: "main.version",
+	}, {
+		Name:       Fabric,
+		Package:    "github.com/liqo-go/liqo/cmd/liqo-fabric",
+		Image:      Repository + "/" + Fabric,
 		VersionVar: "main.version",
 	}}
 }

@@ -25,6 +25,9 @@ import (
 // state and not the manager's cache.
 var cl client.Client
 
+// restCfg reaches the cluster, for components a test runs itself.
+var restCfg *rest.Config
+
 // TestMain starts one cluster with a simulated node (kwok runs the gateway
 // pods: they get an IP and turn Ready, which is all the controllers read)
 // and a manager with both gateway reconcilers, caches restricted as in
@@ -40,6 +43,7 @@ func TestMain(m *testing.M) {
 }
 
 func start(cfg *rest.Config) error {
+	restCfg = cfg
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := crds.Install(ctx, cfg); err != nil {
