@@ -2,6 +2,7 @@ package crds_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +171,64 @@ spec:
 			tt.change(sp)
 			wantInvalid(t, tt.name, c.Update(ctx, sp), "immutable")
 		})
+	}
+}
+
+// TestContainerNegativeQuantities sends the API server, with no webhook,
+// ShadowPods whose containers ask for negative cpu or memory, which would
+// cancel another container's in the sum a quota bounds (issue 15: 64 CPUs
+// admitted under a 1-CPU quota). Strings and integers are both quantities.
+func TestContainerNegativeQuantities(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := crds.Install(ctx, cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t)
+	ns := "container-quantities"
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	shadowPod := func(name, containers string) string {
+		return "apiVersion: offloading.liqo.io/v1beta1\nkind: ShadowPod\nmetadata:\n  name: " + name + "\n  namespace: " + ns +
+			"\nspec:\n  pod:\n" + containers
+	}
+	const big = "    containers:\n    - name: big\n      image: busybox\n      resources:\n        requests:\n          cpu: \"64\"\n"
+	tests := []struct {
+		name, containers, want string
+	}{
+		{"a negative cpu request cancelling another container's",
+			big + "    - name: small\n      image: busybox\n      resources:\n        requests:\n          cpu: \"-63\"\n",
+			"spec.pod.containers: Invalid value: \"object\": a container's requests.cpu and requests.memory must not be negative"},
+		{"a negative cpu request written as an integer",
+			big + "    - name: small\n      image: busybox\n      resources:\n        requests:\n          cpu: -63\n",
+			"spec.pod.containers: Invalid value: \"object\": a container's requests.cpu and requests.memory must not be negative"},
+		{"a negative memory limit",
+			big + "    - name: small\n      image: busybox\n      resources:\n        limits:\n          memory: -1Gi\n",
+			"spec.pod.containers: Invalid value: \"object\": a container's limits.cpu and limits.memory must not be negative"},
+		{"a negative cpu request in an init container",
+			"    initContainers:\n    - name: setup\n      image: busybox\n      resources:\n        requests:\n          cpu: -2\n" + big,
+			"spec.pod.initContainers: Invalid value: \"object\": an init container's requests.cpu and requests.memory must not be negative"},
+		{"a negative memory limit in an init container",
+			"    initContainers:\n    - name: setup\n      image: busybox\n      resources:\n        limits:\n          memory: \"-.5Gi\"\n" + big,
+			"spec.pod.initContainers: Invalid value: \"object\": an init container's limits.cpu and limits.memory must not be negative"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := kubectl(t, shadowPod(fmt.Sprintf("negative-%d", i), tt.containers), "create", "-f", "-")
+			if err == nil || !strings.Contains(out, tt.want) {
+				t.Errorf("err = %v, want a refusal containing %q:\n%s", err, tt.want, out)
+			}
+		})
+	}
+
+	// What users write must still pass: integers, fractions, a leading
+	// plus, exponents, no resources at all, other resources.
+	fine := "    initContainers:\n    - name: setup\n      image: busybox\n      resources:\n        requests:\n          cpu: \".5\"\n        limits:\n          memory: \"1e9\"\n" +
+		"    containers:\n    - name: app\n      image: busybox\n      resources:\n        requests:\n          cpu: 2\n          memory: \"+64Mi\"\n" +
+		"          ephemeral-storage: 1Gi\n        limits:\n          cpu: \"2.5\"\n          memory: 0\n" +
+		"    - name: sidecar\n      image: busybox\n"
+	if out, err := kubectl(t, shadowPod("fine", fine), "create", "-f", "-"); err != nil {
+		t.Errorf("a ShadowPod asking for what it may: %v\n%s", err, out)
 	}
 }

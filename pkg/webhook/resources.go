@@ -12,10 +12,11 @@ import (
 )
 
 // A ShadowPod's resources are what its quota is checked against, so the
-// provider checks them itself: the CRD's schema takes a negative quantity,
-// which would cancel another container's in the sum the quota bounds, and
-// the CEL rules that could refuse one inside a container exceed the API
-// server's cost budget (see the ShadowPodSpec type).
+// provider checks them itself: a negative quantity would cancel another
+// container's in the sum the quota bounds, and the CRD's CEL rules refuse
+// one only where the API server's cost budget lets them look (every
+// pod-level and overhead quantity, the containers' cpu and memory; see the
+// ShadowPodSpec type), never a container's other resources.
 
 // resourceSet is one named set of requests and limits of a pod spec: a
 // container's, an init container's, or the pod's own.

@@ -161,14 +161,23 @@ func TestShadowPodRefusesNegativeResources(t *testing.T) {
 }
 
 // TestShadowPodNegativeRequestThroughAPIServer is the probe of issue 15 as
-// a consumer sends it: the CRD's schema accepts a negative quantity in a
-// container (no CEL rule fits the API server's cost budget there), so the
-// webhook must refuse it.
+// a consumer sends it. Negative cpu and memory in a container are refused
+// by the CRD's rules before the webhook is asked; the other resources of a
+// container no CEL rule can reach within the API server's cost budget, so
+// the webhook must refuse those.
 func TestShadowPodNegativeRequestThroughAPIServer(t *testing.T) {
-	consumer(t, "nu", offv1beta1.HardLimitsEnforcement, list("cpu", "1", "memory", "1Gi", "pods", "10"))
+	ctx := context.Background()
+	consumer(t, "nu", offv1beta1.HardLimitsEnforcement, list("cpu", "1", "memory", "1Gi", "pods", "10", "ephemeral-storage", "1Gi"))
 	probe := withContainers("nu", "probe", named("app", container(list("cpu", "64"), nil)),
 		named("b", container(list("cpu", "-63500m"), nil)))
-	wantDenied(t, "64 CPUs offset by a negative request", cl.Create(context.Background(), probe), `container "b": requests.cpu must not be negative`)
+	err := cl.Create(ctx, probe)
+	if err == nil || !strings.Contains(err.Error(), "spec.pod.containers") || !strings.Contains(err.Error(), "requests.cpu and requests.memory must not be negative") {
+		t.Errorf("64 CPUs offset by a negative request: err = %v, want the CRD's refusal", err)
+	}
+	disk := withContainers("nu", "disk", named("app", container(list("ephemeral-storage", "64Gi"), nil)),
+		named("b", container(list("ephemeral-storage", "-63Gi"), nil)))
+	wantDenied(t, "64Gi of ephemeral storage offset by a negative request", cl.Create(ctx, disk),
+		`container "b": requests.ephemeral-storage must not be negative`)
 }
 
 // TestShadowPodResourcesImmutable sends the webhook updates of a stored
