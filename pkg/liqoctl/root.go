@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/liqo-go/liqo/pkg/liqoctl/info"
+	"github.com/liqo-go/liqo/pkg/liqoctl/network"
 	"github.com/liqo-go/liqo/pkg/liqoctl/offload"
 	"github.com/liqo-go/liqo/pkg/liqoctl/peer"
 	"github.com/liqo-go/liqo/pkg/liqoctl/playground"
@@ -26,7 +27,7 @@ runs a local playground of real Kubernetes control planes with simulated nodes.`
 		SilenceErrors: true,
 	}
 	root.AddCommand(playground.NewCommand(), peer.NewCommand(), peer.NewUnpeerCommand(), info.NewCommand(),
-		offload.NewCommand(), offload.NewUnoffloadCommand())
+		offload.NewCommand(), offload.NewUnoffloadCommand(), network.NewCommand())
 	markUsageErrors(root)
 	return root
 }

@@ -5,6 +5,7 @@ package peering
 import (
 	"bytes"
 	"context"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -95,6 +96,7 @@ func startManager(ctx context.Context, cl *testbed.Cluster, labels map[string]st
 	o := controllermanager.DefaultOptions()
 	o.ClusterID, o.ClusterLabels, o.SlicePolicy = cl.Name, labels, policy
 	o.HealthCheckInterval = time.Second
+	o.IPAM.PodCIDR = netip.MustParsePrefix("10.244.0.0/16") // every testbed cluster's
 	o.Logger = zap.New(zap.WriteTo(f), zap.UseDevMode(true))
 	managers.Add(1)
 	go func() {

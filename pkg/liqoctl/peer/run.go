@@ -18,6 +18,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
 )
 
 // peering carries what the steps learn about both clusters.
@@ -86,31 +87,14 @@ func (o *Options) connect(ctx context.Context) (*peering, error) {
 func (o *Options) ensureTenantNamespaces(ctx context.Context, p *peering) error {
 	o.out.Step("Ensuring tenant namespace")
 	start := time.Now()
-	if err := ensureNamespace(ctx, o.Local.Client, p.localNS, p.remote.ID); err != nil {
+	if err := factory.EnsureTenantNamespace(ctx, o.Local.Client, p.localNS, p.remote.ID); err != nil {
 		return fmt.Errorf("local tenant namespace: %w", err)
 	}
-	if err := ensureNamespace(ctx, o.Remote.Client, p.remoteNS, p.local.ID); err != nil {
+	if err := factory.EnsureTenantNamespace(ctx, o.Remote.Client, p.remoteNS, p.local.ID); err != nil {
 		return fmt.Errorf("remote tenant namespace: %w", err)
 	}
 	o.out.Timed(start, "Tenant namespace correctly ensured")
 	return nil
-}
-
-func ensureNamespace(ctx context.Context, c client.Client, name, remoteID string) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	_, err := controllerutil.CreateOrUpdate(ctx, c, ns, func() error {
-		if !ns.DeletionTimestamp.IsZero() {
-			return fmt.Errorf("namespace %s is being deleted (an unpeer is in progress); retry when it is gone", name)
-		}
-		if ns.Labels == nil {
-			ns.Labels = map[string]string{}
-		}
-		ns.Labels[consts.TenantNamespaceLabel] = "true"
-		ns.Labels[consts.RemoteClusterIDLabel] = remoteID
-		ns.Labels[consts.ManagedByLabel] = consts.ManagedByValue
-		return nil
-	})
-	return err
 }
 
 // handshake has the provider issue a nonce and the consumer sign it.
@@ -128,10 +112,10 @@ func (o *Options) handshake(ctx context.Context, p *peering) error {
 
 	o.out.Step("Waiting for nonce to be generated")
 	start = time.Now()
-	if err := waitFor(ctx, o.Remote.Client, client.ObjectKeyFromObject(nonceSecret), nonceSecret, "the provider to generate the nonce",
+	if err := wait.For(ctx, o.Remote.Client, client.ObjectKeyFromObject(nonceSecret), nonceSecret, "the provider to generate the nonce",
 		func(s *corev1.Secret) error {
 			if len(s.Data[consts.NonceKey]) == 0 {
-				return notYet("no nonce in %s/%s", s.Namespace, s.Name)
+				return wait.NotYet("no nonce in %s/%s", s.Namespace, s.Name)
 			}
 			return nil
 		}); err != nil {
@@ -152,10 +136,10 @@ func (o *Options) handshake(ctx context.Context, p *peering) error {
 	}); err != nil {
 		return fmt.Errorf("creating the signed-nonce Secret on the consumer: %w", err)
 	}
-	if err := waitFor(ctx, o.Local.Client, client.ObjectKeyFromObject(signed), signed, "the local cluster to sign the nonce",
+	if err := wait.For(ctx, o.Local.Client, client.ObjectKeyFromObject(signed), signed, "the local cluster to sign the nonce",
 		func(s *corev1.Secret) error {
 			if len(s.Data[consts.SignatureKey]) == 0 || !bytes.Equal(s.Data[consts.NonceKey], nonce) {
-				return notYet("%s/%s is not signed", s.Namespace, s.Name)
+				return wait.NotYet("%s/%s is not signed", s.Namespace, s.Name)
 			}
 			return nil
 		}); err != nil {
@@ -189,7 +173,7 @@ func (o *Options) ensureTenant(ctx context.Context, p *peering) error {
 	}); err != nil {
 		return fmt.Errorf("creating the Tenant on the provider: %w", err)
 	}
-	if err := waitFor(ctx, o.Remote.Client, client.ObjectKeyFromObject(t), t, "the provider to authenticate the Tenant",
+	if err := wait.For(ctx, o.Remote.Client, client.ObjectKeyFromObject(t), t, "the provider to authenticate the Tenant",
 		func(t *authv1beta1.Tenant) error {
 			c := meta.FindStatusCondition(t.Status.Conditions, auth.ConditionReady)
 			switch {
@@ -198,9 +182,9 @@ func (o *Options) ensureTenant(ctx context.Context, p *peering) error {
 			case c != nil && c.ObservedGeneration == t.Generation && c.Reason == "AuthenticationFailed":
 				return fmt.Errorf("the provider rejected the Tenant: %s", c.Message)
 			case c != nil:
-				return notYet("%s", c.Message)
+				return wait.NotYet("%s", c.Message)
 			}
-			return notYet("the provider has not processed the Tenant")
+			return wait.NotYet("the provider has not processed the Tenant")
 		}); err != nil {
 		return err
 	}
@@ -225,16 +209,16 @@ func (o *Options) ensureIdentity(ctx context.Context, p *peering) error {
 	}); err != nil {
 		return fmt.Errorf("creating the Identity on the consumer: %w", err)
 	}
-	if err := waitFor(ctx, o.Local.Client, client.ObjectKeyFromObject(id), id, "the Identity to be usable",
+	if err := wait.For(ctx, o.Local.Client, client.ObjectKeyFromObject(id), id, "the Identity to be usable",
 		func(id *authv1beta1.Identity) error {
 			c := meta.FindStatusCondition(id.Status.Conditions, auth.ConditionReady)
 			switch {
 			case c != nil && c.ObservedGeneration == id.Generation && c.Status == metav1.ConditionTrue:
 				return nil
 			case c != nil:
-				return notYet("%s", c.Message)
+				return wait.NotYet("%s", c.Message)
 			}
-			return notYet("the Identity has not been processed")
+			return wait.NotYet("the Identity has not been processed")
 		}); err != nil {
 		return err
 	}
@@ -247,13 +231,13 @@ func (o *Options) waitVirtualNode(ctx context.Context, p *peering) error {
 	o.out.Step("Waiting for the virtual node")
 	start := time.Now()
 	node := &corev1.Node{}
-	if err := waitFor(ctx, o.Local.Client, types.NamespacedName{Name: p.sliceName()}, node, "the virtual node to be Ready",
+	if err := wait.For(ctx, o.Local.Client, types.NamespacedName{Name: p.sliceName()}, node, "the virtual node to be Ready",
 		func(n *corev1.Node) error {
 			// When a peering is resized, the node is Ready with its old size
 			// until the virtual kubelet restarts with the new one.
 			for name, q := range p.granted {
 				if got := n.Status.Allocatable[name]; got.Cmp(q) != 0 {
-					return notYet("node %s offers %s %s, %s granted", n.Name, got.String(), name, q.String())
+					return wait.NotYet("node %s offers %s %s, %s granted", n.Name, got.String(), name, q.String())
 				}
 			}
 			for _, c := range n.Status.Conditions {
@@ -261,10 +245,10 @@ func (o *Options) waitVirtualNode(ctx context.Context, p *peering) error {
 					return nil
 				}
 				if c.Type == corev1.NodeReady {
-					return notYet("node %s is not Ready: %s", n.Name, c.Message)
+					return wait.NotYet("node %s is not Ready: %s", n.Name, c.Message)
 				}
 			}
-			return notYet("node %s has no Ready condition yet", n.Name)
+			return wait.NotYet("node %s has no Ready condition yet", n.Name)
 		}); err != nil {
 		return err
 	}

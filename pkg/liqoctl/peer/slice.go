@@ -17,6 +17,7 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	slicepolicy "github.com/liqo-go/liqo/pkg/controllermanager/slices"
+	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
 )
 
 // sliceName is the consumer's ResourceSlice for this provider, and the name
@@ -45,7 +46,7 @@ func (o *Options) ensureResourceSlice(ctx context.Context, p *peering, requested
 	o.out.Step("Waiting for the provider to accept the ResourceSlice")
 	start = time.Now()
 	var authC, resC *authv1beta1.ResourceSliceCondition
-	if err := waitFor(ctx, o.Local.Client, client.ObjectKeyFromObject(s), s, "the provider's decision on the ResourceSlice",
+	if err := wait.For(ctx, o.Local.Client, client.ObjectKeyFromObject(s), s, "the provider's decision on the ResourceSlice",
 		func(s *authv1beta1.ResourceSlice) error {
 			authC, resC = nil, nil
 			for i := range s.Status.Conditions {
@@ -60,10 +61,10 @@ func (o *Options) ensureResourceSlice(ctx context.Context, p *peering, requested
 				return nil // not authenticated: no decision on resources will come
 			}
 			if s.Annotations[slicepolicy.DecidedAnnotation] != slicepolicy.Canonical(requested) || authC == nil || resC == nil {
-				return notYet("the provider has not decided on this request yet")
+				return wait.NotYet("the provider has not decided on this request yet")
 			}
 			if authC.Status == authv1beta1.ResourceSliceAccepted && resC.Status == authv1beta1.ResourceSliceAccepted && len(s.Status.Resources) == 0 {
-				return notYet("no resources in the status yet")
+				return wait.NotYet("no resources in the status yet")
 			}
 			return nil
 		}); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
+	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
 )
 
 // UnpeerOptions of liqoctl unpeer.
@@ -194,7 +195,7 @@ func (o *UnpeerOptions) removeVirtualNodes(ctx context.Context, ns string) error
 		if time.Now().After(grace) {
 			return o.forceRemove(ctx, vns.Items, left)
 		}
-		time.Sleep(pollInterval)
+		time.Sleep(wait.PollInterval)
 	}
 }
 
@@ -297,7 +298,7 @@ func waitGone(ctx context.Context, c client.Client, key types.NamespacedName, ob
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("timed out waiting for %s to be deleted", key.Name)
-		case <-time.After(pollInterval):
+		case <-time.After(wait.PollInterval):
 		}
 	}
 }

@@ -1,4 +1,6 @@
-package peer
+// Package wait holds the polling liqoctl commands use to wait for a
+// controller's reaction.
+package wait
 
 import (
 	"context"
@@ -10,16 +12,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// pollInterval is short: peering is interactive and each wait is for one
+// PollInterval is short: peering is interactive and each wait is for one
 // controller's reaction, usually a few milliseconds away.
-const pollInterval = 50 * time.Millisecond
+const PollInterval = 50 * time.Millisecond
 
-// errNotYet tells waitFor to keep waiting.
+// errNotYet tells For to keep waiting.
 var errNotYet = errors.New("not yet")
 
-// waitFor gets obj until check accepts it, returns check's error if it is a
+// For gets obj until check accepts it, returns check's error if it is a
 // final one, or says what it was waiting for when ctx ends.
-func waitFor[T client.Object](ctx context.Context, c client.Client, key client.ObjectKey, obj T, what string, check func(T) error) error {
+func For[T client.Object](ctx context.Context, c client.Client, key client.ObjectKey, obj T, what string, check func(T) error) error {
 	last := errNotYet
 	for {
 		err := c.Get(ctx, key, obj)
@@ -40,12 +42,12 @@ func waitFor[T client.Object](ctx context.Context, c client.Client, key client.O
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("timed out waiting for %s (%v)", what, last)
-		case <-time.After(pollInterval):
+		case <-time.After(PollInterval):
 		}
 	}
 }
 
-// notYet wraps a progress description as a non-final error.
-func notYet(format string, args ...any) error {
+// NotYet wraps a progress description as a non-final error.
+func NotYet(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errNotYet}, args...)...)
 }

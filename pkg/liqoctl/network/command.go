@@ -1,0 +1,164 @@
+// Package network implements liqoctl network connect, disconnect and
+// reset: the network fabric between two clusters, with an admin kubeconfig
+// for each. The local cluster runs the gateway client, the remote one the
+// gateway server.
+package network
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
+	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/liqoctl/output"
+)
+
+// Options of the network commands.
+type Options struct {
+	Local, Remote factory.Cluster
+	Timeout       time.Duration
+	Verbose       bool
+
+	// Connect only.
+	ServerServiceType  string
+	ServerPort         int32
+	ServerNodePort     int32
+	ServerLoadBalancer string
+	ClientAddress      string
+	ClientPort         int32
+	MTU                int32
+	Wait               bool
+	DisableSharingKeys bool
+
+	out *output.Printer
+}
+
+// NewCommand returns liqoctl network and its subcommands.
+func NewCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "network",
+		Short: "Connect, disconnect or reset the network fabric between two clusters",
+		Long: `Manage the network fabric between the local cluster and a remote one: a
+WireGuard tunnel between a gateway in each cluster, with the remote pod and
+external CIDRs remapped wherever they overlap local ones.
+
+liqoctl peer runs "network connect" itself unless --networking-disabled is
+given; these commands set up, take down or repair the fabric alone.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newConnect(), newDisconnect(false), newDisconnect(true))
+	return cmd
+}
+
+func (o *Options) addCommon(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	o.Local.AddLocalFlags(fs)
+	o.Remote.AddRemoteFlags(fs)
+	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
+	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print how long each step took")
+	_ = cmd.MarkFlagRequired("remote-kubeconfig")
+}
+
+func (o *Options) runE(run func(context.Context) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		o.out = &output.Printer{W: cmd.OutOrStdout(), Verbose: o.Verbose}
+		ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
+		defer cancel()
+		return run(ctx)
+	}
+}
+
+func newConnect() *cobra.Command {
+	o := &Options{}
+	cmd := &cobra.Command{
+		Use:   "connect",
+		Short: "Connect the network of the local cluster (gateway client) and a remote one (gateway server)",
+		Long: `Connect the networks of two clusters:
+
+ 1. the tenant namespaces are ensured on both sides;
+ 2. each cluster is given the other's pod and external CIDRs (a Configuration)
+    and remaps those overlapping its own;
+ 3. the remote cluster runs a gateway server, exposed by a UDP Service of
+    --server-service-type, and the local cluster a gateway client dialling it;
+ 4. each gateway is given the other's WireGuard public key;
+ 5. with --wait (the default) the command returns once both ends report the
+    tunnel Connected.
+
+Running it again repairs a partial connection and changes nothing on a
+complete one.`,
+		Example: `  liqoctl network connect --kubeconfig ~/.kube/rome --remote-kubeconfig ~/.kube/milan
+  liqoctl network connect --remote-kubeconfig ~/.kube/milan --server-service-type NodePort --server-node-port 31840`,
+		Args: cobra.NoArgs,
+		RunE: o.runE(o.Connect),
+	}
+	o.addCommon(cmd)
+	fs := cmd.Flags()
+	fs.StringVar(&o.ServerServiceType, "server-service-type", string(corev1.ServiceTypeLoadBalancer), "type of the Service exposing the gateway server: LoadBalancer, NodePort or ClusterIP")
+	fs.Int32Var(&o.ServerPort, "server-port", netv1beta1.DefaultGatewayPort, "UDP port of the gateway server's Service")
+	fs.Int32Var(&o.ServerNodePort, "server-node-port", 0, "node port of the gateway server's Service, with --server-service-type NodePort (default: one the cluster picks)")
+	fs.StringVar(&o.ServerLoadBalancer, "server-load-balancer-ip", "", "address asked of the load balancer, with --server-service-type LoadBalancer")
+	fs.StringVar(&o.ClientAddress, "client-address", "", "address the gateway client dials instead of the one the server publishes (a NAT in between)")
+	fs.Int32Var(&o.ClientPort, "client-port", 0, "port the gateway client dials instead of the one the server publishes")
+	fs.Int32Var(&o.MTU, "mtu", netv1beta1.DefaultMTU, "MTU of the tunnel; both ends use it")
+	fs.BoolVar(&o.Wait, "wait", true, "wait until both gateways report the tunnel Connected")
+	fs.BoolVar(&o.DisableSharingKeys, "disable-sharing-keys", false, "do not exchange the gateways' public keys (create the PublicKeys yourself)")
+	// The reference system's names for the same flags.
+	fs.StringVar(&o.ServerServiceType, "gw-server-service-type", string(corev1.ServiceTypeLoadBalancer), "alias of --server-service-type")
+	fs.Int32Var(&o.ServerPort, "gw-server-service-port", netv1beta1.DefaultGatewayPort, "alias of --server-port")
+	fs.Int32Var(&o.ServerNodePort, "gw-server-service-nodeport", 0, "alias of --server-node-port")
+	fs.StringVar(&o.ServerLoadBalancer, "gw-server-service-loadbalancerip", "", "alias of --server-load-balancer-ip")
+	fs.StringVar(&o.ClientAddress, "gw-client-address", "", "alias of --client-address")
+	fs.Int32Var(&o.ClientPort, "gw-client-port", 0, "alias of --client-port")
+	for _, alias := range []string{"gw-server-service-type", "gw-server-service-port", "gw-server-service-nodeport", "gw-server-service-loadbalancerip", "gw-client-address", "gw-client-port"} {
+		_ = fs.MarkHidden(alias)
+	}
+	return cmd
+}
+
+func newDisconnect(reset bool) *cobra.Command {
+	o := &Options{}
+	cmd := &cobra.Command{
+		Use:   "disconnect",
+		Short: "Remove the gateways between the local and a remote cluster, keeping the address mapping",
+		Long: `Remove the gateways (server, client and their pods) and the exchanged public
+keys on both clusters. The Configurations stay, so a later connect gives the
+remote pods the same addresses as before.`,
+		Args: cobra.NoArgs,
+		RunE: o.runE(func(ctx context.Context) error { return o.Disconnect(ctx, false) }),
+	}
+	if reset {
+		cmd.Use, cmd.Short = "reset", "Remove the network fabric between the local and a remote cluster, address mapping included"
+		cmd.Long = `Do what disconnect does, then remove the Configurations on both clusters:
+the remapped CIDRs are released, and a later connect starts afresh.`
+		cmd.RunE = o.runE(func(ctx context.Context) error { return o.Disconnect(ctx, true) })
+	}
+	o.addCommon(cmd)
+	return cmd
+}
+
+func (o *Options) validate() error {
+	switch corev1.ServiceType(o.ServerServiceType) {
+	case corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeNodePort, corev1.ServiceTypeClusterIP:
+	default:
+		return fmt.Errorf("--server-service-type must be LoadBalancer, NodePort or ClusterIP, not %q", o.ServerServiceType)
+	}
+	for _, p := range []struct {
+		flag string
+		v    int32
+	}{{"--server-port", o.ServerPort}, {"--server-node-port", o.ServerNodePort}, {"--client-port", o.ClientPort}} {
+		if p.v < 0 || p.v > 65535 {
+			return fmt.Errorf("%s must be a port number, not %d", p.flag, p.v)
+		}
+	}
+	if o.ServerPort == 0 {
+		return fmt.Errorf("--server-port must be a port number, not 0")
+	}
+	if o.MTU < 576 || o.MTU > 9000 {
+		return fmt.Errorf("--mtu must be between 576 and 9000, not %d", o.MTU)
+	}
+	return nil
+}

@@ -1,0 +1,378 @@
+package network
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
+	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
+	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
+)
+
+// side is one cluster of the connection.
+type side struct {
+	c  *factory.Cluster
+	id string
+	// ns is the tenant namespace of the other cluster, where this side's
+	// objects for it live.
+	ns   string
+	cidr netv1beta1.ClusterConfigCIDR
+}
+
+// pair reaches both clusters and learns their IDs.
+func (o *Options) pair(ctx context.Context) (local, remote *side, err error) {
+	reach := min(o.Timeout, 10*time.Second)
+	for _, c := range []*factory.Cluster{&o.Local, &o.Remote} {
+		if err := c.Connect(ctx, reach); err != nil {
+			return nil, nil, err
+		}
+	}
+	li, err := o.Local.FindComponents(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ri, err := o.Remote.FindComponents(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if li.ID == ri.ID {
+		return nil, nil, fmt.Errorf("the local and remote clusters are both %q: a cluster cannot connect to itself", li.ID)
+	}
+	o.out.Info("Local cluster %q and remote cluster %q found", li.ID, ri.ID)
+	return &side{c: &o.Local, id: li.ID, ns: consts.TenantNamespace(ri.ID)},
+		&side{c: &o.Remote, id: ri.ID, ns: consts.TenantNamespace(li.ID)}, nil
+}
+
+// Connect sets up the fabric, printing each step.
+func (o *Options) Connect(ctx context.Context) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	local, remote, err := o.pair(ctx)
+	if err != nil {
+		return err
+	}
+	steps := []struct {
+		what string
+		do   func(context.Context, *side, *side) error
+	}{
+		{"Tenant namespaces ensured", o.ensureNamespaces},
+		{"Network configurations exchanged and remapped", o.ensureConfigurations},
+		{"Gateway server ready", o.ensureServer},
+		{"Gateway client ready", o.ensureClient},
+	}
+	if !o.DisableSharingKeys {
+		steps = append(steps, struct {
+			what string
+			do   func(context.Context, *side, *side) error
+		}{"Public keys exchanged", o.exchangeKeys})
+	}
+	if o.Wait {
+		steps = append(steps, struct {
+			what string
+			do   func(context.Context, *side, *side) error
+		}{"Tunnel connected on both sides", o.waitConnected})
+	}
+	for _, s := range steps {
+		start := time.Now()
+		if err := s.do(ctx, local, remote); err != nil {
+			return err
+		}
+		o.out.Timed(start, "%s", s.what)
+	}
+	return nil
+}
+
+func (o *Options) ensureNamespaces(ctx context.Context, local, remote *side) error {
+	for _, s := range []*side{local, remote} {
+		other := remote
+		if s == remote {
+			other = local
+		}
+		if err := factory.EnsureTenantNamespace(ctx, s.c.Client, s.ns, other.id); err != nil {
+			return fmt.Errorf("%s tenant namespace %s: %w", s.c.Role, s.ns, err)
+		}
+	}
+	return nil
+}
+
+// localCIDRs reads a cluster's pod and external CIDRs from the Networks
+// its controller manager publishes.
+func localCIDRs(ctx context.Context, s *side) error {
+	for _, n := range []struct {
+		name string
+		into *[]netv1beta1.CIDR
+	}{{"pod-cidr", &s.cidr.Pod}, {ipam.ExternalNetworkName, &s.cidr.External}} {
+		// A manager that just took its lease publishes them a moment
+		// later: wait a little before concluding they are missing.
+		var net ipamv1alpha1.Network
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := wait.For(wctx, s.c.Client, types.NamespacedName{Namespace: s.c.Namespace, Name: n.name}, &net, n.name, func(*ipamv1alpha1.Network) error { return nil })
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			return fmt.Errorf("the %s cluster %q publishes no %s Network in namespace %s (%v): start its controller manager with --pod-cidr", s.c.Role, s.id, n.name, s.c.Namespace, err)
+		}
+		*n.into = []netv1beta1.CIDR{net.Spec.CIDR}
+	}
+	return nil
+}
+
+// ensureConfigurations gives each cluster the other's CIDRs and waits for
+// both IPAMs to remap them.
+func (o *Options) ensureConfigurations(ctx context.Context, local, remote *side) error {
+	for _, s := range []*side{local, remote} {
+		if err := localCIDRs(ctx, s); err != nil {
+			return err
+		}
+	}
+	for _, s := range []*side{local, remote} {
+		other := remote
+		if s == remote {
+			other = local
+		}
+		cfg := &netv1beta1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: other.id, Namespace: s.ns}}
+		if _, err := controllerutil.CreateOrUpdate(ctx, s.c.Client, cfg, func() error {
+			labels(&cfg.ObjectMeta, other.id)
+			cfg.Spec.Remote = netv1beta1.ClusterConfig{CIDR: other.cidr}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("the %s cluster's Configuration for %q: %w", s.c.Role, other.id, err)
+		}
+	}
+	for _, s := range []*side{local, remote} {
+		cfg := &netv1beta1.Configuration{}
+		key := types.NamespacedName{Namespace: s.ns, Name: otherID(s, local, remote)}
+		err := wait.For(ctx, s.c.Client, key, cfg, "the "+s.c.Role+" cluster's Configuration to be remapped", func(c *netv1beta1.Configuration) error {
+			cond := meta.FindStatusCondition(c.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition)
+			switch {
+			case cond == nil || cond.ObservedGeneration != c.Generation:
+				return wait.NotYet("no NetworkCIDRsConfigured condition for the current spec")
+			case cond.Status == metav1.ConditionTrue:
+				return nil
+			case cond.Reason == ipam.ReasonWaiting:
+				return wait.NotYet("%s", cond.Message)
+			}
+			return fmt.Errorf("the %s cluster cannot remap the peer's CIDRs: %s (%s)", s.c.Role, cond.Message, cond.Reason)
+		})
+		if err != nil {
+			return err
+		}
+		o.out.Info("The %s cluster reaches %q's pods at %v", s.c.Role, otherID(s, local, remote), cfg.Status.Remote.CIDR.Pod)
+	}
+	return nil
+}
+
+func otherID(s, local, remote *side) string {
+	if s == local {
+		return remote.id
+	}
+	return local.id
+}
+
+func labels(m *metav1.ObjectMeta, remoteID string) {
+	if m.Labels == nil {
+		m.Labels = map[string]string{}
+	}
+	m.Labels[consts.RemoteClusterIDLabel] = remoteID
+}
+
+// ensureServer has the remote cluster run the gateway server and waits for
+// its endpoint.
+func (o *Options) ensureServer(ctx context.Context, local, remote *side) error {
+	gws := &netv1beta1.GatewayServer{ObjectMeta: metav1.ObjectMeta{Name: local.id, Namespace: remote.ns}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, remote.c.Client, gws, func() error {
+		labels(&gws.ObjectMeta, local.id)
+		gws.Spec.MTU = o.MTU
+		gws.Spec.Endpoint = netv1beta1.Endpoint{Port: o.ServerPort, ServiceType: corev1.ServiceType(o.ServerServiceType)}
+		if o.ServerNodePort != 0 {
+			gws.Spec.Endpoint.NodePort = &o.ServerNodePort
+		}
+		if o.ServerLoadBalancer != "" {
+			gws.Spec.Endpoint.LoadBalancerIP = &o.ServerLoadBalancer
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("the remote GatewayServer: %w", err)
+	}
+	return wait.For(ctx, remote.c.Client, client.ObjectKeyFromObject(gws), gws, "the remote gateway server to be ready", func(g *netv1beta1.GatewayServer) error {
+		return gatewayReady(g.Status.Conditions, g.Generation, g.Status.Endpoint != nil && len(g.Status.Endpoint.Addresses) > 0 && g.Status.SecretRef != nil)
+	})
+}
+
+// gatewayReady turns a gateway's Ready condition into a wait answer: a
+// gateway that is not ready yet is waited for, whatever the reason (a pod
+// being pulled, an address being assigned), and the reason is shown on a
+// timeout.
+func gatewayReady(conds []metav1.Condition, gen int64, complete bool) error {
+	c := meta.FindStatusCondition(conds, netv1beta1.ReadyCondition)
+	switch {
+	case c == nil:
+		return wait.NotYet("no Ready condition yet")
+	case c.Status != metav1.ConditionTrue || c.ObservedGeneration != gen:
+		return wait.NotYet("%s: %s", c.Reason, c.Message)
+	case !complete:
+		return wait.NotYet("its status is not complete yet")
+	}
+	return nil
+}
+
+// ensureClient has the local cluster run the gateway client, dialling the
+// server's published endpoint.
+func (o *Options) ensureClient(ctx context.Context, local, remote *side) error {
+	var gws netv1beta1.GatewayServer
+	if err := remote.c.Client.Get(ctx, types.NamespacedName{Namespace: remote.ns, Name: local.id}, &gws); err != nil {
+		return err
+	}
+	ep := *gws.Status.Endpoint.DeepCopy()
+	if o.ClientAddress != "" {
+		ep.Addresses = []netv1beta1.Address{netv1beta1.Address(o.ClientAddress)}
+	}
+	if o.ClientPort != 0 {
+		ep.Port = o.ClientPort
+	}
+	o.out.Info("The gateway client dials %v port %d", ep.Addresses, ep.Port)
+	gwc := &netv1beta1.GatewayClient{ObjectMeta: metav1.ObjectMeta{Name: remote.id, Namespace: local.ns}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, local.c.Client, gwc, func() error {
+		labels(&gwc.ObjectMeta, remote.id)
+		gwc.Spec.MTU = o.MTU
+		gwc.Spec.Endpoint = ep
+		return nil
+	}); err != nil {
+		return fmt.Errorf("the local GatewayClient: %w", err)
+	}
+	return wait.For(ctx, local.c.Client, client.ObjectKeyFromObject(gwc), gwc, "the local gateway client to be ready", func(g *netv1beta1.GatewayClient) error {
+		return gatewayReady(g.Status.Conditions, g.Generation, g.Status.SecretRef != nil)
+	})
+}
+
+// exchangeKeys copies each gateway's public key into a PublicKey in the
+// other cluster.
+func (o *Options) exchangeKeys(ctx context.Context, local, remote *side) error {
+	var gws netv1beta1.GatewayServer
+	var gwc netv1beta1.GatewayClient
+	if err := remote.c.Client.Get(ctx, types.NamespacedName{Namespace: remote.ns, Name: local.id}, &gws); err != nil {
+		return err
+	}
+	if err := local.c.Client.Get(ctx, types.NamespacedName{Namespace: local.ns, Name: remote.id}, &gwc); err != nil {
+		return err
+	}
+	serverKey, err := publicKey(ctx, remote, gws.Status.SecretRef)
+	if err != nil {
+		return err
+	}
+	clientKey, err := publicKey(ctx, local, gwc.Status.SecretRef)
+	if err != nil {
+		return err
+	}
+	for _, x := range []struct {
+		to  *side
+		id  string
+		key []byte
+	}{{local, remote.id, serverKey}, {remote, local.id, clientKey}} {
+		pk := &netv1beta1.PublicKey{ObjectMeta: metav1.ObjectMeta{Name: x.id, Namespace: x.to.ns}}
+		if _, err := controllerutil.CreateOrUpdate(ctx, x.to.c.Client, pk, func() error {
+			labels(&pk.ObjectMeta, x.id)
+			pk.Labels[netv1beta1.GatewayResourceLabel] = "true"
+			pk.Spec.PublicKey = x.key
+			return nil
+		}); err != nil {
+			return fmt.Errorf("the %s cluster's PublicKey of %q: %w", x.to.c.Role, x.id, err)
+		}
+	}
+	return nil
+}
+
+// publicKey reads a gateway's public key from its key Secret.
+func publicKey(ctx context.Context, s *side, ref *corev1.ObjectReference) ([]byte, error) {
+	if ref == nil {
+		return nil, fmt.Errorf("the %s gateway has no key Secret yet", s.c.Role)
+	}
+	ns := ref.Namespace
+	if ns == "" {
+		ns = s.ns
+	}
+	var sec corev1.Secret
+	if err := s.c.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, &sec); err != nil {
+		return nil, fmt.Errorf("reading the %s gateway's key Secret: %w", s.c.Role, err)
+	}
+	key := sec.Data[gateway.PublicKeyKey]
+	if len(key) != 32 {
+		return nil, fmt.Errorf("the %s gateway's key Secret %s/%s holds no 32-byte public key", s.c.Role, ns, ref.Name)
+	}
+	return key, nil
+}
+
+// waitConnected waits until both gateways report the tunnel Connected.
+func (o *Options) waitConnected(ctx context.Context, local, remote *side) error {
+	for _, x := range []struct {
+		s    *side
+		name string
+	}{{remote, local.id}, {local, remote.id}} {
+		var conn netv1beta1.Connection
+		err := wait.For(ctx, x.s.c.Client, types.NamespacedName{Namespace: x.s.ns, Name: x.name}, &conn, "the "+x.s.c.Role+" gateway's tunnel to connect", func(c *netv1beta1.Connection) error {
+			if c.Status.Value != netv1beta1.Connected {
+				return wait.NotYet("the Connection is %q", c.Status.Value)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if conn.Status.Latency.Value != "" {
+			o.out.Info("The %s gateway measures a round trip of %s", x.s.c.Role, conn.Status.Latency.Value)
+		}
+	}
+	return nil
+}
+
+// Disconnect removes the gateways and the exchanged keys on both clusters,
+// and with reset the Configurations too.
+func (o *Options) Disconnect(ctx context.Context, reset bool) error {
+	local, remote, err := o.pair(ctx)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var errs []error
+	for _, s := range []*side{local, remote} {
+		other := otherID(s, local, remote)
+		key := types.NamespacedName{Namespace: s.ns, Name: other}
+		objs := []client.Object{&netv1beta1.GatewayServer{}, &netv1beta1.GatewayClient{}, &netv1beta1.PublicKey{}}
+		if reset {
+			objs = append(objs, &netv1beta1.Configuration{})
+		}
+		for _, obj := range objs {
+			obj.SetNamespace(key.Namespace)
+			obj.SetName(key.Name)
+			if err := s.c.Client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("deleting %T %s in the %s cluster: %w", obj, key, s.c.Role, err))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	what := "Gateways and public keys removed on both clusters; the address mapping is kept"
+	if reset {
+		what = "Gateways, public keys and network configurations removed on both clusters"
+	}
+	o.out.Timed(start, "%s", what)
+	return nil
+}

@@ -1,0 +1,148 @@
+package peering
+
+import (
+	"bytes"
+	"context"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/liqo-go/liqo/apis"
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
+	"github.com/liqo-go/liqo/pkg/testbed"
+)
+
+// TestNetworkConnect runs liqoctl network connect between naples (gateway
+// client) and milan (gateway server), both with the same pod CIDR, on
+// simulated nodes: everything up to the tunnel itself (which needs real
+// nodes, see test/networking). Each side gets the other's CIDRs remapped,
+// a gateway with the other's public key; disconnect removes the gateways
+// and keys but keeps the mapping; reset removes the mapping too.
+func TestNetworkConnect(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	naples, milan := newClient(t, "naples"), newClient(t, "milan")
+	// The tenant namespaces are this test's unless a peering made them.
+	for _, x := range []struct {
+		c  client.Client
+		ns string
+	}{{naples, consts.TenantNamespace("milan")}, {milan, consts.TenantNamespace("naples")}} {
+		if err := x.c.Get(ctx, types.NamespacedName{Name: x.ns}, &corev1.Namespace{}); apierrors.IsNotFound(err) {
+			t.Cleanup(func() { _ = x.c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: x.ns}}) })
+		}
+	}
+	args := []string{"--kubeconfig", kubeconfigs["naples"], "--remote-kubeconfig", kubeconfigs["milan"], "--timeout", "90s"}
+	out, err := run(ctx, append([]string{"network", "connect", "--server-service-type", "NodePort", "--wait=false"}, args...)...)
+	if err != nil {
+		t.Fatalf("network connect: %v\n%s", err, out)
+	}
+	for _, step := range []string{"remapped", "Gateway server ready", "Gateway client ready", "Public keys exchanged"} {
+		if !strings.Contains(out, step) {
+			t.Errorf("the output does not say %q:\n%s", step, out)
+		}
+	}
+
+	// Each side reaches the other's pods (10.244.0.0/16, like its own)
+	// at a remapped CIDR outside its own.
+	own := netip.MustParsePrefix("10.244.0.0/16")
+	for _, x := range []struct {
+		c      client.Client
+		ns, id string
+	}{{naples, consts.TenantNamespace("milan"), "milan"}, {milan, consts.TenantNamespace("naples"), "naples"}} {
+		var cfg netv1beta1.Configuration
+		if err := x.c.Get(ctx, types.NamespacedName{Namespace: x.ns, Name: x.id}, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Status.Remote == nil || len(cfg.Status.Remote.CIDR.Pod) != 1 {
+			t.Fatalf("Configuration %s/%s: status %+v", x.ns, x.id, cfg.Status)
+		}
+		if p := netip.MustParsePrefix(string(cfg.Status.Remote.CIDR.Pod[0])); p.Overlaps(own) || p.Bits() != 16 {
+			t.Errorf("Configuration %s/%s: the peer's pods at %s, want a /16 outside %s", x.ns, x.id, p, own)
+		}
+	}
+
+	// Each gateway holds the other's public key.
+	var gws netv1beta1.GatewayServer
+	var gwc netv1beta1.GatewayClient
+	if err := milan.Get(ctx, types.NamespacedName{Namespace: consts.TenantNamespace("naples"), Name: "naples"}, &gws); err != nil {
+		t.Fatal(err)
+	}
+	if err := naples.Get(ctx, types.NamespacedName{Namespace: consts.TenantNamespace("milan"), Name: "milan"}, &gwc); err != nil {
+		t.Fatal(err)
+	}
+	if gws.Status.Endpoint == nil || gwc.Spec.Endpoint.Port != gws.Status.Endpoint.Port || len(gwc.Spec.Endpoint.Addresses) == 0 || gwc.Spec.Endpoint.Addresses[0] != gws.Status.Endpoint.Addresses[0] {
+		t.Errorf("the client dials %+v, the server publishes %+v", gwc.Spec.Endpoint, gws.Status.Endpoint)
+	}
+	for _, x := range []struct {
+		c, keyOwner client.Client
+		ns, id      string
+		ref         *corev1.ObjectReference
+		ownerNS     string
+	}{
+		{naples, milan, consts.TenantNamespace("milan"), "milan", gws.Status.SecretRef, consts.TenantNamespace("naples")},
+		{milan, naples, consts.TenantNamespace("naples"), "naples", gwc.Status.SecretRef, consts.TenantNamespace("milan")},
+	} {
+		var pk netv1beta1.PublicKey
+		if err := x.c.Get(ctx, types.NamespacedName{Namespace: x.ns, Name: x.id}, &pk); err != nil {
+			t.Fatal(err)
+		}
+		var sec corev1.Secret
+		if err := x.keyOwner.Get(ctx, types.NamespacedName{Namespace: x.ownerNS, Name: x.ref.Name}, &sec); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(pk.Spec.PublicKey, sec.Data[gateway.PublicKeyKey]) || pk.Labels[netv1beta1.GatewayResourceLabel] != "true" {
+			t.Errorf("PublicKey %s/%s does not hold the peer gateway's key", x.ns, x.id)
+		}
+	}
+
+	// Running it again changes nothing and succeeds.
+	if out, err := run(ctx, append([]string{"network", "connect", "--server-service-type", "NodePort", "--wait=false"}, args...)...); err != nil {
+		t.Fatalf("network connect again: %v\n%s", err, out)
+	}
+
+	if out, err := run(ctx, append([]string{"network", "disconnect"}, args...)...); err != nil {
+		t.Fatalf("network disconnect: %v\n%s", err, out)
+	}
+	gone := func(c client.Client, obj client.Object) {
+		t.Helper()
+		testbed.Eventually(ctx, t, "deletion of "+obj.GetName(), func() (bool, error) {
+			err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		})
+	}
+	gone(milan, &netv1beta1.GatewayServer{ObjectMeta: metav1.ObjectMeta{Namespace: consts.TenantNamespace("naples"), Name: "naples"}})
+	gone(naples, &netv1beta1.GatewayClient{ObjectMeta: metav1.ObjectMeta{Namespace: consts.TenantNamespace("milan"), Name: "milan"}})
+	gone(naples, &netv1beta1.PublicKey{ObjectMeta: metav1.ObjectMeta{Namespace: consts.TenantNamespace("milan"), Name: "milan"}})
+	if err := naples.Get(ctx, types.NamespacedName{Namespace: consts.TenantNamespace("milan"), Name: "milan"}, &netv1beta1.Configuration{}); err != nil {
+		t.Errorf("disconnect removed the Configuration (the mapping must stay): %v", err)
+	}
+
+	if out, err := run(ctx, append([]string{"network", "reset"}, args...)...); err != nil {
+		t.Fatalf("network reset: %v\n%s", err, out)
+	}
+	gone(naples, &netv1beta1.Configuration{ObjectMeta: metav1.ObjectMeta{Namespace: consts.TenantNamespace("milan"), Name: "milan"}})
+	gone(milan, &netv1beta1.Configuration{ObjectMeta: metav1.ObjectMeta{Namespace: consts.TenantNamespace("naples"), Name: "naples"}})
+
+	// Bad flags fail before anything is touched.
+	if out, err := run(ctx, append([]string{"network", "connect", "--server-service-type", "ExternalName"}, args...)...); err == nil || !strings.Contains(err.Error(), "--server-service-type") {
+		t.Errorf("a bad service type: %v\n%s", err, out)
+	}
+}
+
+func newClient(t *testing.T, name string) client.Client {
+	t.Helper()
+	c, err := client.New(tb.Cluster(name).Config, client.Options{Scheme: apis.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
