@@ -13,7 +13,8 @@ import (
 )
 
 // NewCSR returns a PEM certificate request for user in group, signed with
-// key: the provider's API server will know the consumer by that user.
+// key: the provider's API server will know the consumer by that user. key is
+// the cluster's TLS client key, never its identity key.
 func NewCSR(key ed25519.PrivateKey, user, group string) ([]byte, error) {
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
 		Subject: pkix.Name{CommonName: user, Organization: []string{group}},
@@ -24,48 +25,58 @@ func NewCSR(key ed25519.PrivateKey, user, group string) ([]byte, error) {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}), nil
 }
 
-// CheckCSR verifies that a PEM request is self-signed by publicKey and asks
-// for exactly user in group, so a consumer cannot obtain a certificate for
-// somebody else or for a key it did not prove to own.
-func CheckCSR(csrPEM, publicKey []byte, user, group string) error {
+// CheckCSR verifies that a PEM request is self-signed, asks for exactly user
+// in group, and is not for the consumer's identity key identityKey. It
+// returns the request's public key (PKIX DER), which the consumer's
+// handshake signature must cover: so a consumer cannot obtain a certificate
+// for somebody else or for a key its identity did not vouch for, and its
+// identity key never becomes a TLS key.
+func CheckCSR(csrPEM, identityKey []byte, user, group string) ([]byte, error) {
 	block, _ := pem.Decode(csrPEM)
 	if block == nil || block.Type != "CERTIFICATE REQUEST" {
-		return errors.New("the CSR is not a PEM certificate request")
+		return nil, errors.New("the CSR is not a PEM certificate request")
 	}
 	req, err := x509.ParseCertificateRequest(block.Bytes)
 	if err != nil {
-		return fmt.Errorf("parsing the CSR: %w", err)
+		return nil, fmt.Errorf("parsing the CSR: %w", err)
 	}
 	if err := req.CheckSignature(); err != nil {
-		return fmt.Errorf("the CSR signature is invalid: %w", err)
+		return nil, fmt.Errorf("the CSR signature is invalid: %w", err)
 	}
-	pk, ok := req.PublicKey.(ed25519.PublicKey)
-	if !ok || !bytes.Equal(pk, publicKey) {
-		return errors.New("the CSR's key is not the cluster's public key")
+	if pk, ok := req.PublicKey.(ed25519.PublicKey); ok && bytes.Equal(pk, identityKey) {
+		return nil, errors.New("the CSR's key is the consumer's identity key: the TLS client key must be a separate key")
 	}
 	if req.Subject.CommonName != user || !slices.Equal(req.Subject.Organization, []string{group}) {
-		return fmt.Errorf("the CSR asks for %q in %v, expected %q in [%s]", req.Subject.CommonName, req.Subject.Organization, user, group)
+		return nil, fmt.Errorf("the CSR asks for %q in %v, expected %q in [%s]", req.Subject.CommonName, req.Subject.Organization, user, group)
 	}
-	return nil
+	der, err := x509.MarshalPKIXPublicKey(req.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("the CSR's public key: %w", err)
+	}
+	return der, nil
 }
 
-// certMatches tells whether certPEM is a certificate for publicKey that is
-// still valid for a while, so a Tenant that was already served needs no new
-// one.
-func certMatches(certPEM, publicKey []byte, now func() int64) bool {
-	block, _ := pem.Decode(certPEM)
-	if block == nil {
-		return false
-	}
-	cert, err := x509.ParseCertificate(block.Bytes)
+// certMatches tells whether certPEM is a certificate for the public key
+// clientKey (PKIX DER) that is still valid for a while, so a Tenant that was
+// already served needs no new one.
+func certMatches(certPEM, clientKey []byte, now func() int64) bool {
+	cert, err := parseCert(certPEM)
 	if err != nil {
 		return false
 	}
-	pk, ok := cert.PublicKey.(ed25519.PublicKey)
-	if !ok || !bytes.Equal(pk, publicKey) {
+	der, err := x509.MarshalPKIXPublicKey(cert.PublicKey)
+	if err != nil || !bytes.Equal(der, clientKey) {
 		return false
 	}
 	// Renew when less than a tenth of the lifetime is left.
 	life := cert.NotAfter.Unix() - cert.NotBefore.Unix()
 	return cert.NotAfter.Unix()-now() > life/10
+}
+
+func parseCert(certPEM []byte) (*x509.Certificate, error) {
+	block, _ := pem.Decode(certPEM)
+	if block == nil || block.Type != "CERTIFICATE" {
+		return nil, errors.New("not a PEM certificate")
+	}
+	return x509.ParseCertificate(block.Bytes)
 }

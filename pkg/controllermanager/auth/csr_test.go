@@ -3,40 +3,49 @@ package auth
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"strings"
 	"testing"
+	"time"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 )
 
 func TestCheckCSR(t *testing.T) {
-	pub, key, _ := ed25519.GenerateKey(rand.Reader)
-	otherPub, otherKey, _ := ed25519.GenerateKey(rand.Reader)
-	good, err := NewCSR(key, "liqo-consumer-rome", "liqo.io:consumers")
+	identityPub, identityKey, _ := ed25519.GenerateKey(rand.Reader)
+	clientPub, clientKey, _ := ed25519.GenerateKey(rand.Reader)
+	good, err := NewCSR(clientKey, "liqo-consumer-rome", "liqo.io:consumers")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrongUser, _ := NewCSR(key, "system:admin", "liqo.io:consumers")
-	wrongGroup, _ := NewCSR(key, "liqo-consumer-rome", "system:masters")
-	otherKeyCSR, _ := NewCSR(otherKey, "liqo-consumer-rome", "liqo.io:consumers")
+	wrongUser, _ := NewCSR(clientKey, "system:admin", "liqo.io:consumers")
+	wrongGroup, _ := NewCSR(clientKey, "liqo-consumer-rome", "system:masters")
+	identityCSR, _ := NewCSR(identityKey, "liqo-consumer-rome", "liqo.io:consumers")
 	cases := []struct {
 		name    string
 		csr     []byte
-		pub     []byte
 		wantErr string
 	}{
-		{"valid", good, pub, ""},
-		{"another user", wrongUser, pub, `asks for "system:admin"`},
-		{"another group", wrongGroup, pub, "system:masters"},
-		{"key not the presented one", otherKeyCSR, pub, "not the cluster's public key"},
-		{"presented key not the CSR's", good, otherPub, "not the cluster's public key"},
-		{"not PEM", []byte("garbage"), pub, "not a PEM certificate request"},
+		{"valid", good, ""},
+		{"another user", wrongUser, `asks for "system:admin"`},
+		{"another group", wrongGroup, "system:masters"},
+		{"the identity key as TLS key", identityCSR, "the CSR's key is the consumer's identity key"},
+		{"not PEM", []byte("garbage"), "not a PEM certificate request"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := CheckCSR(c.csr, c.pub, "liqo-consumer-rome", "liqo.io:consumers")
+			key, err := CheckCSR(c.csr, identityPub, "liqo-consumer-rome", "liqo.io:consumers")
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
 				t.Fatalf("got %v, want error containing %q", err, c.wantErr)
+			}
+			if c.wantErr == "" {
+				want, _ := x509.MarshalPKIXPublicKey(clientPub)
+				if string(key) != string(want) {
+					t.Fatal("CheckCSR did not return the request's key")
+				}
 			}
 		})
 	}
@@ -44,10 +53,22 @@ func TestCheckCSR(t *testing.T) {
 
 func TestBuildKubeconfig(t *testing.T) {
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	_, otherKey, _ := ed25519.GenerateKey(rand.Reader)
+	crt := selfSigned(t, key)
 	if _, err := BuildKubeconfig(&authv1beta1.AuthParams{}, key, "u"); err == nil {
 		t.Fatal("empty auth params accepted")
 	}
-	kc, err := BuildKubeconfig(&authv1beta1.AuthParams{APIServer: "https://127.0.0.1:6443", CA: []byte("ca"), SignedCRT: []byte("crt")}, key, "u")
+	// A certificate for another key (the identity, before the keys were
+	// split) is refused with a way out, rather than failing in TLS.
+	_, err := BuildKubeconfig(&authv1beta1.AuthParams{APIServer: "https://127.0.0.1:6443", SignedCRT: crt}, otherKey, "u")
+	if err == nil || !strings.Contains(err.Error(), "not for this cluster's TLS client key") {
+		t.Fatalf("a certificate for another key: got %v", err)
+	}
+	if _, err := BuildKubeconfig(&authv1beta1.AuthParams{APIServer: "https://127.0.0.1:6443", SignedCRT: []byte("crt")}, key, "u"); err == nil ||
+		!strings.Contains(err.Error(), "signedCrt") {
+		t.Fatalf("a certificate that is not PEM: got %v", err)
+	}
+	kc, err := BuildKubeconfig(&authv1beta1.AuthParams{APIServer: "https://127.0.0.1:6443", CA: []byte("ca"), SignedCRT: crt}, key, "u")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +76,18 @@ func TestBuildKubeconfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Host != "https://127.0.0.1:6443" || string(cfg.CAData) != "ca" || string(cfg.CertData) != "crt" || !strings.Contains(string(cfg.KeyData), "PRIVATE KEY") {
+	if cfg.Host != "https://127.0.0.1:6443" || string(cfg.CAData) != "ca" || string(cfg.CertData) != string(crt) || !strings.Contains(string(cfg.KeyData), "PRIVATE KEY") {
 		t.Fatalf("unexpected config: host %s ca %q cert %q", cfg.Host, cfg.CAData, cfg.CertData)
 	}
+}
+
+func selfSigned(t *testing.T, key ed25519.PrivateKey) []byte {
+	t.Helper()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "u"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }

@@ -41,7 +41,7 @@ func (r *IdentityReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, nil
 	}
 	user := consts.ConsumerUser(r.ClusterID)
-	kubeconfig, err := BuildKubeconfig(&id.Spec.AuthParams, r.Keys.Private, user)
+	kubeconfig, err := BuildKubeconfig(&id.Spec.AuthParams, r.Keys.Client, user)
 	if err != nil {
 		return ctrl.Result{}, r.setReady(ctx, &id, metav1.ConditionFalse, "InvalidAuthParams", err.Error())
 	}

@@ -12,14 +12,26 @@ import (
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/clientcfg"
+	"github.com/liqo-go/liqo/pkg/identity"
 )
 
 // BuildKubeconfig renders the kubeconfig a consumer uses to reach its
 // provider: the provider's CA and server from the AuthParams, the signed
-// certificate and the cluster's own private key.
+// certificate and the cluster's TLS client key (never its identity key).
 func BuildKubeconfig(p *authv1beta1.AuthParams, key ed25519.PrivateKey, user string) ([]byte, error) {
 	if p == nil || p.APIServer == "" || len(p.SignedCRT) == 0 {
 		return nil, fmt.Errorf("the identity has no API server or certificate yet")
+	}
+	// A certificate for another key (one issued before the client key was
+	// split from the identity, or a foreign one) would only fail in the TLS
+	// handshake: say so here instead.
+	cert, err := parseCert(p.SignedCRT)
+	if err != nil {
+		return nil, fmt.Errorf("the identity's signedCrt: %w", err)
+	}
+	if pk, ok := cert.PublicKey.(ed25519.PublicKey); !ok || !pk.Equal(key.Public()) {
+		return nil, fmt.Errorf("the identity's signedCrt is not for this cluster's TLS client key (Secret %s); run liqoctl peer again to have the provider issue a new one",
+			identity.ClientKeySecretName)
 	}
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {

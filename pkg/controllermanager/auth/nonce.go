@@ -1,7 +1,9 @@
 // Package auth holds the controllers of the authentication handshake: the
-// provider issues a nonce, the consumer signs it, the provider verifies the
-// signature and issues the consumer a client certificate (Tenant), and the
-// consumer turns that certificate into a kubeconfig (Identity).
+// provider issues a nonce, the consumer signs it with its identity key
+// inside a message binding both cluster IDs and its TLS client key, the
+// provider verifies the signature and issues a client certificate for that
+// TLS key (Tenant), and the consumer turns that certificate into a
+// kubeconfig (Identity).
 package auth
 
 import (

@@ -56,15 +56,15 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	consumer := string(t.Spec.ClusterID)
 	user := consts.ConsumerUser(consumer)
-	if err := r.verify(ctx, &t, user); err != nil {
+	clientKey, err := r.verify(ctx, &t, user)
+	if err != nil {
 		return ctrl.Result{}, r.setReady(ctx, &t, metav1.ConditionFalse, "AuthenticationFailed", err.Error())
 	}
 
 	crt := []byte(nil)
-	if t.Status.AuthParams != nil && certMatches(t.Status.AuthParams.SignedCRT, t.Spec.PublicKey, nowUnix) {
+	if t.Status.AuthParams != nil && certMatches(t.Status.AuthParams.SignedCRT, clientKey, nowUnix) {
 		crt = t.Status.AuthParams.SignedCRT
 	} else {
-		var err error
 		if crt, err = r.issue(ctx, &t); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -82,29 +82,39 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 	// The request served its purpose; its certificate now lives in the status.
-	err := r.Clientset.CertificatesV1().CertificateSigningRequests().Delete(ctx, csrName(consumer), metav1.DeleteOptions{})
+	err = r.Clientset.CertificatesV1().CertificateSigningRequests().Delete(ctx, csrName(consumer), metav1.DeleteOptions{})
 	return ctrl.Result{}, client.IgnoreNotFound(err)
 }
 
 // verify checks that the Tenant sits in the consumer's tenant namespace,
-// that the consumer signed this namespace's nonce with the key it presents,
-// and that its certificate request is for that key and its own user.
-func (r *TenantReconciler) verify(ctx context.Context, t *authv1beta1.Tenant, user string) error {
+// that its certificate request is for the consumer's own user and for a key
+// other than its identity, and that the consumer signed, with the identity
+// it presents, the handshake of this namespace's nonce for itself, this
+// provider and that request's key. It returns that key (PKIX DER). Every
+// field of the signed handshake comes from what this provider knows: its own
+// ID, the consumer ID its namespace is named after, the nonce it issued.
+func (r *TenantReconciler) verify(ctx context.Context, t *authv1beta1.Tenant, user string) ([]byte, error) {
 	consumer := string(t.Spec.ClusterID)
 	if want := consts.TenantNamespace(consumer); t.Namespace != want {
-		return fmt.Errorf("the Tenant of cluster %s must be in namespace %s, not %s", consumer, want, t.Namespace)
+		return nil, fmt.Errorf("the Tenant of cluster %s must be in namespace %s, not %s", consumer, want, t.Namespace)
 	}
 	if t.Spec.AuthzPolicy == authv1beta1.TolerateNoHandshakePolicy {
-		return fmt.Errorf("authzPolicy %s is not supported: the nonce handshake is always required", t.Spec.AuthzPolicy)
+		return nil, fmt.Errorf("authzPolicy %s is not supported: the nonce handshake is always required", t.Spec.AuthzPolicy)
 	}
 	var nonce corev1.Secret
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: t.Namespace, Name: consts.NonceSecret}, &nonce); err != nil {
-		return fmt.Errorf("reading the nonce Secret %s/%s: %w", t.Namespace, consts.NonceSecret, err)
+		return nil, fmt.Errorf("reading the nonce Secret %s/%s: %w", t.Namespace, consts.NonceSecret, err)
 	}
-	if err := identity.Verify(t.Spec.PublicKey, nonce.Data[consts.NonceKey], t.Spec.Signature); err != nil {
-		return fmt.Errorf("the nonce signature does not verify with the consumer's public key: %w", err)
+	clientKey, err := CheckCSR(t.Spec.CSR, t.Spec.PublicKey, user, consts.ConsumerGroup)
+	if err != nil {
+		return nil, fmt.Errorf("spec.csr: %w", err)
 	}
-	return CheckCSR(t.Spec.CSR, t.Spec.PublicKey, user, consts.ConsumerGroup)
+	h := identity.Handshake{ConsumerID: consumer, ProviderID: r.ClusterID, Nonce: nonce.Data[consts.NonceKey], ClientKey: clientKey}
+	if err := identity.VerifyHandshake(t.Spec.PublicKey, h, t.Spec.Signature); err != nil {
+		return nil, fmt.Errorf("spec.signature does not verify with spec.publicKey over the handshake of consumer %s, provider %s, the issued nonce and the CSR's key: %w",
+			consumer, r.ClusterID, err)
+	}
+	return clientKey, nil
 }
 
 func csrName(consumer string) string { return "liqo-tenant-" + consumer }

@@ -1,0 +1,257 @@
+package auth
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/identity"
+	"github.com/liqo-go/liqo/pkg/testbed"
+)
+
+// The provider in the Tenant tests.
+const providerID = "milan"
+
+func newTenantReconciler(provider string) *TenantReconciler {
+	return &TenantReconciler{Client: cl, Clientset: cs, ClusterID: provider, CA: cluster.Config.CAData,
+		APIServerURL: cluster.Config.Host, ClusterRole: "liqo-remote-controlplane"}
+}
+
+// issueNonce sets up, on the provider, consumer's tenant namespace and the
+// nonce its NonceReconciler issues there, and returns the nonce.
+func issueNonce(ctx context.Context, t *testing.T, consumer string) []byte {
+	t.Helper()
+	ns := consts.TenantNamespace(consumer)
+	createNamespace(ctx, t, ns, tenantLabels(consumer))
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: consts.NonceSecret, Namespace: ns,
+		Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.NonceSecretLabel: consts.NonceIssued}}}
+	if err := cl.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: ns, Name: consts.NonceSecret}
+	if _, err := (&NonceReconciler{Client: cl}).Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Get(ctx, key, s); err != nil {
+		t.Fatal(err)
+	}
+	return s.Data[consts.NonceKey]
+}
+
+func createTenant(ctx context.Context, t *testing.T, consumer string, publicKey, csr, signature []byte) types.NamespacedName {
+	t.Helper()
+	tn := &authv1beta1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: consumer, Namespace: consts.TenantNamespace(consumer)},
+		Spec: authv1beta1.TenantSpec{ClusterID: corev1beta1.ClusterID(consumer), AuthzPolicy: authv1beta1.KeysExchangePolicy,
+			PublicKey: publicKey, CSR: csr, Signature: signature}}
+	if err := cl.Create(ctx, tn); err != nil {
+		t.Fatal(err)
+	}
+	return types.NamespacedName{Namespace: tn.Namespace, Name: tn.Name}
+}
+
+// material is what liqoctl copies from the consumer into its Tenant.
+type material struct {
+	pub, csr, sig []byte
+}
+
+// TestTenantRefusesForeignSignatures: the provider rebuilds the handshake
+// from what it knows (its own ID, the consumer the namespace belongs to,
+// the nonce it issued, the key in the CSR) and accepts no signature made
+// for anything else: not the old raw-nonce scheme, not another provider,
+// consumer or nonce, not a CSR whose key the signature does not cover, and
+// no CSR for the identity key itself. No certificate is requested.
+func TestTenantRefusesForeignSignatures(t *testing.T) {
+	cases := []struct {
+		name     string
+		consumer string
+		forge    func(t *testing.T, consumer string, nonce []byte) material
+		want     string
+	}{
+		{"old consumer: raw nonce signed by the key of its CSR", "old", func(t *testing.T, consumer string, nonce []byte) material {
+			pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+			csr, _ := NewCSR(priv, consts.ConsumerUser(consumer), consts.ConsumerGroup)
+			return material{pub, csr, ed25519.Sign(priv, nonce)}
+		}, "spec.csr: the CSR's key is the consumer's identity key"},
+		{"raw nonce signature", "raw", func(t *testing.T, consumer string, nonce []byte) material {
+			pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+			_, client, _ := ed25519.GenerateKey(rand.Reader)
+			csr, _ := NewCSR(client, consts.ConsumerUser(consumer), consts.ConsumerGroup)
+			return material{pub, csr, ed25519.Sign(priv, nonce)}
+		}, "spec.signature does not verify"},
+		{"signed for another provider", "other-provider", func(t *testing.T, consumer string, nonce []byte) material {
+			return handshake(t, consumer, identity.Handshake{ConsumerID: consumer, ProviderID: "naples", Nonce: nonce})
+		}, "spec.signature does not verify"},
+		{"signed as another consumer", "other-consumer", func(t *testing.T, consumer string, nonce []byte) material {
+			return handshake(t, consumer, identity.Handshake{ConsumerID: "turin", ProviderID: providerID, Nonce: nonce})
+		}, "spec.signature does not verify"},
+		{"signed another nonce", "other-nonce", func(t *testing.T, consumer string, nonce []byte) material {
+			return handshake(t, consumer, identity.Handshake{ConsumerID: consumer, ProviderID: providerID, Nonce: mustNonce(t)})
+		}, "spec.signature does not verify"},
+		{"a CSR for a key the signature does not cover", "swapped-csr", func(t *testing.T, consumer string, nonce []byte) material {
+			m := handshake(t, consumer, identity.Handshake{ConsumerID: consumer, ProviderID: providerID, Nonce: nonce})
+			_, attacker, _ := ed25519.GenerateKey(rand.Reader)
+			m.csr, _ = NewCSR(attacker, consts.ConsumerUser(consumer), consts.ConsumerGroup)
+			return m
+		}, "spec.signature does not verify"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			nonce := issueNonce(ctx, t, c.consumer)
+			m := c.forge(t, c.consumer, nonce)
+			key := createTenant(ctx, t, c.consumer, m.pub, m.csr, m.sig)
+			if _, err := newTenantReconciler(providerID).Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
+				t.Fatal(err)
+			}
+			var tn authv1beta1.Tenant
+			if err := cl.Get(ctx, key, &tn); err != nil {
+				t.Fatal(err)
+			}
+			cond := meta.FindStatusCondition(tn.Status.Conditions, ConditionReady)
+			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != "AuthenticationFailed" || !strings.Contains(cond.Message, c.want) {
+				t.Fatalf("condition %+v, want AuthenticationFailed containing %q", cond, c.want)
+			}
+			if tn.Status.AuthParams != nil {
+				t.Fatal("credentials were issued")
+			}
+			if _, err := cs.CertificatesV1().CertificateSigningRequests().Get(ctx, csrName(c.consumer), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Fatalf("a certificate was requested (%v)", err)
+			}
+		})
+	}
+}
+
+// handshake signs h, completed with the CSR's key, with fresh Keys, as the
+// consumer's signer does.
+func handshake(t *testing.T, consumer string, h identity.Handshake) material {
+	t.Helper()
+	keys, err := identity.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	csr, err := NewCSR(keys.Client, consts.ConsumerUser(consumer), consts.ConsumerGroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ClientKey, err = keys.ClientPublicKey(); err != nil {
+		t.Fatal(err)
+	}
+	sig, err := keys.SignHandshake(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return material{keys.Public, csr, sig}
+}
+
+// TestHandshakeEndToEnd: a consumer's signer answers the provider's nonce,
+// the provider verifies it and has the certificates API sign the request,
+// and the consumer's kubeconfig authenticates as its user. The certificate
+// is for the TLS client key, so what the identity signs never yields a TLS
+// identity.
+func TestHandshakeEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const consumer, provider = "florence", "siena"
+	nonce := issueNonce(ctx, t, consumer)
+
+	// The consumer: liqoctl copies the nonce into its tenant namespace for
+	// the provider, and the signer answers.
+	createNamespace(ctx, t, consts.TenantNamespace(provider), tenantLabels(provider))
+	signer, _ := newSigner(t)
+	signer.ClusterID = consumer
+	s := toSign(ctx, t, consts.TenantNamespace(provider), consts.SignedNonceSecret, provider, nonce)
+	if _, err := signer.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Name}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Get(ctx, types.NamespacedName{Namespace: s.Namespace, Name: s.Name}, s); err != nil {
+		t.Fatal(err)
+	}
+
+	// The provider.
+	key := createTenant(ctx, t, consumer, s.Data[consts.PublicKeyKey], s.Data[consts.CSRKey], s.Data[consts.SignatureKey])
+	tr := newTenantReconciler(provider)
+	var tn authv1beta1.Tenant
+	testbed.Eventually(ctx, t, "the Tenant to be Ready", func() (bool, error) {
+		if _, err := tr.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
+			return false, err
+		}
+		if err := cl.Get(ctx, key, &tn); err != nil {
+			return false, err
+		}
+		cond := meta.FindStatusCondition(tn.Status.Conditions, ConditionReady)
+		if cond != nil && cond.Reason == "AuthenticationFailed" {
+			t.Fatalf("the provider refused a genuine handshake: %s", cond.Message)
+		}
+		return cond != nil && cond.Status == metav1.ConditionTrue, nil
+	})
+	block, _ := pem.Decode(tn.Status.AuthParams.SignedCRT)
+	if block == nil {
+		t.Fatal("the issued certificate is not PEM")
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certKey := cert.PublicKey.(ed25519.PublicKey)
+	if certKey.Equal(signer.Keys.Public) {
+		t.Fatal("the TLS client certificate is for the identity key")
+	}
+	if !certKey.Equal(signer.Keys.Client.Public()) {
+		t.Fatal("the TLS client certificate is not for the client key")
+	}
+
+	// The consumer again: the Identity liqoctl writes becomes a kubeconfig
+	// that the provider accepts.
+	idNS := "identity-e2e"
+	createNamespace(ctx, t, idNS, nil)
+	id := &authv1beta1.Identity{ObjectMeta: metav1.ObjectMeta{Name: consts.IdentityName(provider), Namespace: idNS},
+		Spec: authv1beta1.IdentitySpec{ClusterID: corev1beta1.ClusterID(provider), AuthParams: *tn.Status.AuthParams}}
+	if err := cl.Create(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	ir := &IdentityReconciler{Client: cl, Keys: signer.Keys, ClusterID: consumer}
+	if _, err := ir.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: idNS, Name: id.Name}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Get(ctx, types.NamespacedName{Namespace: idNS, Name: id.Name}, id); err != nil {
+		t.Fatal(err)
+	}
+	if cond := meta.FindStatusCondition(id.Status.Conditions, ConditionReady); cond == nil || cond.Status != metav1.ConditionTrue {
+		t.Fatalf("the Identity is not Ready: %+v", cond)
+	}
+	var kc corev1.Secret
+	if err := cl.Get(ctx, types.NamespacedName{Namespace: idNS, Name: consts.KubeconfigSecretName(id.Name)}, &kc); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := RESTConfig(kc.Data[consts.KubeconfigKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := pem.Decode(cfg.KeyData)
+	if kb == nil {
+		t.Fatal("the kubeconfig holds no PEM key")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.(ed25519.PrivateKey).Public().(ed25519.PublicKey).Equal(signer.Keys.Public) {
+		t.Fatal("the kubeconfig Secret holds the identity's private key")
+	}
+}
