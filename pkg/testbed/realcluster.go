@@ -212,3 +212,14 @@ func (c *Cluster) DialInNode(ctx context.Context, node, network, addr string) (n
 	}
 	return nil, fmt.Errorf("cluster %q has no real node %q", c.Name, node)
 }
+
+// InNode runs fn on a thread inside a real node's network namespace, to
+// look at its links, routes and nftables as the node sees them.
+func (c *Cluster) InNode(node string, fn func() error) error {
+	for _, n := range c.realNodes {
+		if n.name == node {
+			return netns.Do(n.ns, fn)
+		}
+	}
+	return fmt.Errorf("cluster %q has no real node %q", c.Name, node)
+}

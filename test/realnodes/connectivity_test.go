@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/realpods"
 )
 
 var podCIDR = netip.MustParsePrefix("10.244.0.0/16")
@@ -23,7 +24,7 @@ var podCIDR = netip.MustParsePrefix("10.244.0.0/16")
 // each cluster reaches every pod and the Service by its DNS name, and a pod
 // of west reaches east's NodePort at east's node address.
 func TestOverlappingClusters(t *testing.T) {
-	ctx := timeout(t, 4*time.Minute)
+	ctx := realpods.Timeout(t, 4*time.Minute)
 	const nodePort = 30080
 	type side struct {
 		c    *testbed.Cluster
@@ -32,16 +33,16 @@ func TestOverlappingClusters(t *testing.T) {
 	}
 	sides := []*side{{c: east}, {c: west}}
 	for _, s := range sides {
-		s.ns = namespace(ctx, t, s.c, "overlap")
+		s.ns = realpods.Namespace(ctx, t, s.c, "overlap")
 		np := int32(0)
 		if s.c == east {
 			np = nodePort
 		}
-		deployWeb(ctx, t, s.c, s.ns, 3, np)
+		realpods.DeployWeb(ctx, t, s.c, s.ns, 3, np)
 	}
 	cidrs := map[string][]string{}
 	for _, s := range sides {
-		s.pods = runningPods(ctx, t, s.c, s.ns, "app=web", 3)
+		s.pods = realpods.RunningPods(ctx, t, s.c, s.ns, "app=web", 3)
 		for _, p := range s.pods {
 			addr, err := netip.ParseAddr(p.Status.PodIP)
 			if err != nil || !podCIDR.Contains(addr) {
@@ -64,16 +65,16 @@ func TestOverlappingClusters(t *testing.T) {
 	}
 
 	for _, s := range sides {
-		cl := client(ctx, t, s.c, s.ns, "")
+		cl := realpods.Client(ctx, t, s.c, s.ns, "")
 		var names []string
 		for _, p := range s.pods {
 			names = append(names, p.Name)
-			if got := fetch(ctx, t, s.c, s.ns, cl, "http://"+p.Status.PodIP+":8080/"); got != p.Name {
+			if got := realpods.Fetch(ctx, t, s.c, s.ns, cl, "http://"+p.Status.PodIP+":8080/"); got != p.Name {
 				t.Errorf("%s: pod IP %s answered %q, want %q", s.c.Name, p.Status.PodIP, got, p.Name)
 			}
 		}
 		url := "http://web." + s.ns + ".svc.cluster.local/"
-		if got := fetch(ctx, t, s.c, s.ns, cl, url); !slices.Contains(names, got) {
+		if got := realpods.Fetch(ctx, t, s.c, s.ns, cl, url); !slices.Contains(names, got) {
 			t.Errorf("%s: %s answered %q, want one of %v", s.c.Name, url, got, names)
 		}
 	}
@@ -91,7 +92,7 @@ func TestOverlappingClusters(t *testing.T) {
 	for _, n := range nodes.Items {
 		ip := internalIP(&n)
 		url := "http://" + ip + ":30080/"
-		if got := fetch(ctx, t, west, sides[1].ns, "client", url); !slices.Contains(eastNames, got) {
+		if got := realpods.Fetch(ctx, t, west, sides[1].ns, "client", url); !slices.Contains(eastNames, got) {
 			t.Errorf("east's NodePort at %s (node %s) answered west's pod with %q, want one of %v", ip, n.Name, got, eastNames)
 		}
 	}
@@ -109,17 +110,17 @@ func internalIP(n *corev1.Node) string {
 // TestAcrossNodes checks pod-to-pod and pod-to-Service traffic between the
 // two real nodes of east: the client runs on one, the server on the other.
 func TestAcrossNodes(t *testing.T) {
-	ctx := timeout(t, 3*time.Minute)
-	ns := namespace(ctx, t, east, "across")
-	deployWeb(ctx, t, east, ns, 2, 0)
-	pods := runningPods(ctx, t, east, ns, "app=web", 2)
+	ctx := realpods.Timeout(t, 3*time.Minute)
+	ns := realpods.Namespace(ctx, t, east, "across")
+	realpods.DeployWeb(ctx, t, east, ns, 2, 0)
+	pods := realpods.RunningPods(ctx, t, east, ns, "app=web", 2)
 	if pods[0].Spec.NodeName == pods[1].Spec.NodeName {
 		t.Fatalf("both web pods run on %s; the spread constraint should have split them", pods[0].Spec.NodeName)
 	}
 	server := pods[1]
-	cl := client(ctx, t, east, ns, pods[0].Spec.NodeName)
+	cl := realpods.Client(ctx, t, east, ns, pods[0].Spec.NodeName)
 
-	if got := fetch(ctx, t, east, ns, cl, "http://"+server.Status.PodIP+":8080/"); got != server.Name {
+	if got := realpods.Fetch(ctx, t, east, ns, cl, "http://"+server.Status.PodIP+":8080/"); got != server.Name {
 		t.Errorf("pod %s on %s answered %q", server.Name, server.Spec.NodeName, got)
 	}
 	// A Service whose only endpoint is the pod on the other node.
@@ -139,7 +140,7 @@ func TestAcrossNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, url := range []string{"http://" + created.Spec.ClusterIP + "/", "http://picked." + ns + ".svc.cluster.local/"} {
-		if got := fetch(ctx, t, east, ns, cl, url); got != server.Name {
+		if got := realpods.Fetch(ctx, t, east, ns, cl, url); got != server.Name {
 			t.Errorf("%s from %s answered %q, want %q on %s", url, pods[0].Spec.NodeName, got, server.Name, server.Spec.NodeName)
 		}
 	}
@@ -148,8 +149,8 @@ func TestAcrossNodes(t *testing.T) {
 // TestRealAndSimulatedPods runs a pod on a simulated node and one on a real
 // node of the same cluster.
 func TestRealAndSimulatedPods(t *testing.T) {
-	ctx := timeout(t, 2*time.Minute)
-	ns := namespace(ctx, t, east, "mixed")
+	ctx := realpods.Timeout(t, 2*time.Minute)
+	ns := realpods.Namespace(ctx, t, east, "mixed")
 	for _, kind := range []string{"kwok", testbed.RealNodeType} {
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: kind, Namespace: ns, Labels: map[string]string{"kind": kind}},
@@ -163,7 +164,7 @@ func TestRealAndSimulatedPods(t *testing.T) {
 		}
 	}
 	for _, kind := range []string{"kwok", testbed.RealNodeType} {
-		p := runningPods(ctx, t, east, ns, "kind="+kind, 1)[0]
+		p := realpods.RunningPods(ctx, t, east, ns, "kind="+kind, 1)[0]
 		node, err := east.Client().CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -179,9 +180,9 @@ func TestRealAndSimulatedPods(t *testing.T) {
 // server at that cluster's underlay address, as a component peering real
 // clusters would.
 func TestAPIServersFromPods(t *testing.T) {
-	ctx := timeout(t, 2*time.Minute)
-	ns := namespace(ctx, t, west, "apiserver")
-	cl := client(ctx, t, west, ns, "")
+	ctx := realpods.Timeout(t, 2*time.Minute)
+	ns := realpods.Namespace(ctx, t, west, "apiserver")
+	cl := realpods.Client(ctx, t, west, ns, "")
 	_, port, err := net.SplitHostPort(strings.TrimPrefix(east.Server, "https://"))
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +193,7 @@ func TestAPIServersFromPods(t *testing.T) {
 	} {
 		// /version is public (system:public-info-viewer); busybox's wget
 		// does not check certificates.
-		if got := fetch(ctx, t, west, ns, cl, url); !strings.Contains(got, `"gitVersion": "v1.34`) {
+		if got := realpods.Fetch(ctx, t, west, ns, cl, url); !strings.Contains(got, `"gitVersion": "v1.34`) {
 			t.Errorf("%s answered %q, want the API server's version", url, got)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/images"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/realpods"
 )
 
 // TestOurImagesRun: the testbed builds our server components' images from
@@ -18,18 +19,18 @@ import (
 // chart uses, and a real node runs them: the controller manager's image
 // answers --version with the testbed's tag.
 func TestOurImagesRun(t *testing.T) {
-	ctx := timeout(t, 8*time.Minute) // a cold build compiles the manager
+	ctx := realpods.Timeout(t, 8*time.Minute) // a cold build compiles the manager
 	c := west
 	if err := c.PushComponents(ctx, images.ControllerManager); err != nil {
 		t.Fatal(err)
 	}
-	ns := namespace(ctx, t, c, "images")
+	ns := realpods.Namespace(ctx, t, c, "images")
 	comp, err := images.LookupComponent(images.ControllerManager)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "version", Namespace: ns}, Spec: corev1.PodSpec{
-		NodeSelector: onRealNodes, RestartPolicy: corev1.RestartPolicyNever,
+		NodeSelector: realpods.OnRealNodes, RestartPolicy: corev1.RestartPolicyNever,
 		Containers: []corev1.Container{{Name: "manager", Image: comp.Ref(testbed.TestImageTag), Args: []string{"--version"}}}}}
 	cs := c.Client()
 	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {

@@ -16,18 +16,19 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/realpods"
 )
 
 // TestKubeletAPI reads a real pod's logs, runs a command in it and forwards
 // a port to it, all through the API server, which reaches the kubelet on
 // the underlay.
 func TestKubeletAPI(t *testing.T) {
-	ctx := timeout(t, 3*time.Minute)
-	ns := namespace(ctx, t, east, "kubelet-api")
+	ctx := realpods.Timeout(t, 3*time.Minute)
+	ns := realpods.Namespace(ctx, t, east, "kubelet-api")
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "talker", Namespace: ns, Labels: map[string]string{"app": "talker"}},
 		Spec: corev1.PodSpec{
-			NodeSelector:                  onRealNodes,
+			NodeSelector:                  realpods.OnRealNodes,
 			TerminationGracePeriodSeconds: ptr.To[int64](1),
 			Containers: []corev1.Container{{
 				Name: "web", Image: "busybox",
@@ -38,13 +39,13 @@ func TestKubeletAPI(t *testing.T) {
 	if _, err := east.Client().CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	runningPods(ctx, t, east, ns, "app=talker", 1)
+	realpods.RunningPods(ctx, t, east, ns, "app=talker", 1)
 
 	testbed.Eventually(ctx, t, "the container's log", func() (bool, error) {
-		out, err := kubectl(ctx, east, "logs", "-n", ns, "talker")
+		out, err := realpods.Kubectl(ctx, east, "logs", "-n", ns, "talker")
 		return strings.Contains(out, "hello from a real container"), err
 	})
-	out, err := kubectl(ctx, east, "exec", "-n", ns, "talker", "--", "sh", "-c", "echo exec in $(hostname)")
+	out, err := realpods.Kubectl(ctx, east, "exec", "-n", ns, "talker", "--", "sh", "-c", "echo exec in $(hostname)")
 	if err != nil || strings.TrimSpace(out) != "exec in talker" {
 		t.Errorf("exec: %q, %v", out, err)
 	}
@@ -83,12 +84,12 @@ func TestKubeletAPI(t *testing.T) {
 // TestCrashingContainerRestarts runs a container that exits at once: the
 // kubelet restarts it and the restart count shows in kubectl.
 func TestCrashingContainerRestarts(t *testing.T) {
-	ctx := timeout(t, 3*time.Minute)
-	ns := namespace(ctx, t, east, "crash")
+	ctx := realpods.Timeout(t, 3*time.Minute)
+	ns := realpods.Namespace(ctx, t, east, "crash")
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "crasher", Namespace: ns},
 		Spec: corev1.PodSpec{
-			NodeSelector: onRealNodes,
+			NodeSelector: realpods.OnRealNodes,
 			Containers:   []corev1.Container{{Name: "main", Image: "busybox", Command: []string{"sh", "-c", "echo crashing; exit 3"}}},
 		},
 	}
@@ -106,7 +107,7 @@ func TestCrashingContainerRestarts(t *testing.T) {
 		}
 		return st.RestartCount >= 2, nil
 	})
-	out, err := kubectl(context.Background(), east, "get", "pod", "-n", ns, "crasher", "--no-headers")
+	out, err := realpods.Kubectl(context.Background(), east, "get", "pod", "-n", ns, "crasher", "--no-headers")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,6 @@
-package realnodes
+// Package realpods holds what tests on the testbed's real nodes share: web
+// server and client pods, waiting for them, fetching through them.
+package realpods
 
 import (
 	"context"
@@ -17,8 +19,8 @@ import (
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
-// kubectl runs the cluster's kubectl and returns its combined output.
-func kubectl(ctx context.Context, c *testbed.Cluster, args ...string) (string, error) {
+// Kubectl runs the cluster's kubectl and returns its combined output.
+func Kubectl(ctx context.Context, c *testbed.Cluster, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, c.KubectlPath(), append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -27,7 +29,9 @@ func kubectl(ctx context.Context, c *testbed.Cluster, args ...string) (string, e
 	return string(out), nil
 }
 
-func namespace(ctx context.Context, t *testing.T, c *testbed.Cluster, prefix string) string {
+// Namespace creates a namespace named prefix-<random>, deleted when the
+// test ends.
+func Namespace(ctx context.Context, t *testing.T, c *testbed.Cluster, prefix string) string {
 	t.Helper()
 	ns, err := c.Client().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"},
@@ -41,11 +45,11 @@ func namespace(ctx context.Context, t *testing.T, c *testbed.Cluster, prefix str
 	return ns.Name
 }
 
-// onRealNodes pins a pod to the real nodes.
-var onRealNodes = map[string]string{testbed.NodeTypeLabel: testbed.RealNodeType}
+// OnRealNodes pins a pod to the real nodes.
+var OnRealNodes = map[string]string{testbed.NodeTypeLabel: testbed.RealNodeType}
 
-// webServer is busybox's httpd answering with the pod's name on port 8080.
-func webServer() corev1.Container {
+// WebServer is busybox's httpd answering with the pod's name on port 8080.
+func WebServer() corev1.Container {
 	return corev1.Container{
 		Name:    "web",
 		Image:   "busybox",
@@ -54,9 +58,9 @@ func webServer() corev1.Container {
 	}
 }
 
-// deployWeb runs n web servers spread over the real nodes and a Service
+// DeployWeb runs n web servers spread over the real nodes and a Service
 // "web" in front of them (a NodePort one if nodePort is set).
-func deployWeb(ctx context.Context, t *testing.T, c *testbed.Cluster, ns string, n int32, nodePort int32) {
+func DeployWeb(ctx context.Context, t *testing.T, c *testbed.Cluster, ns string, n int32, nodePort int32) {
 	t.Helper()
 	labels := map[string]string{"app": "web"}
 	dep := &appsv1.Deployment{
@@ -67,9 +71,9 @@ func deployWeb(ctx context.Context, t *testing.T, c *testbed.Cluster, ns string,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					NodeSelector:                  onRealNodes,
+					NodeSelector:                  OnRealNodes,
 					TerminationGracePeriodSeconds: ptr.To[int64](1),
-					Containers:                    []corev1.Container{webServer()},
+					Containers:                    []corev1.Container{WebServer()},
 					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
 						MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
 						LabelSelector: &metav1.LabelSelector{MatchLabels: labels},
@@ -96,8 +100,8 @@ func deployWeb(ctx context.Context, t *testing.T, c *testbed.Cluster, ns string,
 	}
 }
 
-// runningPods waits for n Running and Ready pods matching selector.
-func runningPods(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, selector string, n int) []corev1.Pod {
+// RunningPods waits for n Running and Ready pods matching selector.
+func RunningPods(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, selector string, n int) []corev1.Pod {
 	t.Helper()
 	var pods []corev1.Pod
 	testbed.Eventually(ctx, t, fmt.Sprintf("%d Ready pods %s in %s/%s", n, selector, c.Name, ns), func() (bool, error) {
@@ -107,7 +111,7 @@ func runningPods(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, sele
 		}
 		pods = nil
 		for _, p := range list.Items {
-			if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && podReady(&p) && p.DeletionTimestamp == nil {
+			if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && PodReady(&p) && p.DeletionTimestamp == nil {
 				pods = append(pods, p)
 			}
 		}
@@ -116,7 +120,8 @@ func runningPods(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, sele
 	return pods
 }
 
-func podReady(p *corev1.Pod) bool {
+// PodReady tells whether p is Ready.
+func PodReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue
@@ -125,14 +130,14 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-// client starts a busybox pod that sleeps, to run wget and nslookup in,
+// Client starts a busybox pod that sleeps, to run wget and nslookup in,
 // on the given node (any real node if empty).
-func client(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, node string) string {
+func Client(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, node string) string {
 	t.Helper()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "client", Namespace: ns, Labels: map[string]string{"app": "client"}},
 		Spec: corev1.PodSpec{
-			NodeSelector:                  onRealNodes,
+			NodeSelector:                  OnRealNodes,
 			NodeName:                      node,
 			TerminationGracePeriodSeconds: ptr.To[int64](1),
 			Containers:                    []corev1.Container{{Name: "client", Image: "busybox", Command: []string{"sleep", "3600"}}},
@@ -141,19 +146,19 @@ func client(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, node stri
 	if _, err := c.Client().CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	runningPods(ctx, t, c, ns, "app=client", 1)
+	RunningPods(ctx, t, c, ns, "app=client", 1)
 	return pod.Name
 }
 
-// fetch runs wget in pod and returns the body, retrying for a while: a
+// Fetch runs wget in pod and returns the body, retrying for a while: a
 // Service's rules reach kube-proxy a moment after its endpoints are ready.
-func fetch(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, pod, url string) string {
+func Fetch(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, pod, url string) string {
 	t.Helper()
 	var body string
 	testbed.Eventually(ctx, t, fmt.Sprintf("%s from pod %s/%s in %s", url, ns, pod, c.Name), func() (bool, error) {
 		// busybox's own timeout: Debian's static busybox 1.35 wget crashes
 		// (SIGSEGV) with -T.
-		out, err := kubectl(ctx, c, "exec", "-n", ns, pod, "--", "timeout", "5", "wget", "-q", "-O", "-", url)
+		out, err := Kubectl(ctx, c, "exec", "-n", ns, pod, "--", "timeout", "5", "wget", "-q", "-O", "-", url)
 		if err != nil {
 			return false, err
 		}
@@ -163,7 +168,8 @@ func fetch(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, pod, url s
 	return body
 }
 
-func timeout(t *testing.T, d time.Duration) context.Context {
+// Timeout is a context ending after d or with the test.
+func Timeout(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
