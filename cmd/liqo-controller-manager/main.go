@@ -21,6 +21,7 @@ var version = "dev"
 func main() {
 	o := controllermanager.DefaultOptions()
 	o.Gateway.Image = controllermanager.DefaultGatewayImage + ":" + version
+	o.Fabric.Image = controllermanager.DefaultFabricImage + ":" + version
 	fs := pflag.NewFlagSet("liqo-controller-manager", pflag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster (default: in-cluster config, then $KUBECONFIG)")
 	printVersion := fs.Bool("version", false, "print the version and exit")

@@ -25,6 +25,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/clientcfg"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
+	"github.com/liqo-go/liqo/pkg/controllermanager/fabric"
 	"github.com/liqo-go/liqo/pkg/controllermanager/foreigncluster"
 	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
 	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
@@ -157,6 +158,14 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			io := o.IPAM
 			io.Namespace = o.Namespace
 			return ipam.Setup(mgr, io)
+		},
+		func() error {
+			if !o.IPAM.PodCIDR.IsValid() {
+				return nil // the agent needs the pod CIDR; the Configurations say it is missing
+			}
+			fo := o.Fabric
+			fo.PodCIDR = o.IPAM.PodCIDR
+			return mgr.Add(&fabric.Agent{Client: mgr.GetClient(), Options: fo, Namespace: o.Namespace})
 		},
 		func() error { return webhook.Setup(ctx, mgr, o.webhookOptions()) },
 	}

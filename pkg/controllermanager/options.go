@@ -15,6 +15,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/fabric"
 	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
 	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 	"github.com/liqo-go/liqo/pkg/reflection"
@@ -75,6 +76,9 @@ type Options struct {
 	Reflection map[string]reflection.KindOptions
 	// Gateway configures the network fabric's gateways.
 	Gateway gateway.Options
+	// Fabric configures the network fabric's node agent, run on the real
+	// nodes once the pod CIDR is known.
+	Fabric fabric.Options
 	// IPAM holds this cluster's networks, for the network fabric's address
 	// management; its Namespace is set from Namespace.
 	IPAM ipam.Options
@@ -88,6 +92,9 @@ type Options struct {
 // DefaultGatewayImage is the gateway's image without a tag; the command
 // tags it with its own version.
 const DefaultGatewayImage = "ghcr.io/liqo-go/liqo-gateway"
+
+// DefaultFabricImage is the node agent's image without a tag.
+const DefaultFabricImage = "ghcr.io/liqo-go/liqo-fabric"
 
 // defaultServiceCIDR is kubeadm's and the testbed's service CIDR.
 var defaultServiceCIDR = netip.MustParsePrefix("10.96.0.0/12")
@@ -109,6 +116,7 @@ func DefaultOptions() Options {
 		KubeletAPICertificate: kubeletapi.CertificateKubeletServing,
 		Reflection:            reflection.DefaultKinds(),
 		Gateway:               gateway.Options{Image: DefaultGatewayImage + ":latest"},
+		Fabric:                fabric.Options{Image: DefaultFabricImage + ":latest"},
 		IPAM:                  ipam.Options{ServiceCIDR: defaultServiceCIDR, ExternalCIDR: ipam.DefaultExternalCIDR},
 	}
 }
@@ -134,6 +142,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Gateway.Image, "gateway-image", o.Gateway.Image, "image of the network fabric's gateway pods")
 	fs.StringVar((*string)(&o.Gateway.PullPolicy), "gateway-image-pull-policy", string(o.Gateway.PullPolicy), "pull policy of the gateway pods' image: Always, IfNotPresent or Never (default: the cluster's)")
 	o.IPAM.AddFlags(fs)
+	fs.StringVar(&o.Fabric.Image, "fabric-image", o.Fabric.Image, "image of the network fabric's node agent (a DaemonSet on the real nodes, run once --pod-cidr is given)")
+	fs.StringVar((*string)(&o.Fabric.PullPolicy), "fabric-image-pull-policy", string(o.Fabric.PullPolicy), "pull policy of the node agent's image: Always, IfNotPresent or Never (default: the cluster's)")
 	fs.StringVar((*string)(&o.KubeletAPICertificate), "kubelet-api-certificate", string(o.KubeletAPICertificate), "serving certificate of the kubelet API: kubelet-serving (issued by the cluster's kubelet-serving signer) or self-signed (for API servers that do not verify kubelet certificates)")
 }
 
@@ -169,6 +179,9 @@ func (o *Options) Validate() error {
 	}
 	if err := o.Gateway.Validate(); err != nil {
 		return fmt.Errorf("--gateway-image/--gateway-image-pull-policy: %w", err)
+	}
+	if err := o.Fabric.Validate(); err != nil {
+		return fmt.Errorf("--fabric-image/--fabric-image-pull-policy: %w", err)
 	}
 	if err := o.IPAM.Validate(); err != nil {
 		return err

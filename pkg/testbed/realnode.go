@@ -231,7 +231,11 @@ func (c *Cluster) waitRealNodesReady(ctx context.Context) error {
 
 // routePodCIDRs labels the real nodes' role and gives every real node a route to each other real node's pod
 // CIDR through that node's underlay address: pod routes exist only inside a
-// cluster, as with a real cluster's CNI.
+// cluster, as with a real cluster's CNI. Each node also gets a route for
+// the service CIDR on its underlay link, as a real node's default route
+// would give: a connection from the node itself (a hostNetwork pod to
+// the kubernetes Service) needs a route before kube-proxy's DNAT rewrites
+// its destination.
 func (c *Cluster) routePodCIDRs(ctx context.Context) error {
 	list, err := c.Client().CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: NodeTypeLabel + "=" + RealNodeType})
 	if err != nil {
@@ -247,10 +251,22 @@ func (c *Cluster) routePodCIDRs(ctx context.Context) error {
 			}
 		}
 	}
+	_, svc, err := net.ParseCIDR(c.Spec.ServiceCIDR)
+	if err != nil {
+		return fmt.Errorf("service CIDR %q: %w", c.Spec.ServiceCIDR, err)
+	}
 	for _, from := range c.realNodes {
 		h, err := netns.Netlink(from.ns)
 		if err != nil {
 			return err
+		}
+		link, err := h.LinkByName("eth0")
+		if err == nil {
+			err = h.RouteReplace(&netlink.Route{Dst: svc, LinkIndex: link.Attrs().Index, Scope: netlink.SCOPE_LINK})
+		}
+		if err != nil {
+			h.Close()
+			return fmt.Errorf("routing the service CIDR %s on node %s: %w", svc, from.name, err)
 		}
 		for _, to := range c.realNodes {
 			if to == from {

@@ -16,9 +16,12 @@ const PublicKeyAppliedCondition = "Applied"
 type PublicKeySpec struct {
 	// PublicKey is the peer gateway's WireGuard public key: the 32 raw bytes,
 	// which JSON and YAML carry in base64 (the 44-character form `wg
-	// pubkey` prints).
+	// pubkey` prints). The check is on that text, not in CEL: the API
+	// server's CEL decodes format-byte strings with the URL-safe alphabet
+	// and refuses a standard key holding '+' or '/'.
+	// +kubebuilder:validation:MinLength=44
 	// +kubebuilder:validation:MaxLength=44
-	// +kubebuilder:validation:XValidation:rule="size(self) == 32",message="publicKey must be a 32-byte WireGuard key: 44 characters of base64, as wg pubkey prints it"
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$`
 	PublicKey []byte `json:"publicKey"`
 }
 

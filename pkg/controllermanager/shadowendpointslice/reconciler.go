@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 )
@@ -143,6 +144,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&offv1beta1.ShadowEndpointSlice{}).
 		Owns(&discoveryv1.EndpointSlice{}).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace), builder.WithPredicates(originLabelsChanged)).
+		Watches(&netv1beta1.Configuration{}, handler.EnqueueRequestsFromMapFunc(r.ofConsumer)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
@@ -150,9 +152,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // inNamespace lists the ShadowEndpointSlices of a namespace whose origin
 // labels changed: whether they may have a slice changed with them.
 func (r *Reconciler) inNamespace(ctx context.Context, ns client.Object) []reconcile.Request {
+	return r.requests(ctx, "of a relabelled namespace", client.InNamespace(ns.GetName()))
+}
+
+// requests lists the ShadowEndpointSlices selected by opts as requests.
+func (r *Reconciler) requests(ctx context.Context, what string, opts ...client.ListOption) []reconcile.Request {
 	var list offv1beta1.ShadowEndpointSliceList
-	if err := r.Client.List(ctx, &list, client.InNamespace(ns.GetName())); err != nil {
-		log.FromContext(ctx).Error(err, "listing the ShadowEndpointSlices of a relabelled namespace", "namespace", ns.GetName())
+	if err := r.Client.List(ctx, &list, opts...); err != nil {
+		log.FromContext(ctx).Error(err, "listing the ShadowEndpointSlices "+what)
 		return nil
 	}
 	reqs := make([]reconcile.Request, len(list.Items))
@@ -160,6 +167,12 @@ func (r *Reconciler) inNamespace(ctx context.Context, ns client.Object) []reconc
 		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
 	}
 	return reqs
+}
+
+// ofConsumer lists the ShadowEndpointSlices of the consumer a
+// Configuration is about: the translation of their addresses follows it.
+func (r *Reconciler) ofConsumer(ctx context.Context, cfg client.Object) []reconcile.Request {
+	return r.requests(ctx, "of peer "+cfg.GetName(), client.MatchingLabels{consts.OriginClusterIDLabel: cfg.GetName()})
 }
 
 // originLabelsChanged lets through the namespace updates that change what

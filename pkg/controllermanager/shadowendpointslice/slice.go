@@ -3,6 +3,7 @@ package shadowendpointslice
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -14,13 +15,27 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 )
 
 // ensureSlice brings the EndpointSlice of ses in line with its template and
 // tells how that went. An error is for a retry; the outcome is then either
 // empty (the status stays as it is) or worth writing all the same.
 func (r *Reconciler) ensureSlice(ctx context.Context, ses *offv1beta1.ShadowEndpointSlice) (outcome, error) {
-	want := ForgeEndpointSlice(ses)
+	var translate func(string) (string, bool)
+	m, ok, err := ipam.PeerMapping(ctx, r.Client, ses.Labels[consts.OriginClusterIDLabel])
+	if err != nil {
+		return outcome{}, err
+	}
+	if ok {
+		translate = m.Translate
+	}
+	want, dropped := ForgeTranslatedEndpointSlice(ses, translate)
+	if len(dropped) > 0 {
+		r.Recorder.Eventf(ses, corev1.EventTypeWarning, ReasonAddressRefused,
+			"%d address(es) outside the consumer's pod and external CIDRs left out: %s", len(dropped), strings.Join(firstN(dropped, 5), ", "))
+	}
 	var have discoveryv1.EndpointSlice
 	switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(ses), &have); {
 	case apierrors.IsNotFound(err):
@@ -164,4 +179,9 @@ func matches(have, want *discoveryv1.EndpointSlice) bool {
 		have.AddressType == want.AddressType &&
 		equality.Semantic.DeepEqual(have.Endpoints, want.Endpoints) &&
 		equality.Semantic.DeepEqual(have.Ports, want.Ports)
+}
+
+// firstN is at most the first n of s, for messages.
+func firstN(s []string, n int) []string {
+	return s[:min(n, len(s))]
 }

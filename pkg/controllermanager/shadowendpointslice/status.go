@@ -24,6 +24,10 @@ const (
 	// ReasonRejected: the API server refused the EndpointSlice (an
 	// invalid template, admission); only a new template can help.
 	ReasonRejected = "Rejected"
+	// ReasonAddressRefused is the Warning Event of addresses left out of
+	// the slice: outside the consumer's CIDRs as the network fabric maps
+	// them.
+	ReasonAddressRefused = "AddressRefused"
 	// ReasonTerminating: the previous EndpointSlice is being deleted (its
 	// address type changed, which an EndpointSlice cannot); the new one is
 	// created as soon as it is gone.

@@ -170,7 +170,8 @@ func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg vir
 		defer close(reflected)
 		err := reflection.Run(ctx, reflection.Config{NodeName: cfg.Name, LocalClusterID: r.ClusterID,
 			ProviderID: cfg.RemoteClusterID, Local: r.Clientset, Maps: r.cache, Remote: remote, LocalConfig: r.localConfig,
-			Scheme: r.scheme, Recorder: r.PodRecorder, HostIP: cfg.Address, Kinds: r.Reflected})
+			Scheme: r.scheme, Recorder: r.PodRecorder, HostIP: cfg.Address, Kinds: r.Reflected,
+			Addresses: addresses(r.cache, cfg.RemoteClusterID)})
 		if err != nil && ctx.Err() == nil {
 			ctrl.Log.WithName("virtualnode").Error(err, "pod reflection stopped", "virtualnode", key)
 		}

@@ -1,0 +1,41 @@
+package vnode
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/liqo-go/liqo/apis"
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+// TestAddresses: an offloaded pod's address is shown remapped once the
+// fabric's Configuration of its provider is configured, and as reported
+// before (or for an address outside the provider's CIDRs).
+func TestAddresses(t *testing.T) {
+	cfg := &netv1beta1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: "milan", Namespace: consts.TenantNamespace("milan")},
+		Spec: netv1beta1.ConfigurationSpec{Remote: netv1beta1.ClusterConfig{CIDR: netv1beta1.ClusterConfigCIDR{
+			Pod: []netv1beta1.CIDR{"10.244.0.0/16"}, External: []netv1beta1.CIDR{"10.70.0.0/16"}}}}}
+	c := fake.NewClientBuilder().WithScheme(apis.NewScheme()).WithObjects(cfg).Build()
+	a := addresses(c, "milan")
+	if got := a.Local("10.244.1.2"); got != "10.244.1.2" {
+		t.Errorf("not configured yet: %s, want the address as reported", got)
+	}
+	cfg.Status = netv1beta1.ConfigurationStatus{
+		Remote: &netv1beta1.ClusterConfig{CIDR: netv1beta1.ClusterConfigCIDR{
+			Pod: []netv1beta1.CIDR{"10.71.0.0/16"}, External: []netv1beta1.CIDR{"10.72.0.0/16"}}},
+		Conditions: []metav1.Condition{{Type: netv1beta1.NetworkCIDRsConfiguredCondition, Status: metav1.ConditionTrue, Reason: "CIDRsConfigured"}},
+	}
+	c = fake.NewClientBuilder().WithScheme(apis.NewScheme()).WithObjects(cfg).Build()
+	a = addresses(c, "milan")
+	for ip, want := range map[string]string{"10.244.1.2": "10.71.1.2", "192.168.1.1": "192.168.1.1"} {
+		if got := a.Local(ip); got != want {
+			t.Errorf("Local(%s) = %s, want %s", ip, got, want)
+		}
+	}
+	if got := addresses(c, "paris").Local("10.244.1.2"); got != "10.244.1.2" {
+		t.Errorf("another provider's address: %s", got)
+	}
+}

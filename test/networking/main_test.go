@@ -1,0 +1,111 @@
+// Package networking tests the network fabric end to end on the testbed's
+// real nodes: two clusters with the same pod CIDR, our gateway and node
+// agent images run by their kubelets, connected by liqoctl network connect.
+package networking
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager"
+	"github.com/liqo-go/liqo/pkg/images"
+	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/testbed"
+)
+
+// podCIDR is every testbed cluster's.
+var podCIDR = netip.MustParsePrefix("10.244.0.0/16")
+
+var (
+	rome, milan *testbed.Cluster
+	kubeconfigs = map[string]string{}
+	logDir      string
+)
+
+func TestMain(m *testing.M) {
+	if err := testbed.RealNodesSupported(); err != nil {
+		_, _ = os.Stderr.WriteString("network fabric tests need root: " + err.Error() + "\n")
+		os.Exit(1)
+	}
+	// The managers run until the process exits: testbed.Main stops the
+	// clusters and exits.
+	var managers sync.WaitGroup
+	testbed.Main(m, func(tb *testbed.Testbed) {
+		rome, milan = tb.Cluster("rome"), tb.Cluster("milan")
+		var err error
+		if logDir, err = os.MkdirTemp("", "liqo-networking-"); err != nil {
+			panic(err)
+		}
+		shared, err := os.Create(filepath.Join(logDir, "shared.log"))
+		if err != nil {
+			panic(err)
+		}
+		klog.LogToStderr(false)
+		klog.SetOutput(shared)
+		ctrl.SetLogger(zap.New(zap.WriteTo(shared)))
+		ctx := context.Background()
+		for _, c := range []*testbed.Cluster{rome, milan} {
+			if err := setup(ctx, c, &managers); err != nil {
+				fmt.Fprintf(os.Stderr, "setting up %s: %v\n", c.Name, err)
+				tb.Stop()
+				os.Exit(1)
+			}
+		}
+	},
+		testbed.ClusterSpec{Name: "rome", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
+		testbed.ClusterSpec{Name: "milan", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
+	)
+}
+
+// setup publishes the gateway and node agent images in the cluster's
+// registry and runs its controller manager with networking on.
+func setup(ctx context.Context, c *testbed.Cluster, managers *sync.WaitGroup) error {
+	pushCtx, cancelPush := context.WithTimeout(ctx, 10*time.Minute) // a cold build compiles both
+	defer cancelPush()
+	if err := c.PushComponents(pushCtx, images.Gateway, images.Fabric); err != nil {
+		return err
+	}
+	path := filepath.Join(logDir, c.Name+".kubeconfig")
+	if err := c.WriteKubeconfig(path); err != nil {
+		return err
+	}
+	kubeconfigs[c.Name] = path
+	f, err := os.Create(filepath.Join(logDir, c.Name+"-controller-manager.log"))
+	if err != nil {
+		return err
+	}
+	o := controllermanager.DefaultOptions()
+	o.ClusterID = c.Name
+	o.IPAM.PodCIDR = podCIDR
+	o.Logger = zap.New(zap.WriteTo(f), zap.UseDevMode(true))
+	for _, x := range []struct {
+		image  *string
+		policy *corev1.PullPolicy
+		name   string
+	}{{&o.Gateway.Image, &o.Gateway.PullPolicy, images.Gateway}, {&o.Fabric.Image, &o.Fabric.PullPolicy, images.Fabric}} {
+		comp, err := images.LookupComponent(x.name)
+		if err != nil {
+			return err
+		}
+		*x.image, *x.policy = comp.Ref(testbed.TestImageTag), corev1.PullAlways
+	}
+	managers.Add(1)
+	go func() {
+		defer managers.Done()
+		defer f.Close()
+		controllermanager.RunLocal(ctx, c.Config, o, func(err error) { o.Logger.Error(err, "controller manager stopped; restarting") })
+	}()
+	return factory.WaitForComponents(ctx, path, consts.DefaultNamespace, 2*time.Minute)
+}
