@@ -59,18 +59,48 @@ type reporter struct {
 	refresh time.Duration
 }
 
+// ensure returns the gateway's Connection, creating it owned by the
+// gateway object: the garbage collector deletes it with the gateway, and
+// one left by an earlier gateway of the same name (its owner gone, or
+// another UID) is replaced rather than reported on, so nobody reads an old
+// tunnel's "Connected" as this one's.
 func (r *reporter) ensure(ctx context.Context) (*netv1beta1.Connection, error) {
+	gw, err := r.gatewayObject(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var conn netv1beta1.Connection
-	err := r.c.Get(ctx, r.key, &conn)
+	err = r.c.Get(ctx, r.key, &conn)
+	if err == nil && conn.Spec.GatewayRef.UID != gw.GetUID() {
+		if err := r.c.Delete(ctx, &conn, client.Preconditions{UID: &conn.UID}); client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("replacing the Connection of an earlier gateway: %w", err)
+		}
+		err = apierrors.NewNotFound(netv1beta1.GroupVersion.WithResource("connections").GroupResource(), r.key.Name)
+	}
 	if apierrors.IsNotFound(err) {
+		ref := r.gateway
+		ref.UID = gw.GetUID()
 		conn = netv1beta1.Connection{
 			ObjectMeta: metav1.ObjectMeta{Name: r.key.Name, Namespace: r.key.Namespace,
-				Labels: map[string]string{consts.RemoteClusterIDLabel: r.remote, consts.ManagedByLabel: consts.ManagedByValue}},
-			Spec: netv1beta1.ConnectionSpec{Type: r.typ, GatewayRef: r.gateway},
+				Labels: map[string]string{consts.RemoteClusterIDLabel: r.remote, consts.ManagedByLabel: consts.ManagedByValue},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: ref.UID}}},
+			Spec: netv1beta1.ConnectionSpec{Type: r.typ, GatewayRef: ref},
 		}
 		err = r.c.Create(ctx, &conn)
 	}
 	return &conn, err
+}
+
+// gatewayObject reads the gateway this pod serves.
+func (r *reporter) gatewayObject(ctx context.Context) (client.Object, error) {
+	var gw client.Object = &netv1beta1.GatewayServer{}
+	if r.typ == netv1beta1.ClientConnection {
+		gw = &netv1beta1.GatewayClient{}
+	}
+	if err := r.c.Get(ctx, types.NamespacedName{Namespace: r.gateway.Namespace, Name: r.gateway.Name}, gw); err != nil {
+		return nil, fmt.Errorf("reading gateway %s: %w", r.gateway.Name, err)
+	}
+	return gw, nil
 }
 
 // run reports until ctx ends.

@@ -54,13 +54,17 @@ func TestServerEndpoint(t *testing.T) {
 
 func TestActivePod(t *testing.T) {
 	now := metav1.Now()
-	running := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "new"}, Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.9"}}
-	leaving := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "old", DeletionTimestamp: &now}, Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.8"}}
-	pending := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pending"}, Status: corev1.PodStatus{Phase: corev1.PodPending}}
-	if p := activePod([]corev1.Pod{leaving, pending, running}); p == nil || p.Name != "new" {
+	ours := map[string]string{GatewayUIDAnnotation: "uid-2"}
+	running := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "new", Annotations: ours}, Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.9"}}
+	leaving := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "old", DeletionTimestamp: &now, Annotations: ours}, Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.8"}}
+	pending := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pending", Annotations: ours}, Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	// The pod of an earlier gateway of the same name, with the old keys.
+	earlier := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "earlier", Annotations: map[string]string{GatewayUIDAnnotation: "uid-1"}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.7"}}
+	if p := activePod([]corev1.Pod{earlier, leaving, pending, running}, "uid-2"); p == nil || p.Name != "new" {
 		t.Fatalf("active pod %v, want new", p)
 	}
-	if p := activePod([]corev1.Pod{leaving, pending}); p != nil {
-		t.Fatalf("active pod %s among a leaving and a pending one", p.Name)
+	if p := activePod([]corev1.Pod{earlier, leaving, pending}, "uid-2"); p != nil {
+		t.Fatalf("active pod %s among an earlier gateway's, a leaving and a pending one", p.Name)
 	}
 }

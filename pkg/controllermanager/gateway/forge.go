@@ -80,6 +80,10 @@ func NodesRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}}
 }
 
+// GatewayUIDAnnotation holds, on a gateway pod, the UID of its gateway
+// object.
+const GatewayUIDAnnotation = "networking.liqo.io/gateway-uid"
+
 // desc is what forging needs of a GatewayServer or a GatewayClient.
 type desc struct {
 	Mode            Mode
@@ -236,7 +240,12 @@ func (d desc) Deployment(o Options) *appsv1.Deployment {
 			Selector: &metav1.LabelSelector{MatchLabels: d.selector()},
 			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: d.labels()},
+				// The gateway's UID in the template: a gateway deleted and
+				// created again under the same name (network reset, then
+				// connect) gets new keys, and its pod must be a new one too;
+				// with an identical template the old pod, still holding the
+				// old key, could be adopted and keep running.
+				ObjectMeta: metav1.ObjectMeta{Labels: d.labels(), Annotations: map[string]string{GatewayUIDAnnotation: string(d.UID)}},
 				Spec: corev1.PodSpec{
 					ServiceAccountName:            ResourceName(d.Name),
 					TerminationGracePeriodSeconds: ptr.To(int64(5)),

@@ -131,7 +131,7 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, d desc, st *st
 	if err := r.Client.List(ctx, &pods, client.InNamespace(d.Namespace), client.MatchingLabels(d.selector())); err != nil {
 		return ready(false, ReasonPodNotRunning, "listing the gateway pods: %v", err), err
 	}
-	pod := activePod(pods.Items)
+	pod := activePod(pods.Items, string(d.UID))
 	if pod == nil {
 		*st.internalEndpoint = nil
 		return ready(false, ReasonPodNotRunning, "the gateway pod %s is not running yet", dep.Name), nil

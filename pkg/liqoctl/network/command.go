@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
@@ -34,7 +35,8 @@ type Options struct {
 	Wait               bool
 	DisableSharingKeys bool
 
-	out *output.Printer
+	// Out prints the steps; the commands set it.
+	Out *output.Printer
 }
 
 // NewCommand returns liqoctl network and its subcommands.
@@ -65,7 +67,7 @@ func (o *Options) addCommon(cmd *cobra.Command) {
 
 func (o *Options) runE(run func(context.Context) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, _ []string) error {
-		o.out = &output.Printer{W: cmd.OutOrStdout(), Verbose: o.Verbose}
+		o.Out = &output.Printer{W: cmd.OutOrStdout(), Verbose: o.Verbose}
 		ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
 		defer cancel()
 		return run(ctx)
@@ -96,7 +98,13 @@ complete one.`,
 		RunE: o.runE(o.Connect),
 	}
 	o.addCommon(cmd)
-	fs := cmd.Flags()
+	o.AddConnectFlags(cmd.Flags())
+	return cmd
+}
+
+// AddConnectFlags binds the flags of network connect, which liqoctl peer
+// takes too.
+func (o *Options) AddConnectFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ServerServiceType, "server-service-type", string(corev1.ServiceTypeLoadBalancer), "type of the Service exposing the gateway server: LoadBalancer, NodePort or ClusterIP")
 	fs.Int32Var(&o.ServerPort, "server-port", netv1beta1.DefaultGatewayPort, "UDP port of the gateway server's Service")
 	fs.Int32Var(&o.ServerNodePort, "server-node-port", 0, "node port of the gateway server's Service, with --server-service-type NodePort (default: one the cluster picks)")
@@ -116,7 +124,6 @@ complete one.`,
 	for _, alias := range []string{"gw-server-service-type", "gw-server-service-port", "gw-server-service-nodeport", "gw-server-service-loadbalancerip", "gw-client-address", "gw-client-port"} {
 		_ = fs.MarkHidden(alias)
 	}
-	return cmd
 }
 
 func newDisconnect(reset bool) *cobra.Command {

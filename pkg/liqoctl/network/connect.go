@@ -52,7 +52,7 @@ func (o *Options) pair(ctx context.Context) (local, remote *side, err error) {
 	if li.ID == ri.ID {
 		return nil, nil, fmt.Errorf("the local and remote clusters are both %q: a cluster cannot connect to itself", li.ID)
 	}
-	o.out.Info("Local cluster %q and remote cluster %q found", li.ID, ri.ID)
+	o.Out.Info("Local cluster %q and remote cluster %q found", li.ID, ri.ID)
 	return &side{c: &o.Local, id: li.ID, ns: consts.TenantNamespace(ri.ID)},
 		&side{c: &o.Remote, id: ri.ID, ns: consts.TenantNamespace(li.ID)}, nil
 }
@@ -92,7 +92,7 @@ func (o *Options) Connect(ctx context.Context) error {
 		if err := s.do(ctx, local, remote); err != nil {
 			return err
 		}
-		o.out.Timed(start, "%s", s.what)
+		o.Out.Timed(start, "%s", s.what)
 	}
 	return nil
 }
@@ -174,7 +174,7 @@ func (o *Options) ensureConfigurations(ctx context.Context, local, remote *side)
 		if err != nil {
 			return err
 		}
-		o.out.Info("The %s cluster reaches %q's pods at %v", s.c.Role, otherID(s, local, remote), cfg.Status.Remote.CIDR.Pod)
+		o.Out.Info("The %s cluster reaches %q's pods at %v", s.c.Role, otherID(s, local, remote), cfg.Status.Remote.CIDR.Pod)
 	}
 	return nil
 }
@@ -247,7 +247,7 @@ func (o *Options) ensureClient(ctx context.Context, local, remote *side) error {
 	if o.ClientPort != 0 {
 		ep.Port = o.ClientPort
 	}
-	o.out.Info("The gateway client dials %v port %d", ep.Addresses, ep.Port)
+	o.Out.Info("The gateway client dials %v port %d", ep.Addresses, ep.Port)
 	gwc := &netv1beta1.GatewayClient{ObjectMeta: metav1.ObjectMeta{Name: remote.id, Namespace: local.ns}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, local.c.Client, gwc, func() error {
 		labels(&gwc.ObjectMeta, remote.id)
@@ -319,15 +319,25 @@ func publicKey(ctx context.Context, s *side, ref *corev1.ObjectReference) ([]byt
 	return key, nil
 }
 
-// waitConnected waits until both gateways report the tunnel Connected.
+// waitConnected waits until both gateways report the tunnel Connected, in
+// the Connection of the current gateway (one of an earlier gateway of the
+// same name may linger until the garbage collector takes it).
 func (o *Options) waitConnected(ctx context.Context, local, remote *side) error {
 	for _, x := range []struct {
 		s    *side
 		name string
-	}{{remote, local.id}, {local, remote.id}} {
+		gw   client.Object
+	}{{remote, local.id, &netv1beta1.GatewayServer{}}, {local, remote.id, &netv1beta1.GatewayClient{}}} {
+		key := types.NamespacedName{Namespace: x.s.ns, Name: x.name}
+		if err := x.s.c.Client.Get(ctx, key, x.gw); err != nil {
+			return fmt.Errorf("reading the %s gateway: %w", x.s.c.Role, err)
+		}
 		var conn netv1beta1.Connection
-		err := wait.For(ctx, x.s.c.Client, types.NamespacedName{Namespace: x.s.ns, Name: x.name}, &conn, "the "+x.s.c.Role+" gateway's tunnel to connect", func(c *netv1beta1.Connection) error {
-			if c.Status.Value != netv1beta1.Connected {
+		err := wait.For(ctx, x.s.c.Client, key, &conn, "the "+x.s.c.Role+" gateway's tunnel to connect", func(c *netv1beta1.Connection) error {
+			switch {
+			case c.Spec.GatewayRef.UID != x.gw.GetUID():
+				return wait.NotYet("the Connection is an earlier gateway's")
+			case c.Status.Value != netv1beta1.Connected:
 				return wait.NotYet("the Connection is %q", c.Status.Value)
 			}
 			return nil
@@ -336,7 +346,7 @@ func (o *Options) waitConnected(ctx context.Context, local, remote *side) error 
 			return err
 		}
 		if conn.Status.Latency.Value != "" {
-			o.out.Info("The %s gateway measures a round trip of %s", x.s.c.Role, conn.Status.Latency.Value)
+			o.Out.Info("The %s gateway measures a round trip of %s", x.s.c.Role, conn.Status.Latency.Value)
 		}
 	}
 	return nil
@@ -373,6 +383,6 @@ func (o *Options) Disconnect(ctx context.Context, reset bool) error {
 	if reset {
 		what = "Gateways, public keys and network configurations removed on both clusters"
 	}
-	o.out.Timed(start, "%s", what)
+	o.Out.Timed(start, "%s", what)
 	return nil
 }

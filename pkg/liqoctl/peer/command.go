@@ -15,6 +15,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/liqoctl/network"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 )
 
@@ -22,6 +23,8 @@ import (
 type Options struct {
 	Local, Remote      factory.Cluster
 	NetworkingDisabled bool
+	// Network holds the network fabric's flags (those of network connect).
+	Network network.Options
 	CPU, Memory, Pods  string
 	Resources          []string
 	Timeout            time.Duration
@@ -39,8 +42,10 @@ func NewCommand() *cobra.Command {
 		Long: `Peer the local cluster, the consumer, with a remote cluster, the provider,
 so that the provider appears here as a virtual node.
 
-The command needs admin access to both clusters. It ensures the tenant
-namespaces on both sides, proves this cluster's identity to the provider
+The command needs admin access to both clusters. Unless
+--networking-disabled is given, it first connects the clusters' networks as
+"liqoctl network connect" does (the gateway server on the provider). It
+ensures the tenant namespaces on both sides, proves this cluster's identity to the provider
 with a signed nonce, obtains a client certificate for this cluster from the
 provider's certificates API, asks for resources with a ResourceSlice and
 waits until the virtual node is Ready. It is idempotent: running it again
@@ -60,7 +65,8 @@ repairs a partial peering and changes nothing on a complete one.`,
 	fs := cmd.Flags()
 	o.Local.AddLocalFlags(fs)
 	o.Remote.AddRemoteFlags(fs)
-	fs.BoolVar(&o.NetworkingDisabled, "networking-disabled", false, "do not set up the network fabric between the clusters")
+	fs.BoolVar(&o.NetworkingDisabled, "networking-disabled", false, "do not set up the network fabric between the clusters (offloaded pods run, but no packet crosses)")
+	o.Network.AddConnectFlags(fs)
 	// The flags default to what a slice naming nothing asks for.
 	def := slices.DefaultResources()
 	fs.StringVar(&o.CPU, "cpu", quantity(def, corev1.ResourceCPU), "CPU to ask the provider for")

@@ -41,7 +41,11 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	if !o.NetworkingDisabled {
-		o.out.Warn("the network fabric is not available in this version: peering with networking disabled")
+		n := o.Network
+		n.Local, n.Remote, n.Timeout, n.Out = o.Local, o.Remote, o.Timeout, o.out
+		if err := n.Connect(ctx); err != nil {
+			return fmt.Errorf("connecting the networks (--networking-disabled peers without): %w", err)
+		}
 	}
 	steps := []func(context.Context, *peering) error{
 		o.ensureTenantNamespaces,

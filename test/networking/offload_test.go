@@ -1,0 +1,119 @@
+package networking
+
+import (
+	"context"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/realpods"
+)
+
+// webPod is a web server answering with its name, pinned by nodeSelector.
+func webPod(ns, name string, nodeSelector map[string]string, tolerate bool) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{
+			NodeSelector:                  nodeSelector,
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			Containers:                    []corev1.Container{realpods.WebServer()},
+		},
+	}
+	if tolerate {
+		p.Spec.Tolerations = []corev1.Toleration{{Key: consts.VirtualNodeTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}
+	}
+	return p
+}
+
+// fetchAll fetches url from pod until every name in want answered once,
+// as a client of a Service with back ends in both clusters sees them.
+func fetchAll(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, pod, url string, want ...string) {
+	t.Helper()
+	seen := map[string]bool{}
+	testbed.Eventually(ctx, t, url+" answered by each of "+strings.Join(want, ", "), func() (bool, error) {
+		out, err := realpods.Kubectl(ctx, c, "exec", "-n", ns, pod, "--", "timeout", "5", "wget", "-q", "-O", "-", url)
+		if err == nil {
+			seen[strings.TrimSpace(out)] = true
+		}
+		for _, w := range want {
+			if !seen[w] {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// TestQuickStartConnectivity is the Quick Start's connectivity check on
+// two clusters with the same pod CIDR, peered with networking: a web
+// server on rome's real node and one on the virtual node (run by milan),
+// one Service in front of both. From rome, a client pod reaches both pod
+// IPs as kubectl shows them (the remote one remapped, outside rome's pod
+// CIDR) and the Service by name reaches both back ends; from milan, the
+// offloaded pod reaches rome's pod by its remapped address and the
+// Service by name reaches both back ends too.
+func TestQuickStartConnectivity(t *testing.T) {
+	ctx := realpods.Timeout(t, 12*time.Minute)
+	start := time.Now()
+	out, err := liqoctlRun(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"],
+		"--server-service-type", "NodePort", "--timeout", "5m")
+	if err != nil {
+		t.Fatalf("peer: %v\n%s", err, out)
+	}
+	t.Logf("liqoctl peer with networking took %s", time.Since(start).Round(time.Millisecond))
+
+	ns := realpods.Namespace(ctx, t, rome, "liqo-demo")
+	if out, err := liqoctlRun(ctx, "offload", "namespace", ns, "--kubeconfig", kubeconfigs["rome"], "--timeout", "2m"); err != nil {
+		t.Fatalf("offload: %v\n%s", err, out)
+	}
+	cs := rome.Client()
+	for _, p := range []*corev1.Pod{
+		webPod(ns, "web-local", realpods.OnRealNodes, false),
+		webPod(ns, "web-remote", map[string]string{consts.TypeLabel: consts.TypeVirtualNode}, true),
+	} {
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: corev1.ServiceSpec{
+		Selector: map[string]string{"app": "web"},
+		Ports:    []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}},
+	}}
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ips := map[string]string{}
+	for _, p := range realpods.RunningPods(ctx, t, rome, ns, "app=web", 2) {
+		ips[p.Name] = p.Status.PodIP
+	}
+	if ip := netip.MustParseAddr(ips["web-remote"]); podCIDR.Contains(ip) {
+		t.Errorf("rome shows the offloaded pod at %s, inside its own pod CIDR %s: not remapped", ip, podCIDR)
+	}
+	t.Logf("rome shows web-local at %s, web-remote at %s", ips["web-local"], ips["web-remote"])
+
+	client := realpods.Client(ctx, t, rome, ns, "")
+	for name, ip := range ips {
+		if got := realpods.Fetch(ctx, t, rome, ns, client, "http://"+ip+":8080/"); got != name {
+			t.Errorf("rome's client fetched %s at %s and got %q", name, ip, got)
+		}
+	}
+	fetchAll(ctx, t, rome, ns, client, "http://web."+ns+".svc.cluster.local/", "web-local", "web-remote")
+
+	// The reverse: the offloaded pod, on milan, reaches rome's pod at the
+	// address milan gives it, and the Service (reflected into its twin
+	// namespace) by name reaches both back ends.
+	local := remapped(ctx, t, milan, "rome", ips["web-local"])
+	if got := realpods.Fetch(ctx, t, rome, ns, "web-remote", "http://"+local+":8080/"); got != "web-local" {
+		t.Errorf("the offloaded pod fetched rome's web-local at %s and got %q", local, got)
+	}
+	fetchAll(ctx, t, rome, ns, "web-remote", "http://web/", "web-local", "web-remote")
+}
+
