@@ -18,6 +18,13 @@
 // as the real pod's do not. A dry run is answered as the real request would
 // be and reserves nothing.
 //
+// reflected.validate.liqo.io admits, on a provider, the Services, Secrets
+// and Ingresses consumers write in their twin namespaces as the provider's
+// ReflectedPolicy allows: no external IPs, no Service type beyond ClusterIP
+// unless allowed, no ServiceAccount token Secret, and Ingresses naming
+// their own hosts (none another tenant or the provider serves), without
+// snippet annotations. Only consumer identities are judged.
+//
 // The server runs inside the manager with a serving certificate it makes at
 // start, and registers itself with the API server by URL: there is no
 // Service or cert-manager when the manager is a local process. The

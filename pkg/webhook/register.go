@@ -28,9 +28,11 @@ const (
 	ValidatingConfigurationName = "liqo-validation"
 	PodWebhookName              = "pod.mutate.liqo.io"
 	ShadowPodWebhookName        = "shadowpod.validate.liqo.io"
+	ReflectedWebhookName        = "reflected.validate.liqo.io"
 
 	podPath       = "/mutate/pod"
 	shadowPodPath = "/validate/shadowpod"
+	reflectedPath = "/validate/reflected"
 	// timeoutSeconds bounds how long the API server waits on us: the
 	// handlers read caches, and a stuck webhook must not stall writes.
 	timeoutSeconds = 5
@@ -80,9 +82,44 @@ func configurations(base string, caBundle []byte) (*admissionv1.MutatingWebhookC
 			SideEffects:             none,
 			TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
 			AdmissionReviewVersions: []string{"v1"},
-		}},
+		}, reflectedWebhook(base, caBundle)},
 	}
 	return mutating, validating
+}
+
+// reflectedWebhook sends the API server to reflectedValidator for the
+// Services, Secrets and Ingresses consumers write in their twin
+// namespaces. The namespace selector matches the labels the TwinReconciler
+// puts on twins (which consumers cannot change), so the provider's own
+// namespaces never wait on us; the match condition leaves out everyone but
+// consumer identities (named or grouped as one, so that a half identity
+// reaches the webhook and is refused there), so the provider's own writes
+// in twins do not fail while we are down.
+func reflectedWebhook(base string, caBundle []byte) admissionv1.ValidatingWebhook {
+	rule := func(group string, resources ...string) admissionv1.RuleWithOperations {
+		return admissionv1.RuleWithOperations{
+			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+			Rule: admissionv1.Rule{APIGroups: []string{group}, APIVersions: []string{"v1"}, Resources: resources,
+				Scope: ptr.To(admissionv1.NamespacedScope)},
+		}
+	}
+	return admissionv1.ValidatingWebhook{
+		Name:         ReflectedWebhookName,
+		ClientConfig: admissionv1.WebhookClientConfig{URL: ptr.To(base + reflectedPath), CABundle: caBundle},
+		Rules: []admissionv1.RuleWithOperations{
+			rule(servicesResource.Group, servicesResource.Resource, secretsResource.Resource),
+			rule(ingressesResource.Group, ingressesResource.Resource),
+		},
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+			consts.TwinNamespaceLabel: "true", consts.ManagedByLabel: consts.ManagedByValue}},
+		MatchConditions: []admissionv1.MatchCondition{{Name: "consumers-only",
+			Expression: fmt.Sprintf("request.userInfo.username.startsWith(%q) || %q in request.userInfo.groups",
+				consts.ConsumerUser(""), consts.ConsumerGroup)}},
+		FailurePolicy:           ptr.To(admissionv1.Fail),
+		SideEffects:             ptr.To(admissionv1.SideEffectClassNone),
+		TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
+		AdmissionReviewVersions: []string{"v1"},
+	}
 }
 
 // baseURL is the https URL of the server at host and port.

@@ -31,12 +31,12 @@ func registered(t *testing.T) (*admissionv1.MutatingWebhookConfiguration, *admis
 
 func TestRegistration(t *testing.T) {
 	m, v := registered(t)
-	if len(m.Webhooks) != 1 || len(v.Webhooks) != 1 {
-		t.Fatalf("webhooks: %d mutating, %d validating; want one each", len(m.Webhooks), len(v.Webhooks))
+	if len(m.Webhooks) != 1 || len(v.Webhooks) != 2 {
+		t.Fatalf("webhooks: %d mutating, %d validating; want 1 and 2", len(m.Webhooks), len(v.Webhooks))
 	}
-	pod, sp := m.Webhooks[0], v.Webhooks[0]
-	if pod.Name != PodWebhookName || sp.Name != ShadowPodWebhookName {
-		t.Errorf("webhook names %q, %q", pod.Name, sp.Name)
+	pod, sp, reflected := m.Webhooks[0], v.Webhooks[0], v.Webhooks[1]
+	if pod.Name != PodWebhookName || sp.Name != ShadowPodWebhookName || reflected.Name != ReflectedWebhookName {
+		t.Errorf("webhook names %q, %q, %q", pod.Name, sp.Name, reflected.Name)
 	}
 	for _, w := range []struct {
 		name    string
@@ -47,6 +47,7 @@ func TestRegistration(t *testing.T) {
 	}{
 		{pod.Name, pod.FailurePolicy, pod.SideEffects, pod.TimeoutSeconds, pod.ClientConfig.CABundle},
 		{sp.Name, sp.FailurePolicy, sp.SideEffects, sp.TimeoutSeconds, sp.ClientConfig.CABundle},
+		{reflected.Name, reflected.FailurePolicy, reflected.SideEffects, reflected.TimeoutSeconds, reflected.ClientConfig.CABundle},
 	} {
 		if *w.policy != admissionv1.Fail || *w.effects != admissionv1.SideEffectClassNone || *w.timeout != timeoutSeconds || len(w.ca) == 0 {
 			t.Errorf("%s: failurePolicy %s, sideEffects %s, timeout %d, caBundle %d bytes", w.name, *w.policy, *w.effects, *w.timeout, len(w.ca))
@@ -55,6 +56,13 @@ func TestRegistration(t *testing.T) {
 	want := &metav1.LabelSelector{MatchLabels: map[string]string{consts.SchedulingEnabledLabel: "true"}}
 	if !equality.Semantic.DeepEqual(pod.NamespaceSelector, want) {
 		t.Errorf("pod webhook namespaceSelector = %+v, want %+v", pod.NamespaceSelector, want)
+	}
+	// The twins only, as the TwinReconciler labels them: the provider's
+	// own namespaces never wait on the reflected objects' webhook.
+	want = &metav1.LabelSelector{MatchLabels: map[string]string{consts.TwinNamespaceLabel: "true", consts.ManagedByLabel: consts.ManagedByValue}}
+	if !equality.Semantic.DeepEqual(reflected.NamespaceSelector, want) || len(reflected.MatchConditions) != 1 {
+		t.Errorf("reflected webhook namespaceSelector = %+v, matchConditions %+v; want %+v and the consumers-only condition",
+			reflected.NamespaceSelector, reflected.MatchConditions, want)
 	}
 }
 

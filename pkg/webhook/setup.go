@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -23,6 +24,9 @@ type Options struct {
 	// Pods is what consumers' pods may ask of this provider; the zero
 	// value is the safe default.
 	Pods PodPolicy
+	// Reflected is what consumers' reflected Services, Ingresses and
+	// Secrets may ask of this provider; the zero value is the safe default.
+	Reflected ReflectedPolicy
 }
 
 // Endpoint returns the host to listen on, the host to advertise and the
@@ -81,6 +85,10 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	decoder := admission.NewDecoder(mgr.GetScheme())
 	srv.Register(podPath, &admission.Webhook{Handler: &podMutator{cache: mgr.GetClient(), api: mgr.GetAPIReader(), decoder: decoder}})
 	srv.Register(shadowPodPath, &admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), api: mgr.GetAPIReader(), ledger: ledger, decoder: decoder, synced: synced, policy: o.Pods}})
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &networkingv1.Ingress{}, ingressHostIndex, hostIndexKeys); err != nil {
+		return fmt.Errorf("indexing the Ingresses by host: %w", err)
+	}
+	srv.Register(reflectedPath, &admission.Webhook{Handler: &reflectedValidator{reader: mgr.GetClient(), decoder: decoder, policy: o.Reflected}})
 	if err := mgr.Add(srv); err != nil {
 		return err
 	}

@@ -1,0 +1,243 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+)
+
+// The resources reflectedValidator judges: those a consumer's reflection
+// writes in its twin namespaces that components of the provider act upon.
+// ConfigMaps are data to the consumer's own pods only; EndpointSlices come
+// as ShadowEndpointSlices, which the provider turns into slices itself.
+var (
+	servicesResource  = schema.GroupResource{Resource: "services"}
+	secretsResource   = schema.GroupResource{Resource: "secrets"}
+	ingressesResource = schema.GroupResource{Group: networkingv1.GroupName, Resource: "ingresses"}
+)
+
+// reflectedValidator admits the objects a consumer's reflection writes in
+// its twin namespaces on a provider: Services, Secrets and Ingresses that
+// ask nothing of the provider's nodes, credentials and ingress controllers
+// beyond what the ReflectedPolicy allows, and Ingresses claiming no host
+// anyone else on the provider serves. Only consumers are judged: the
+// provider's administrators and controllers are trusted with their own
+// cluster.
+type reflectedValidator struct {
+	// reader is the manager's cache: namespaces, and Ingresses indexed by
+	// ingressHostIndex.
+	reader  client.Reader
+	decoder admission.Decoder
+	policy  ReflectedPolicy
+}
+
+var _ admission.Handler = (*reflectedValidator)(nil)
+
+// Handle validates one create or update of a Service, Secret or Ingress.
+func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	id, isConsumer, err := requester(req.UserInfo)
+	if err != nil {
+		return admission.Denied(err.Error())
+	}
+	if !isConsumer {
+		return admission.Allowed("")
+	}
+	var ns corev1.Namespace
+	if err := v.reader.Get(ctx, types.NamespacedName{Name: req.Namespace}, &ns); err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading namespace %s: %w", req.Namespace, err))
+	}
+	// RBAC grants a consumer its own twins only; a grant made by mistake
+	// elsewhere must not let it place objects among another's.
+	if owner := consumerOf(&ns); owner != id {
+		return admission.Denied(fmt.Sprintf("consumer %s may not write %s in namespace %s, which is not one of its twin namespaces",
+			id, req.Resource.Resource, req.Namespace))
+	}
+
+	var bad []string
+	switch gr := (schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Resource}); gr {
+	case servicesResource:
+		var s corev1.Service
+		if err := v.decoder.Decode(req, &s); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+		bad = v.policy.vetService(&s)
+	case secretsResource:
+		var s corev1.Secret
+		if err := v.decoder.Decode(req, &s); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+		bad = vetSecret(&s)
+	case ingressesResource:
+		var ing networkingv1.Ingress
+		if err := v.decoder.Decode(req, &ing); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+		bad = v.policy.vetIngress(&ing)
+		conflicts, err := v.hostConflicts(ctx, id, &ing)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		bad = append(bad, conflicts...)
+	default:
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("the reflected objects' webhook does not judge %s", gr))
+	}
+	if len(bad) > 0 {
+		return admission.Denied(strings.Join(bad, "; "))
+	}
+	return admission.Allowed("")
+}
+
+// ingressHostIndex indexes Ingresses by the hosts they claim (rules and
+// TLS), and each plain host also under the wildcard of its parent domain,
+// so that both directions of a wildcard overlap are one lookup away.
+const ingressHostIndex = "liqo.io/ingress-host"
+
+// claimedHost is a host an Ingress claims, with the field claiming it.
+type claimedHost struct {
+	path *field.Path
+	host string
+}
+
+// ingressHosts are the hosts an Ingress claims: those of its rules and its
+// TLS sections (the certificate a controller serves for a host is as much
+// a claim as a route).
+func ingressHosts(ing *networkingv1.Ingress) []claimedHost {
+	var hosts []claimedHost
+	rules := field.NewPath("spec", "rules")
+	for i, r := range ing.Spec.Rules {
+		if r.Host != "" {
+			hosts = append(hosts, claimedHost{rules.Index(i).Child("host"), r.Host})
+		}
+	}
+	tls := field.NewPath("spec", "tls")
+	for i, t := range ing.Spec.TLS {
+		for j, h := range t.Hosts {
+			if h != "" {
+				hosts = append(hosts, claimedHost{tls.Index(i).Child("hosts").Index(j), h})
+			}
+		}
+	}
+	return hosts
+}
+
+// hostIndexKeys are the ingressHostIndex keys of an Ingress.
+func hostIndexKeys(o client.Object) []string {
+	ing, ok := o.(*networkingv1.Ingress)
+	if !ok {
+		return nil
+	}
+	keys := sets.New[string]()
+	for _, c := range ingressHosts(ing) {
+		keys.Insert(lookupKeys(c.host)...)
+	}
+	return sets.List(keys)
+}
+
+// lookupKeys are the index keys under which the Ingresses that may
+// overlap host are found: host itself and, for a plain host, the wildcard
+// of its parent domain (*.example.com covers shop.example.com; a wildcard
+// covers exactly one label, as the Ingress API defines).
+func lookupKeys(host string) []string {
+	keys := []string{host}
+	if parent, ok := wildcardOf(host); ok {
+		keys = append(keys, parent)
+	}
+	return keys
+}
+
+// wildcardOf is the wildcard that covers a plain host: *.example.com for
+// shop.example.com; none for a wildcard or a single-label host.
+func wildcardOf(host string) (string, bool) {
+	if strings.HasPrefix(host, "*.") {
+		return "", false
+	}
+	_, parent, found := strings.Cut(host, ".")
+	if !found {
+		return "", false
+	}
+	return "*." + parent, true
+}
+
+// overlap tells whether two hosts reach the same requests.
+func overlap(a, b string) bool {
+	if a == b {
+		return true
+	}
+	wa, okA := wildcardOf(a)
+	wb, okB := wildcardOf(b)
+	return okA && wa == b || okB && wb == a
+}
+
+// hostConflicts refuses the hosts of ing that another Ingress on the
+// provider already claims, but those of the consumer's own twins: another
+// consumer's, or the provider's own. Claiming one would let the consumer
+// take requests meant for them from the ingress controllers (which merge
+// the paths of Ingresses sharing a host, and prefer a plain host to a
+// wildcard). The message does not say whose host it is: a consumer has no
+// business learning its fellow tenants' namespaces. Two consumers claiming
+// one host at the same instant may both pass, as the cache may not have
+// either yet.
+func (v *reflectedValidator) hostConflicts(ctx context.Context, consumer string, ing *networkingv1.Ingress) ([]string, error) {
+	var bad []string
+	owners := map[string]string{}
+	for _, c := range ingressHosts(ing) {
+		taken, err := v.hostTaken(ctx, consumer, ing, c.host, owners)
+		if err != nil {
+			return nil, err
+		}
+		if taken {
+			bad = append(bad, fmt.Sprintf("%s %s overlaps a host another tenant of this provider, or the provider itself, already serves: "+
+				"a consumer may only claim hosts no one else here does", c.path, c.host))
+		}
+	}
+	return bad, nil
+}
+
+// hostTaken tells whether an Ingress other than ing, outside the
+// consumer's twins, claims a host overlapping host. owners caches the
+// consumers of the namespaces already read.
+func (v *reflectedValidator) hostTaken(ctx context.Context, consumer string, ing *networkingv1.Ingress, host string,
+	owners map[string]string) (bool, error) {
+	for _, key := range lookupKeys(host) {
+		var list networkingv1.IngressList
+		if err := v.reader.List(ctx, &list, client.MatchingFields{ingressHostIndex: key}); err != nil {
+			return false, fmt.Errorf("listing the Ingresses claiming %s: %w", key, err)
+		}
+		for i := range list.Items {
+			other := &list.Items[i]
+			if other.Namespace == ing.Namespace && other.Name == ing.Name {
+				continue
+			}
+			owner, known := owners[other.Namespace]
+			if !known {
+				var ns corev1.Namespace
+				// A namespace gone from the cache is no twin of the
+				// consumer's: its Ingresses still count as someone else's.
+				if err := v.reader.Get(ctx, types.NamespacedName{Name: other.Namespace}, &ns); client.IgnoreNotFound(err) != nil {
+					return false, fmt.Errorf("reading namespace %s: %w", other.Namespace, err)
+				}
+				owner = consumerOf(&ns)
+				owners[other.Namespace] = owner
+			}
+			if owner == consumer {
+				continue
+			}
+			for _, c := range ingressHosts(other) {
+				if overlap(host, c.host) {
+					return true, nil
+				}
+			}
+		}
+	}
+	return false, nil
+}

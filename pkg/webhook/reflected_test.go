@@ -1,0 +1,294 @@
+package webhook
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/liqo-go/liqo/apis"
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
+)
+
+// reflectedDeniedBy is the prefix of the API server's error for the
+// reflected objects' webhook.
+const reflectedDeniedBy = `admission webhook "reflected.validate.liqo.io" denied the request: `
+
+// offloadingRole mirrors, for the kinds the reflection writes, the rules
+// of the ClusterRole the controller manager grants consumers in their twin
+// namespaces (controllermanager.OffloadingClusterRole, whose rules this
+// package cannot import): the TwinReconciler binds the consumer to it by
+// name, so a consumer client here holds a twin's real grant.
+func offloadingRole(t *testing.T) {
+	t.Helper()
+	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "liqo-remote-offloading"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services"}, Verbs: all},
+			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: all},
+		}}
+	if err := cl.Create(context.Background(), role); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// reflectingConsumer makes twin namespaces of consumer id as the provider's
+// TwinReconciler makes them (labels and RoleBinding), one per local
+// namespace, and returns a client acting as the consumer's control plane.
+func reflectingConsumer(t *testing.T, id string, locals ...string) (client.Client, []string) {
+	t.Helper()
+	offloadingRole(t)
+	ctx := context.Background()
+	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: consts.TenantNamespace(id)}}); err != nil {
+		t.Fatal(err)
+	}
+	m := &offv1beta1.NamespaceMap{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: consts.TenantNamespace(id),
+		Labels: map[string]string{consts.ReplicationLabel: "true"}}, Spec: offv1beta1.NamespaceMapSpec{DesiredMapping: map[string]string{}}}
+	var twins []string
+	for _, local := range locals {
+		m.Spec.DesiredMapping[local] = local + "-" + id
+		twins = append(twins, local+"-"+id)
+	}
+	if err := cl.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	r := &offloading.TwinReconciler{Client: cl, ClusterRole: "liqo-remote-offloading", Recorder: record.NewFakeRecorder(100)}
+	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(m)}); err != nil {
+		t.Fatalf("reconciling the twins of %s: %v", id, err)
+	}
+	cfg := rest.CopyConfig(cluster.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: consts.ConsumerUser(id), Groups: []string{consts.ConsumerGroup}}
+	c, err := client.New(cfg, client.Options{Scheme: apis.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the consumer's RBAC", func(ctx context.Context) (bool, error) {
+		err := c.List(ctx, &corev1.ServiceList{}, client.InNamespace(twins[0]))
+		return err == nil, err
+	})
+	return c, twins
+}
+
+// reflectedService is a ClusterIP Service as the reflection sends it.
+func reflectedService(name, namespace, origin string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace,
+			Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: origin}},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": name},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}},
+	}
+}
+
+// reflectedIngress routes hosts to Service web, as the reflection sends an
+// Ingress (no class).
+func reflectedIngress(name, namespace, origin string, hosts ...string) *networkingv1.Ingress {
+	pt := networkingv1.PathTypePrefix
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace,
+		Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: origin}}}
+	for _, h := range hosts {
+		ing.Spec.Rules = append(ing.Spec.Rules, networkingv1.IngressRule{Host: h,
+			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+				Path: "/", PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+					Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}})
+	}
+	return ing
+}
+
+// wantReflectedDenied fails unless err is the reflected objects' webhook
+// refusing with a message containing every fragment.
+func wantReflectedDenied(t *testing.T, what string, err error, fragments ...string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: admitted, want the webhook's refusal containing %q", what, fragments)
+		return
+	}
+	if !apierrors.IsForbidden(err) || !containsAll(err.Error(), append([]string{reflectedDeniedBy}, fragments...)...) {
+		t.Errorf("%s: err = %v, want the webhook's refusal containing %q", what, err, fragments)
+	}
+}
+
+func containsAll(s string, fragments ...string) bool {
+	for _, f := range fragments {
+		if !strings.Contains(s, f) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestHostileReflectedObjects sends, as a consumer with its twin
+// namespace's real grant, every reflected object the provider must not
+// keep for it, one per rule, and checks each is refused naming the field;
+// then the ordinary objects the reflection sends, which must pass.
+func TestHostileReflectedObjects(t *testing.T) {
+	ctx := context.Background()
+	kappa, twins := reflectingConsumer(t, "kappa", "shop", "blog")
+	shop, blog := twins[0], twins[1]
+
+	// Hosts others on this provider serve: another consumer's, in its
+	// twin, and the provider's own, in a namespace of its own.
+	_, lambdaTwins := reflectingConsumer(t, "lambda", "news")
+	if err := cl.Create(ctx, reflectedIngress("front", lambdaTwins[0], "lambda", "news.example.com", "*.lambda.example.com")); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "provider-apps"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Create(ctx, reflectedIngress("console", "provider-apps", "", "console.provider.example")); err != nil {
+		t.Fatal(err)
+	}
+
+	// The webhook reads Ingresses from its cache, a few milliseconds
+	// behind: wait until it has both.
+	for _, host := range []string{"news.example.com", "console.provider.example"} {
+		eventually(t, "the webhook's cache to hold "+host, func(ctx context.Context) (bool, error) {
+			err := kappa.Create(ctx, reflectedIngress("probe", shop, "kappa", host), client.DryRunAll)
+			return apierrors.IsForbidden(err), nil
+		})
+	}
+
+	hostile := []struct {
+		name      string
+		obj       client.Object
+		fragments []string
+	}{
+		{"a Service with external IPs (CVE-2020-8554)", func() client.Object {
+			s := reflectedService("ext-ips", shop, "kappa")
+			s.Spec.ExternalIPs = []string{"10.0.0.1"}
+			return s
+		}(), []string{"spec.externalIPs", "CVE-2020-8554"}},
+		{"an ExternalName Service", func() client.Object {
+			s := reflectedService("ext-name", shop, "kappa")
+			s.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "kubernetes.default.svc.cluster.local"}
+			return s
+		}(), []string{"spec.type", "ExternalName"}},
+		{"a NodePort Service", func() client.Object {
+			s := reflectedService("node-port", shop, "kappa")
+			s.Spec.Type = corev1.ServiceTypeNodePort
+			return s
+		}(), []string{"spec.type", "NodePort"}},
+		{"a LoadBalancer Service", func() client.Object {
+			s := reflectedService("load-balancer", shop, "kappa")
+			s.Spec.Type = corev1.ServiceTypeLoadBalancer
+			return s
+		}(), []string{"spec.type", "LoadBalancer"}},
+		{"another consumer's host", reflectedIngress("steal", shop, "kappa", "shop.example.com", "news.example.com"),
+			[]string{"spec.rules[1].host", "news.example.com"}},
+		{"a host under another consumer's wildcard", reflectedIngress("steal-sub", shop, "kappa", "www.lambda.example.com"),
+			[]string{"spec.rules[0].host", "www.lambda.example.com"}},
+		{"a wildcard over another consumer's host", reflectedIngress("steal-wild", shop, "kappa", "*.example.com"),
+			[]string{"spec.rules[0].host", "*.example.com"}},
+		{"the provider's own host", reflectedIngress("steal-console", shop, "kappa", "console.provider.example"),
+			[]string{"spec.rules[0].host", "console.provider.example"}},
+		{"another consumer's host in TLS only", func() client.Object {
+			ing := reflectedIngress("steal-tls", shop, "kappa", "shop.example.com")
+			ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"news.example.com"}, SecretName: "tls"}}
+			return ing
+		}(), []string{"spec.tls[0].hosts[0]", "news.example.com"}},
+		{"a rule for every host", reflectedIngress("catch-all", shop, "kappa", ""), []string{"spec.rules[0].host"}},
+		{"a default backend", func() client.Object {
+			ing := reflectedIngress("default-backend", shop, "kappa", "shop.example.com")
+			ing.Spec.DefaultBackend = &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+				Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}
+			return ing
+		}(), []string{"spec.defaultBackend"}},
+		{"an nginx configuration snippet", func() client.Object {
+			ing := reflectedIngress("snippet", shop, "kappa", "shop.example.com")
+			ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/configuration-snippet": "more_set_headers \"X: y\";"}
+			return ing
+		}(), []string{"metadata.annotations[nginx.ingress.kubernetes.io/configuration-snippet]"}},
+		{"an nginx server snippet", func() client.Object {
+			ing := reflectedIngress("server-snippet", shop, "kappa", "shop.example.com")
+			ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/server-snippet": "location /x { return 200; }"}
+			return ing
+		}(), []string{"metadata.annotations[nginx.ingress.kubernetes.io/server-snippet]"}},
+		{"a ServiceAccount token Secret", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Namespace: shop,
+			Annotations: map[string]string{corev1.ServiceAccountNameKey: "default"}}, Type: corev1.SecretTypeServiceAccountToken},
+			[]string{"type", string(corev1.SecretTypeServiceAccountToken)}},
+	}
+	for _, h := range hostile {
+		t.Run(h.name, func(t *testing.T) {
+			err := kappa.Create(ctx, h.obj)
+			wantReflectedDenied(t, h.name, err, h.fragments...)
+			if err != nil {
+				t.Log(err)
+			}
+		})
+	}
+
+	// An object admitted as it was may not be turned into a hostile one.
+	t.Run("a Service updated with external IPs", func(t *testing.T) {
+		s := reflectedService("turned", shop, "kappa")
+		if err := kappa.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		s.Spec.ExternalIPs = []string{"192.0.2.10"}
+		wantReflectedDenied(t, "external IPs added by an update", kappa.Update(ctx, s), "spec.externalIPs")
+	})
+
+	ordinary := []struct {
+		name string
+		obj  client.Object
+	}{
+		{"a ClusterIP Service", reflectedService("web", shop, "kappa")},
+		{"a headless Service", func() client.Object {
+			s := reflectedService("headless", shop, "kappa")
+			s.Spec.ClusterIP = corev1.ClusterIPNone
+			return s
+		}()},
+		{"an Ingress for the consumer's own host", func() client.Object {
+			ing := reflectedIngress("front", shop, "kappa", "shop.example.com", "*.kappa.example.com")
+			ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"shop.example.com"}, SecretName: "tls"}}
+			ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/rewrite-target": "/"}
+			return ing
+		}()},
+		// The same consumer may split a host between its namespaces.
+		{"the consumer's host in another of its twins", reflectedIngress("front", blog, "kappa", "shop.example.com")},
+		{"an Opaque Secret", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: shop},
+			Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"password": []byte("s3cret")}}},
+		{"a TLS Secret", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tls", Namespace: shop}, Type: corev1.SecretTypeTLS,
+			Data: map[string][]byte{corev1.TLSCertKey: []byte("cert"), corev1.TLSPrivateKeyKey: []byte("key")}}},
+		{"a ConfigMap", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: shop},
+			Data: map[string]string{"mode": "production"}}},
+	}
+	for _, o := range ordinary {
+		t.Run(o.name, func(t *testing.T) {
+			if err := kappa.Create(ctx, o.obj); err != nil {
+				t.Errorf("%s: %v", o.name, err)
+			}
+		})
+	}
+	// The consumer's own Ingress may be updated keeping its hosts.
+	t.Run("an update of the consumer's own Ingress", func(t *testing.T) {
+		var ing networkingv1.Ingress
+		if err := kappa.Get(ctx, client.ObjectKey{Namespace: shop, Name: "front"}, &ing); err != nil {
+			t.Fatal(err)
+		}
+		ing.Labels["tier"] = "front"
+		if err := kappa.Update(ctx, &ing); err != nil {
+			t.Errorf("updating the consumer's own Ingress: %v", err)
+		}
+	})
+
+	// The provider's administrators are not judged: what they write in a
+	// twin is theirs to decide.
+	t.Run("an administrator's NodePort Service in a twin", func(t *testing.T) {
+		s := reflectedService("admin-node-port", shop, "kappa")
+		s.Spec.Type = corev1.ServiceTypeNodePort
+		if err := cl.Create(ctx, s); err != nil {
+			t.Errorf("an administrator's NodePort Service: %v", err)
+		}
+	})
+}
