@@ -35,16 +35,16 @@ func EnsureVXLAN(v VXLAN) (netlink.Link, error) {
 	cur, err := netlink.LinkByName(v.Name)
 	switch {
 	case err == nil:
+		// A changed far end (a gateway pod replaced, with a new address)
+		// means a new link: the kernel's support for changing a VXLAN's
+		// remote in place varies, and the routes through the link are
+		// synced again right after anyway.
 		x, ok := cur.(*netlink.Vxlan)
-		if !ok || x.VxlanId != int(v.VNI) || x.Port != v.Port {
+		if !ok || x.VxlanId != int(v.VNI) || x.Port != v.Port || !x.Group.Equal(v.Remote.AsSlice()) {
 			if err := netlink.LinkDel(cur); err != nil {
 				return nil, fmt.Errorf("replacing link %s: %w", v.Name, err)
 			}
 			cur = nil
-		} else if !x.Group.Equal(v.Remote.AsSlice()) {
-			if err := netlink.LinkModify(want); err != nil {
-				return nil, fmt.Errorf("updating the remote of link %s: %w", v.Name, err)
-			}
 		}
 	case errors.As(err, &netlink.LinkNotFoundError{}):
 		cur = nil

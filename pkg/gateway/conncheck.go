@@ -90,7 +90,13 @@ func (c *Checker) Run(ctx context.Context) error {
 			now := time.Now()
 			if rtt := now.Sub(sent); rtt >= 0 && rtt < time.Minute {
 				c.mu.Lock()
-				c.health.Latency, c.health.LastAnswer = rtt, now
+				// The first answer waited for the WireGuard handshake
+				// (the tunnel holds packets until it completes): its
+				// round trip is the handshake's, not the path's.
+				if !c.health.LastAnswer.IsZero() {
+					c.health.Latency = rtt
+				}
+				c.health.LastAnswer = now
 				c.mu.Unlock()
 			}
 		}

@@ -42,7 +42,7 @@ func connectionStatus(st *netv1beta1.ConnectionStatus, gen int64, h Health, ever
 		kit.SetCondition(&st.Conditions, gen, kit.Condition{Type: netv1beta1.ConnectedCondition,
 			Reason: ReasonConnecting, Message: "waiting for the first answer of the peer gateway"})
 	}
-	if h.Connected {
+	if h.Connected && h.Latency > 0 {
 		st.Latency = netv1beta1.ConnectionLatency{Value: h.Latency.Round(10 * time.Microsecond).String(), Timestamp: metav1.NewTime(now)}
 	}
 }

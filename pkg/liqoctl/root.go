@@ -14,6 +14,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/offload"
 	"github.com/liqo-go/liqo/pkg/liqoctl/peer"
 	"github.com/liqo-go/liqo/pkg/liqoctl/playground"
+	"github.com/liqo-go/liqo/pkg/liqoctl/testnet"
 )
 
 // NewRootCommand returns the liqoctl command tree.
@@ -27,7 +28,7 @@ runs a local playground of real Kubernetes control planes with simulated nodes.`
 		SilenceErrors: true,
 	}
 	root.AddCommand(playground.NewCommand(), peer.NewCommand(), peer.NewUnpeerCommand(), info.NewCommand(),
-		offload.NewCommand(), offload.NewUnoffloadCommand(), network.NewCommand())
+		offload.NewCommand(), offload.NewUnoffloadCommand(), network.NewCommand(), testnet.NewCommand())
 	markUsageErrors(root)
 	return root
 }

@@ -236,7 +236,9 @@ func (d desc) Deployment(o Options) *appsv1.Deployment {
 		TypeMeta:   metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment"},
 		ObjectMeta: d.meta(ResourceName(d.Name)),
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(int32(1)),
+			// Replicas is left to the Deployment's default (one) and not
+			// applied: an administrator may scale a gateway to zero to cut
+			// the tunnel for a while, and the controller does not undo it.
 			Selector: &metav1.LabelSelector{MatchLabels: d.selector()},
 			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			Template: corev1.PodTemplateSpec{

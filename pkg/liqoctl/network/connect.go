@@ -66,26 +66,35 @@ func (o *Options) Connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	steps := []struct {
+	type step struct {
 		what string
 		do   func(context.Context, *side, *side) error
-	}{
+	}
+	steps := []step{
 		{"Tenant namespaces ensured", o.ensureNamespaces},
 		{"Network configurations exchanged and remapped", o.ensureConfigurations},
-		{"Gateway server ready", o.ensureServer},
-		{"Gateway client ready", o.ensureClient},
 	}
-	if !o.DisableSharingKeys {
-		steps = append(steps, struct {
-			what string
-			do   func(context.Context, *side, *side) error
-		}{"Public keys exchanged", o.exchangeKeys})
+	reverse, err := reversed(ctx, local, remote)
+	if err != nil {
+		return err
+	}
+	client, server := local, remote
+	if reverse {
+		// The clusters are connected the other way already (the remote
+		// one dials this one): one fabric serves both peerings, a second
+		// pair of gateways would claim the same routes.
+		o.Out.Info("The clusters are already connected the other way: reusing that tunnel")
+		client, server = remote, local
+	} else {
+		steps = append(steps, step{"Gateway server ready", o.ensureServer}, step{"Gateway client ready", o.ensureClient})
+		if !o.DisableSharingKeys {
+			steps = append(steps, step{"Public keys exchanged", o.exchangeKeys})
+		}
 	}
 	if o.Wait {
-		steps = append(steps, struct {
-			what string
-			do   func(context.Context, *side, *side) error
-		}{"Tunnel connected on both sides", o.waitConnected})
+		steps = append(steps, step{"Tunnel connected on both sides", func(ctx context.Context, _, _ *side) error {
+			return o.waitConnected(ctx, client, server)
+		}})
 	}
 	for _, s := range steps {
 		start := time.Now()
@@ -95,6 +104,25 @@ func (o *Options) Connect(ctx context.Context) error {
 		o.Out.Timed(start, "%s", s.what)
 	}
 	return nil
+}
+
+// reversed tells whether the remote cluster already runs the client of a
+// tunnel whose server is the local cluster.
+func reversed(ctx context.Context, local, remote *side) (bool, error) {
+	var gws netv1beta1.GatewayServer
+	err := local.c.Client.Get(ctx, types.NamespacedName{Namespace: local.ns, Name: remote.id}, &gws)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("looking for a gateway server for %q in the local cluster: %w", remote.id, err)
+	}
+	var gwc netv1beta1.GatewayClient
+	err = remote.c.Client.Get(ctx, types.NamespacedName{Namespace: remote.ns, Name: local.id}, &gwc)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func (o *Options) ensureNamespaces(ctx context.Context, local, remote *side) error {

@@ -1,0 +1,79 @@
+// Package testnet implements liqoctl test network: it checks, with real
+// traffic, that the pods of the local cluster and those it offloads to
+// each provider reach one another, by address and through Services.
+package testnet
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/liqoctl/output"
+)
+
+// Namespace is where the test runs, offloaded to every provider.
+const Namespace = "liqo-test-network"
+
+// Options of liqoctl test network.
+type Options struct {
+	Local     factory.Cluster
+	Image     string
+	Timeout   time.Duration
+	Remove    bool
+	FailFast  bool
+	Verbose   bool
+	Attempts  int
+	namespace string
+
+	out *output.Printer
+}
+
+// NewCommand returns liqoctl test, with its network subcommand.
+func NewCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "test",
+		Short: "Check a multi-cluster setup with real workloads",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newNetworkCommand())
+	return cmd
+}
+
+func newNetworkCommand() *cobra.Command {
+	o := &Options{namespace: Namespace}
+	cmd := &cobra.Command{
+		Use:   "network",
+		Short: "Check pod-to-pod and Service connectivity between the local cluster and its providers",
+		Long: `Check the network fabric with real traffic.
+
+The command offloads namespace ` + Namespace + ` to every provider, runs a small
+web server on a local node and one on each virtual node, each behind a
+Service of its own, and then, from every server, fetches every other one:
+by the pod address the local cluster shows (from the local pod) and by
+Service name (from every pod, in its own cluster's view). It prints one
+line per check and fails naming the checks that failed.
+
+Only the local cluster's kubeconfig is needed: the remote pods are reached
+through their virtual nodes.`,
+		Example: `  liqoctl test network
+  liqoctl test network --kubeconfig ~/.kube/rome --rm=false`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.out = &output.Printer{W: cmd.OutOrStdout(), Verbose: o.Verbose}
+			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
+			defer cancel()
+			return o.Run(ctx)
+		},
+	}
+	fs := cmd.Flags()
+	o.Local.AddLocalFlags(fs)
+	fs.StringVar(&o.Image, "image", "busybox", "image of the test pods: it must have sh, httpd, wget and timeout (busybox has)")
+	fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up after this long")
+	fs.BoolVar(&o.Remove, "rm", true, "remove the test namespace at the end (its remote twins go with it)")
+	fs.BoolVar(&o.FailFast, "fail-fast", false, "stop at the first failed check")
+	fs.IntVar(&o.Attempts, "attempts", 5, "tries of each check before it counts as failed (a Service's rules reach the nodes a moment after its pods)")
+	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print how long each step took")
+	return cmd
+}

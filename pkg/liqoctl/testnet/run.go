@@ -1,0 +1,310 @@
+package testnet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
+)
+
+const (
+	serverLabel = "liqo.io/test-network-server"
+	port        = 8080
+)
+
+// server is one test web server: on a local node, or on a virtual node.
+type server struct {
+	name string
+	// where says where it runs, for the report: "local" or the virtual
+	// node's name.
+	where string
+	local bool
+	ip    string
+}
+
+// check is one cell of the report.
+type check struct {
+	from, to, via string
+	err           error
+}
+
+// Run deploys the servers, runs every check and reports.
+func (o *Options) Run(ctx context.Context) error {
+	if err := o.Local.Connect(ctx, min(o.Timeout, 10*time.Second)); err != nil {
+		return err
+	}
+	if _, err := o.Local.FindComponents(ctx); err != nil {
+		return err
+	}
+	vnodes, err := o.virtualNodes(ctx)
+	if err != nil {
+		return err
+	}
+	if len(vnodes) == 0 {
+		return fmt.Errorf("the local cluster has no virtual node: peer it with a provider first (liqoctl peer)")
+	}
+	if o.Remove {
+		defer o.cleanup()
+	}
+	start := time.Now()
+	servers, err := o.deploy(ctx, vnodes)
+	if err != nil {
+		return err
+	}
+	o.out.Timed(start, "Test pods running: one local, one on each of %s", strings.Join(vnodes, ", "))
+
+	var checks []check
+	for _, from := range servers {
+		for _, to := range servers {
+			if from.name == to.name {
+				continue
+			}
+			if from.local {
+				// The addresses the local cluster shows are its own view:
+				// they are checked from the local pod.
+				checks = append(checks, o.run(ctx, from, to, "pod IP", fmt.Sprintf("http://%s:%d/", to.ip, port)))
+			}
+			checks = append(checks, o.run(ctx, from, to, "Service", "http://"+to.name+"/"))
+			if o.FailFast && checks[len(checks)-1].err != nil {
+				break
+			}
+		}
+	}
+	var failed []string
+	for _, c := range checks {
+		result := "OK"
+		if c.err != nil {
+			result = "FAILED: " + c.err.Error()
+			failed = append(failed, fmt.Sprintf("%s → %s (%s)", c.from, c.to, c.via))
+		}
+		o.out.Info("%-28s → %-28s %-8s %s", c.from, c.to, c.via, result)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d checks failed: %s", len(failed), len(checks), strings.Join(failed, "; "))
+	}
+	o.out.Info("All %d checks passed", len(checks))
+	return nil
+}
+
+// virtualNodes lists the local cluster's virtual nodes.
+func (o *Options) virtualNodes(ctx context.Context) ([]string, error) {
+	var nodes corev1.NodeList
+	if err := o.Local.Client.List(ctx, &nodes, client.MatchingLabels{consts.TypeLabel: consts.TypeVirtualNode}); err != nil {
+		return nil, fmt.Errorf("listing the virtual nodes: %w", err)
+	}
+	var out []string
+	for _, n := range nodes.Items {
+		out = append(out, n.Name)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// label makes a name usable as a pod or Service name.
+func label(s string) string {
+	s = strings.ToLower(s)
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	return strings.Trim(s, "-.")
+}
+
+// deploy creates the namespace, offloads it, and runs one server locally
+// and one per virtual node, each with its own Service.
+func (o *Options) deploy(ctx context.Context, vnodes []string) ([]*server, error) {
+	c := o.Local.Client
+	if err := o.waitGone(ctx); err != nil {
+		return nil, err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.namespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating namespace %s: %w", o.namespace, err)
+	}
+	nsof := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: offv1beta1.NamespaceOffloadingName, Namespace: o.namespace},
+		Spec: offv1beta1.NamespaceOffloadingSpec{NamespaceMappingStrategy: offv1beta1.DefaultNameMappingStrategy,
+			PodOffloadingStrategy: offv1beta1.LocalAndRemotePodOffloadingStrategy}}
+	if err := c.Create(ctx, nsof); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("offloading namespace %s: %w", o.namespace, err)
+	}
+	if err := wait.For(ctx, c, client.ObjectKeyFromObject(nsof), nsof, "namespace "+o.namespace+" to be offloaded", func(n *offv1beta1.NamespaceOffloading) error {
+		if n.Status.OffloadingPhase != offv1beta1.ReadyOffloadingPhase {
+			return wait.NotYet("offloading phase %q", n.Status.OffloadingPhase)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+
+	servers := []*server{{name: "local", where: "local", local: true}}
+	for _, vn := range vnodes {
+		servers = append(servers, &server{name: "remote-" + label(vn), where: vn})
+	}
+	for _, s := range servers {
+		if err := o.create(ctx, s); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range servers {
+		var p corev1.Pod
+		err := wait.For(ctx, c, types.NamespacedName{Namespace: o.namespace, Name: s.name}, &p, "pod "+s.name+" to be ready", func(p *corev1.Pod) error {
+			if p.Status.PodIP == "" || !ready(p) {
+				return wait.NotYet("pod %s is %s", p.Name, p.Status.Phase)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.ip = p.Status.PodIP
+	}
+	return servers, nil
+}
+
+func ready(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// create runs server s and its Service.
+func (o *Options) create(ctx context.Context, s *server) error {
+	labels := map[string]string{serverLabel: s.name}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: o.namespace, Labels: labels},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			Containers: []corev1.Container{{
+				Name: "web", Image: o.Image,
+				Command: []string{"sh", "-c", fmt.Sprintf("mkdir -p /www && hostname > /www/index.html && exec httpd -f -p %d -h /www", port)},
+				Ports:   []corev1.ContainerPort{{ContainerPort: port}},
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(port)}},
+					PeriodSeconds: 1},
+			}},
+		},
+	}
+	if s.local {
+		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: consts.TypeLabel, Operator: corev1.NodeSelectorOpNotIn, Values: []string{consts.TypeVirtualNode}}},
+			}}},
+		}}
+	} else {
+		pod.Spec.NodeName = s.where
+		pod.Spec.Tolerations = []corev1.Toleration{{Key: consts.VirtualNodeTaintKey, Operator: corev1.TolerationOpExists}}
+	}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: o.namespace}, Spec: corev1.ServiceSpec{
+		Selector: labels, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(port)}},
+	}}
+	for _, obj := range []client.Object{pod, svc} {
+		if err := o.Local.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// run fetches url from inside from's pod, expecting to's name, up to
+// o.Attempts times.
+func (o *Options) run(ctx context.Context, from, to *server, via, url string) check {
+	c := check{from: from.name + " (" + from.where + ")", to: to.name + " (" + to.where + ")", via: via}
+	for i := range o.Attempts {
+		var body string
+		body, c.err = o.exec(ctx, from.name, "timeout", "5", "wget", "-q", "-O", "-", url)
+		if c.err == nil && strings.TrimSpace(body) != to.name {
+			c.err = fmt.Errorf("%s answered %q, not %s", url, strings.TrimSpace(body), to.name)
+		}
+		if c.err == nil || ctx.Err() != nil {
+			break
+		}
+		if i < o.Attempts-1 {
+			time.Sleep(time.Second)
+		}
+	}
+	return c
+}
+
+// exec runs a command in a test pod, through the API server (and, for a
+// remote pod, its virtual node).
+func (o *Options) exec(ctx context.Context, pod string, cmd ...string) (string, error) {
+	req := o.Local.Clientset.CoreV1().RESTClient().Post().Resource("pods").Namespace(o.namespace).Name(pod).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: "web", Command: cmd, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	ex, err := remotecommand.NewSPDYExecutor(o.Local.Config, http.MethodPost, req.URL())
+	if err != nil {
+		return "", err
+	}
+	var stdout, stderr bytes.Buffer
+	ectx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := ex.StreamWithContext(ectx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			return "", err
+		}
+		return "", errors.New(msg)
+	}
+	return stdout.String(), nil
+}
+
+// waitGone waits while a namespace of an earlier run is being deleted:
+// nothing can be created in it meanwhile.
+func (o *Options) waitGone(ctx context.Context) error {
+	var ns corev1.Namespace
+	err := o.Local.Client.Get(ctx, types.NamespacedName{Name: o.namespace}, &ns)
+	if apierrors.IsNotFound(err) || (err == nil && ns.DeletionTimestamp.IsZero()) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	o.out.Info("Waiting for namespace %s to be deleted", o.namespace)
+	for {
+		err := o.Local.Client.Get(ctx, types.NamespacedName{Name: o.namespace}, &ns)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("namespace %s of an earlier run is still being deleted", o.namespace)
+		case <-time.After(wait.PollInterval * 10):
+		}
+	}
+}
+
+// cleanup removes the test namespace, the offloading first so that the
+// remote twins go, and waits (a while) until it is gone, so that the next
+// run starts afresh.
+func (o *Options) cleanup() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_ = o.Local.Client.Delete(ctx, &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: offv1beta1.NamespaceOffloadingName, Namespace: o.namespace}})
+	if err := o.Local.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.namespace}}); client.IgnoreNotFound(err) != nil {
+		o.out.Warn("removing namespace %s: %v", o.namespace, err)
+		return
+	}
+	if err := o.waitGone(ctx); err != nil {
+		o.out.Warn("%v", err)
+		return
+	}
+	o.out.Info("Namespace %s removed", o.namespace)
+}

@@ -1,0 +1,119 @@
+package networking
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/realpods"
+)
+
+// scaleGateway sets the replicas of rome's gateway to milan.
+func scaleGateway(ctx context.Context, t *testing.T, replicas int32) {
+	t.Helper()
+	deps := rome.Client().AppsV1().Deployments(consts.TenantNamespace("milan"))
+	s, err := deps.GetScale(ctx, "gw-milan", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Spec.Replicas = replicas
+	if _, err := deps.UpdateScale(ctx, "gw-milan", s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNetworkCheck runs liqoctl test network on the peered clusters: it
+// passes; with rome's gateway scaled to zero it fails naming the cells
+// that cross the tunnel; scaled back, it passes again. Then the server
+// gateway's pod is deleted and the time until traffic flows again is
+// printed.
+func TestNetworkCheck(t *testing.T) {
+	ctx := realpods.Timeout(t, 12*time.Minute)
+	if out, err := liqoctlRun(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"],
+		"--server-service-type", "NodePort", "--timeout", "5m"); err != nil {
+		t.Fatalf("peer: %v\n%s", err, out)
+	}
+	// The test pods are kept between the runs (--rm=false) but the last:
+	// offloading a namespace again right after it was removed can leave
+	// the new twin without its reflected token Secret (a known bug of the
+	// offloading's teardown, see the issue notes), which is not what this
+	// test is about.
+	args := []string{"test", "network", "--kubeconfig", kubeconfigs["rome"], "--timeout", "4m"}
+	out, err := liqoctlRun(ctx, append(args, "--rm=false")...)
+	if err != nil {
+		t.Fatalf("test network on a working fabric: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "All 3 checks passed") {
+		t.Errorf("the output does not report 3 passed checks:\n%s", out)
+	}
+	t.Logf("liqoctl test network:\n%s", out)
+
+	scaleGateway(ctx, t, 0)
+	testbed.Eventually(ctx, t, "rome's gateway pod gone", func() (bool, error) {
+		pods, err := rome.Client().CoreV1().Pods(consts.TenantNamespace("milan")).List(ctx, metav1.ListOptions{})
+		return err == nil && len(pods.Items) == 0, err
+	})
+	out, err = liqoctlRun(ctx, append(args, "--attempts", "2", "--rm=false")...)
+	if err == nil {
+		t.Fatalf("test network passed with the gateway scaled to zero:\n%s", out)
+	}
+	for _, cell := range []string{"local (local) → remote-milan (milan) (pod IP)", "remote-milan (milan) → local (local) (Service)"} {
+		if !strings.Contains(err.Error(), cell) {
+			t.Errorf("the failure does not name %q: %v", cell, err)
+		}
+	}
+	t.Logf("with the gateway scaled to zero: %v", err)
+	scaleGateway(ctx, t, 1)
+	if out, err := liqoctlRun(ctx, args...); err != nil {
+		t.Fatalf("test network after scaling the gateway back: %v\n%s", err, out)
+	}
+
+	// Delete milan's gateway pod (the server) and time the recovery of
+	// traffic from rome's pod to the offloaded one.
+	ns := realpods.Namespace(ctx, t, rome, "recovery")
+	if out, err := liqoctlRun(ctx, "offload", "namespace", ns, "--kubeconfig", kubeconfigs["rome"], "--timeout", "2m"); err != nil {
+		t.Fatalf("offload: %v\n%s", err, out)
+	}
+	cs := rome.Client()
+	for _, p := range []string{"web-local", "web-remote"} {
+		sel, tolerate := realpods.OnRealNodes, false
+		if p == "web-remote" {
+			sel, tolerate = map[string]string{consts.TypeLabel: consts.TypeVirtualNode}, true
+		}
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, webPod(ns, p, sel, tolerate), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var remoteIP string
+	for _, p := range realpods.RunningPods(ctx, t, rome, ns, "app=web", 2) {
+		if p.Name == "web-remote" {
+			remoteIP = p.Status.PodIP
+		}
+	}
+	url := "http://" + remoteIP + ":8080/"
+	if got := realpods.Fetch(ctx, t, rome, ns, "web-local", url); got != "web-remote" {
+		t.Fatalf("before the deletion %s answered %q", url, got)
+	}
+	gwNS := consts.TenantNamespace("rome")
+	pods, err := milan.Client().CoreV1().Pods(gwNS).List(ctx, metav1.ListOptions{})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("milan's gateway pods: %v %v", pods, err)
+	}
+	start := time.Now()
+	if err := milan.Client().CoreV1().Pods(gwNS).Delete(ctx, pods.Items[0].Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testbed.Eventually(ctx, t, "the old gateway pod gone", func() (bool, error) {
+		_, err := milan.Client().CoreV1().Pods(gwNS).Get(ctx, pods.Items[0].Name, metav1.GetOptions{})
+		return err != nil, nil
+	})
+	if got := realpods.Fetch(ctx, t, rome, ns, "web-local", url); got != "web-remote" {
+		t.Fatalf("after the deletion %s answered %q", url, got)
+	}
+	t.Logf("traffic resumed %s after milan's gateway pod was deleted", time.Since(start).Round(100*time.Millisecond))
+}
