@@ -82,7 +82,7 @@ func (r *reporter) ensure(ctx context.Context) (*netv1beta1.Connection, error) {
 		ref.UID = gw.GetUID()
 		conn = netv1beta1.Connection{
 			ObjectMeta: metav1.ObjectMeta{Name: r.key.Name, Namespace: r.key.Namespace,
-				Labels: map[string]string{consts.RemoteClusterIDLabel: r.remote, consts.ManagedByLabel: consts.ManagedByValue},
+				Labels:          map[string]string{consts.RemoteClusterIDLabel: r.remote, consts.ManagedByLabel: consts.ManagedByValue},
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: ref.UID}}},
 			Spec: netv1beta1.ConnectionSpec{Type: r.typ, GatewayRef: ref},
 		}

@@ -1,6 +1,7 @@
 package liqoctl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -90,4 +91,17 @@ func commandPath(root *cobra.Command, args []string) string {
 		return c.CommandPath()
 	}
 	return root.Name()
+}
+
+// Execute runs liqoctl in-process with args and returns what it printed
+// (output and errors together) and its error: for tests and tools that
+// drive liqoctl as a library.
+func Execute(ctx context.Context, args ...string) (string, error) {
+	cmd := NewRootCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	return out.String(), err
 }

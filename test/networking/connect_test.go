@@ -1,7 +1,6 @@
 package networking
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/netip"
@@ -25,13 +24,7 @@ import (
 )
 
 func liqoctlRun(ctx context.Context, args ...string) (string, error) {
-	cmd := liqoctl.NewRootCommand()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
-	return out.String(), err
+	return liqoctl.Execute(ctx, args...)
 }
 
 // remapped is the address under which cluster c reaches ip, a pod IP of

@@ -117,3 +117,34 @@ func TestNetworkCheck(t *testing.T) {
 	}
 	t.Logf("traffic resumed %s after milan's gateway pod was deleted", time.Since(start).Round(100*time.Millisecond))
 }
+
+// TestReversePeering peers milan with rome as well (milan consumes rome's
+// resources): the peering reuses the tunnel rome set up, one fabric for
+// both directions, and liqoctl test network passes from milan's side.
+func TestReversePeering(t *testing.T) {
+	ctx := realpods.Timeout(t, 10*time.Minute)
+	for _, pair := range [][2]string{{"rome", "milan"}, {"milan", "rome"}} {
+		out, err := liqoctlRun(ctx, "peer", "--kubeconfig", kubeconfigs[pair[0]], "--remote-kubeconfig", kubeconfigs[pair[1]],
+			"--server-service-type", "NodePort", "--timeout", "5m")
+		if err != nil {
+			t.Fatalf("peer %s -> %s: %v\n%s", pair[0], pair[1], err, out)
+		}
+		if pair[0] == "milan" && !strings.Contains(out, "reusing that tunnel") {
+			t.Errorf("the reverse peering did not reuse the tunnel:\n%s", out)
+		}
+	}
+	for _, c := range []*testbed.Cluster{rome, milan} {
+		for _, kind := range []string{"gatewayservers", "gatewayclients"} {
+			out, err := realpods.Kubectl(ctx, c, "get", kind, "-A", "--no-headers")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(strings.Fields(strings.TrimSpace(out))); n > 0 && strings.Count(strings.TrimSpace(out), "\n") > 0 {
+				t.Errorf("%s has more than one of %s:\n%s", c.Name, kind, out)
+			}
+		}
+	}
+	if out, err := liqoctlRun(ctx, "test", "network", "--kubeconfig", kubeconfigs["milan"], "--timeout", "4m"); err != nil {
+		t.Fatalf("test network from milan: %v\n%s", err, out)
+	}
+}

@@ -1,7 +1,6 @@
 package fabric
 
 import (
-	"fmt"
 	"maps"
 	"net/netip"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // Name of the DaemonSet, its ServiceAccount, ClusterRole and binding.
@@ -34,14 +34,7 @@ type Options struct {
 
 // Validate tells what is wrong with o.
 func (o Options) Validate() error {
-	if o.Image == "" {
-		return fmt.Errorf("the fabric image is not set")
-	}
-	switch o.PullPolicy {
-	case "", corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
-		return nil
-	}
-	return fmt.Errorf("invalid fabric image pull policy %q (Always, IfNotPresent or Never)", o.PullPolicy)
+	return kit.ValidateImage("fabric", o.Image, o.PullPolicy)
 }
 
 func labels() map[string]string {

@@ -1,9 +1,9 @@
 package gateway
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // Options are the manager's settings for the gateways it runs.
@@ -16,12 +16,5 @@ type Options struct {
 
 // Validate tells what is wrong with o, if anything.
 func (o Options) Validate() error {
-	if o.Image == "" {
-		return fmt.Errorf("the gateway image is not set")
-	}
-	switch o.PullPolicy {
-	case "", corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
-		return nil
-	}
-	return fmt.Errorf("invalid gateway image pull policy %q (Always, IfNotPresent or Never)", o.PullPolicy)
+	return kit.ValidateImage("gateway", o.Image, o.PullPolicy)
 }

@@ -24,11 +24,11 @@ type Options struct {
 	Local, Remote      factory.Cluster
 	NetworkingDisabled bool
 	// Network holds the network fabric's flags (those of network connect).
-	Network network.Options
-	CPU, Memory, Pods  string
-	Resources          []string
-	Timeout            time.Duration
-	Verbose            bool
+	Network           network.Options
+	CPU, Memory, Pods string
+	Resources         []string
+	Timeout           time.Duration
+	Verbose           bool
 
 	out *output.Printer
 }
