@@ -95,14 +95,8 @@ func DaemonSet(o Options, namespace string) *appsv1.DaemonSet {
 					PriorityClassName:             "system-node-critical",
 					TerminationGracePeriodSeconds: ptr.To(int64(5)),
 					Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-					Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-						RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-							MatchExpressions: []corev1.NodeSelectorRequirement{{
-								Key: consts.TypeLabel, Operator: corev1.NodeSelectorOpNotIn, Values: []string{consts.TypeVirtualNode},
-							}},
-						}}},
-					}},
-					Containers: []corev1.Container{c},
+					Affinity:                      kit.AvoidVirtualNodes(),
+					Containers:                    []corev1.Container{c},
 				},
 			},
 		},

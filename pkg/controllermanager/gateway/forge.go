@@ -17,6 +17,7 @@ import (
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/gateway"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // Labels on the gateway pods: the Service selects them, and the pod watch
@@ -249,6 +250,9 @@ func (d desc) Deployment(o Options) *appsv1.Deployment {
 				// old key, could be adopted and keep running.
 				ObjectMeta: metav1.ObjectMeta{Labels: d.labels(), Annotations: map[string]string{GatewayUIDAnnotation: string(d.UID)}},
 				Spec: corev1.PodSpec{
+					// Never on a virtual node: it would be offloaded to a
+					// peer, the tunnel to that peer running through itself.
+					Affinity:                      kit.AvoidVirtualNodes(),
 					ServiceAccountName:            ResourceName(d.Name),
 					TerminationGracePeriodSeconds: ptr.To(int64(5)),
 					Containers:                    []corev1.Container{c},
