@@ -136,7 +136,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 				Reflected: o.Reflection}).SetupWithManager(mgr)
 		},
 		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
-		func() error { return (&shadowpod.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
+		func() error {
+			return (&shadowpod.Reconciler{Client: mgr.GetClient(), NodeSelector: o.OffloadedPodNodeSelector}).SetupWithManager(mgr)
+		},
 		func() error { return (&shadowendpointslice.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
 			return (&offloading.TwinReconciler{Client: mgr.GetClient(), ClusterRole: OffloadingClusterRole,

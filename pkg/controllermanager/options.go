@@ -76,6 +76,9 @@ type Options struct {
 	Reflection map[string]reflection.KindOptions
 	// Gateway configures the network fabric's gateways.
 	Gateway gateway.Options
+	// OffloadedPodNodeSelector restricts, on this cluster as a provider,
+	// the nodes its consumers' pods run on.
+	OffloadedPodNodeSelector map[string]string
 	// Fabric configures the network fabric's node agent, run on the real
 	// nodes once the pod CIDR is known.
 	Fabric fabric.Options
@@ -85,6 +88,9 @@ type Options struct {
 	// PodPolicy is what consumers' pods may ask of this cluster as a
 	// provider.
 	PodPolicy webhook.PodPolicy
+	// ReflectedPolicy is what consumers' reflected Services, Ingresses
+	// and Secrets may ask of this cluster as a provider.
+	ReflectedPolicy webhook.ReflectedPolicy
 	// Logger receives the controllers' logs.
 	Logger logr.Logger
 }
@@ -139,7 +145,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KubeletAPIAdvertiseIP, "kubelet-api-advertise-ip", o.KubeletAPIAdvertiseIP, "IP the virtual nodes publish, at which the API server reaches their kubelet API (default: the host of --kubelet-api-address)")
 	o.addReflectionFlags(fs)
 	o.PodPolicy.AddFlags(fs)
+	o.ReflectedPolicy.AddFlags(fs)
 	fs.StringVar(&o.Gateway.Image, "gateway-image", o.Gateway.Image, "image of the network fabric's gateway pods")
+	fs.Var(newLabelsValue(&o.OffloadedPodNodeSelector), "offloaded-pod-node-selector", "labels of the nodes consumers' pods may run on, as k=v,k=v (default: any node)")
+	fs.Var(newLabelsValue(&o.Gateway.NodeSelector), "gateway-node-selector", "labels of the nodes the gateway pods may run on, as k=v,k=v (default: any node but virtual ones)")
 	fs.StringVar((*string)(&o.Gateway.PullPolicy), "gateway-image-pull-policy", string(o.Gateway.PullPolicy), "pull policy of the gateway pods' image: Always, IfNotPresent or Never (default: the cluster's)")
 	o.IPAM.AddFlags(fs)
 	fs.StringVar(&o.Fabric.Image, "fabric-image", o.Fabric.Image, "image of the network fabric's node agent (a DaemonSet on the real nodes, run once --pod-cidr is given)")
@@ -187,6 +196,9 @@ func (o *Options) Validate() error {
 		return err
 	}
 	if err := o.PodPolicy.Validate(); err != nil {
+		return err
+	}
+	if err := o.ReflectedPolicy.Validate(); err != nil {
 		return err
 	}
 	return o.validateReflection()
@@ -238,7 +250,7 @@ func (l *labelsValue) Set(s string) error {
 func (l *labelsValue) Type() string { return "labels" }
 
 func (o *Options) webhookOptions() webhook.Options {
-	return webhook.Options{Addr: o.WebhookAddr, AdvertiseHost: o.WebhookAdvertiseHost, Pods: o.PodPolicy}
+	return webhook.Options{Addr: o.WebhookAddr, AdvertiseHost: o.WebhookAdvertiseHost, Pods: o.PodPolicy, Reflected: o.ReflectedPolicy}
 }
 
 // kubeletAPIConfig is the kubelet API's configuration but for its client,

@@ -18,14 +18,15 @@ import (
 )
 
 // TestPlayground runs `liqoctl playground up` (two simulated nodes and one
-// real node per cluster), uses both clusters with kubectl, then `down`, and
+// real node per cluster, peered with the network fabric), uses both
+// clusters with kubectl, then `down`, and
 // checks that no process, network namespace, mount or cgroup of the
 // playground is left.
 func TestPlayground(t *testing.T) {
 	liqoctl := buildLiqoctl(t)
 	dir := t.TempDir()
 	run := func(args ...string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute) // up builds the fabric's images
 		defer cancel()
 		cmd := exec.CommandContext(ctx, liqoctl, append([]string{"playground", "--dir", dir}, args...)...)
 		out, err := cmd.CombinedOutput()
@@ -53,6 +54,12 @@ func TestPlayground(t *testing.T) {
 		!regexp.MustCompile(`(?m)^demo-\S+\s+1/1\s+Running\s.*\smilan\s`).MatchString(out) ||
 		!regexp.MustCompile(`(?m)^demo-\S+\s+1/1\s+Running\s.*\sreal-0\s`).MatchString(out) {
 		t.Errorf("up output lacks the offloaded liqo-demo with a demo pod Running on milan and one on real-0:\n%s", out)
+	}
+	// With real nodes the clusters are peered with the network fabric: the
+	// replica on rome's real node fetches the page of the one on milan.
+	if !strings.Contains(out, "Tunnel connected on both sides") ||
+		!regexp.MustCompile(`(?m)^demo-\S+\n\(answered by demo-\S+, running in the provider, through the network fabric\)`).MatchString(out) {
+		t.Errorf("up output lacks the network fabric's tunnel and a page fetched across it:\n%s", out)
 	}
 
 	// Every component runs under an owner process, recorded in its state file.

@@ -253,6 +253,7 @@ func (d desc) Deployment(o Options) *appsv1.Deployment {
 					// Never on a virtual node: it would be offloaded to a
 					// peer, the tunnel to that peer running through itself.
 					Affinity:                      kit.AvoidVirtualNodes(),
+					NodeSelector:                  o.NodeSelector,
 					ServiceAccountName:            ResourceName(d.Name),
 					TerminationGracePeriodSeconds: ptr.To(int64(5)),
 					Containers:                    []corev1.Container{c},

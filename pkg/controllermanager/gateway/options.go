@@ -12,6 +12,9 @@ type Options struct {
 	Image string
 	// PullPolicy of the gateway pods.
 	PullPolicy corev1.PullPolicy
+	// NodeSelector, when set, restricts the nodes the gateway pods run on
+	// (those with a public address, say), besides never a virtual node.
+	NodeSelector map[string]string
 }
 
 // Validate tells what is wrong with o, if anything.

@@ -3,6 +3,7 @@ package shadowpod
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +30,11 @@ const ShadowPodLabel = "offloading.liqo.io/shadowpod"
 // says: a consumer's pod gets its own tokens from the consumer (the webhook
 // refuses a ShadowPod asking for automounting; this covers one that leaves
 // it unset, which the ServiceAccount would otherwise decide).
-func ForgePod(sp *offv1beta1.ShadowPod) *corev1.Pod {
+//
+// nodeSelector is the provider's own choice of the nodes its consumers'
+// pods run on (--offloaded-pod-node-selector); it is added to the pod's,
+// winning over a consumer's entry of the same key.
+func ForgePod(sp *offv1beta1.ShadowPod, nodeSelector map[string]string) *corev1.Pod {
 	labels := make(map[string]string, len(sp.Labels)+2)
 	for k, v := range sp.Labels {
 		labels[k] = v
@@ -47,6 +52,12 @@ func ForgePod(sp *offv1beta1.ShadowPod) *corev1.Pod {
 
 	spec := sp.Spec.Pod.DeepCopy()
 	spec.AutomountServiceAccountToken = ptr.To(false)
+	if len(nodeSelector) > 0 {
+		if spec.NodeSelector == nil {
+			spec.NodeSelector = map[string]string{}
+		}
+		maps.Copy(spec.NodeSelector, nodeSelector)
+	}
 
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{

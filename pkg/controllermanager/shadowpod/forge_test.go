@@ -73,7 +73,7 @@ func TestForgePod(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			orig := tt.sp.DeepCopy()
-			pod := ForgePod(&tt.sp)
+			pod := ForgePod(&tt.sp, nil)
 			if pod.Name != tt.sp.Name || pod.Namespace != tt.sp.Namespace {
 				t.Errorf("pod is %s/%s, want %s/%s", pod.Namespace, pod.Name, tt.sp.Namespace, tt.sp.Name)
 			}
@@ -139,5 +139,21 @@ func TestLabelValue(t *testing.T) {
 	}
 	if a, b := LabelValue(strings.Repeat("a", 70)+"x"), LabelValue(strings.Repeat("a", 70)+"y"); a == b {
 		t.Errorf("two long names sharing their first 70 characters get the same value %q", a)
+	}
+}
+
+// TestForgePodNodeSelector: the provider's node selector is added to the
+// pod's and wins over a consumer's entry of the same key.
+func TestForgePodNodeSelector(t *testing.T) {
+	sp := &offv1beta1.ShadowPod{Spec: offv1beta1.ShadowPodSpec{Pod: corev1.PodSpec{NodeSelector: map[string]string{"zone": "a", "type": "kwok"}}}}
+	pod := ForgePod(sp, map[string]string{"type": "real"})
+	if got := pod.Spec.NodeSelector; len(got) != 2 || got["type"] != "real" || got["zone"] != "a" {
+		t.Errorf("node selector %v, want zone=a and the provider's type=real", got)
+	}
+	if sp.Spec.Pod.NodeSelector["type"] != "kwok" {
+		t.Error("the ShadowPod was changed")
+	}
+	if pod := ForgePod(&offv1beta1.ShadowPod{}, nil); pod.Spec.NodeSelector != nil {
+		t.Errorf("no selector on either side gave %v", pod.Spec.NodeSelector)
 	}
 }

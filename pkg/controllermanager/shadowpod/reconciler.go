@@ -43,6 +43,9 @@ type Reconciler struct {
 	// Workers is the number of concurrent reconciles (DefaultWorkers if 0).
 	Workers  int
 	Recorder record.EventRecorder
+	// NodeSelector restricts the provider's nodes its consumers' pods run
+	// on (none: any node the scheduler picks).
+	NodeSelector map[string]string
 
 	// apiReader reads around the cache, in the one case where the cache
 	// cannot answer: a Pod that exists but does not carry our labels.
@@ -107,7 +110,7 @@ func (r *Reconciler) deleteOrphan(ctx context.Context, key types.NamespacedName)
 // writing it here too would race that event and double the writes.
 func (r *Reconciler) create(ctx context.Context, sp *offv1beta1.ShadowPod) error {
 	existed := podExisted(&sp.Status)
-	err := r.Client.Create(ctx, ForgePod(sp))
+	err := r.Client.Create(ctx, ForgePod(sp, r.NodeSelector))
 	switch {
 	case err == nil:
 		if existed {

@@ -3,24 +3,29 @@ package playground
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager"
+	"github.com/liqo-go/liqo/pkg/images"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
 // startControllerManager runs our controller manager for the cluster inside
-// this owner process (there is no container runtime to run it in-cluster),
-// logging to the owner's log, and waits until it holds its lease so that the
-// cluster is ready to peer when it is reported ready.
-func startControllerManager(ctx context.Context, c *testbed.Cluster, kubeconfig string) (<-chan struct{}, error) {
+// this owner process, logging to the owner's log, and waits until it holds
+// its lease so that the cluster is ready to peer when it is reported ready.
+// With real nodes it also publishes the network fabric's images (gateway,
+// node agent) in the cluster's registry, built from these sources, and
+// turns the fabric on; networking says whether it did.
+func startControllerManager(ctx context.Context, c *testbed.Cluster, kubeconfig string, realNodes bool) (done <-chan struct{}, networking bool, err error) {
 	log := zap.New(zap.WriteTo(os.Stdout))
 	ctrl.SetLogger(log)
 	klog.SetLogger(log)
@@ -28,17 +33,50 @@ func startControllerManager(ctx context.Context, c *testbed.Cluster, kubeconfig 
 	o.ClusterID = c.Name
 	o.ClusterLabels = map[string]string{"liqo.io/playground": "true"}
 	o.Logger = log
-	done := make(chan struct{})
+	if realNodes {
+		networking = enableNetworking(ctx, c, &o)
+	}
+	ch := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(ch)
 		controllermanager.RunLocal(ctx, c.Config, o, func(err error) {
 			log.Error(err, "controller manager stopped; restarting it")
 		})
 	}()
 
 	if err := factory.WaitForComponents(ctx, kubeconfig, consts.DefaultNamespace, time.Minute); err != nil {
-		return done, fmt.Errorf("the liqo controller manager of %s did not start: %w", c.Name, err)
+		return ch, networking, fmt.Errorf("the liqo controller manager of %s did not start: %w", c.Name, err)
 	}
 	fmt.Println("playground: liqo controller manager of", c.Name, "is running")
-	return done, nil
+	return ch, networking, nil
+}
+
+// enableNetworking publishes the gateway and node agent images and sets
+// the manager's fabric options: the cluster's pod CIDR, the images, and
+// gateways on the real nodes (the simulated ones run no packets). A
+// failure (sources not at hand to build from, say) leaves the playground
+// without networking, said in the log, rather than failing it.
+func enableNetworking(ctx context.Context, c *testbed.Cluster, o *controllermanager.Options) bool {
+	pushCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	fmt.Println("playground: building the network fabric's images for", c.Name)
+	if err := c.PushComponents(pushCtx, images.Gateway, images.Fabric); err != nil {
+		fmt.Println("playground: no network fabric in", c.Name+":", err)
+		return false
+	}
+	pod, err := netip.ParsePrefix(c.Spec.PodCIDR)
+	if err != nil {
+		fmt.Println("playground: no network fabric in", c.Name+":", err)
+		return false
+	}
+	o.IPAM.PodCIDR = pod
+	gw, _ := images.LookupComponent(images.Gateway)
+	fab, _ := images.LookupComponent(images.Fabric)
+	o.Gateway.Image, o.Gateway.PullPolicy = gw.Ref(testbed.TestImageTag), corev1.PullAlways
+	o.Fabric.Image, o.Fabric.PullPolicy = fab.Ref(testbed.TestImageTag), corev1.PullAlways
+	// Gateways, and the pods offloaded here, on the real nodes: the
+	// simulated ones carry no packets.
+	real := map[string]string{testbed.NodeTypeLabel: testbed.RealNodeType}
+	o.Gateway.NodeSelector, o.OffloadedPodNodeSelector = real, real
+	return true
 }

@@ -22,6 +22,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl/offload"
+	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
 // The demo: a namespace extended to the provider and a Deployment spread
@@ -34,7 +35,7 @@ const (
 // offloadDemo offloads liqo-demo from consumer (LocalAndRemote, every
 // peer), runs a Deployment with one replica per node there, waits until
 // every replica is Running and shows where they run.
-func offloadDemo(ctx context.Context, out io.Writer, l layout, consumer string) error {
+func offloadDemo(ctx context.Context, out io.Writer, l layout, consumer string, networking bool) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", l.kubeconfig(consumer))
 	if err != nil {
 		return err
@@ -93,16 +94,66 @@ func offloadDemo(ctx context.Context, out io.Writer, l layout, consumer string) 
 	kubectl := exec.CommandContext(ctx, filepath.Join(l.bin(), "kubectl"), "--kubeconfig", l.kubeconfig(consumer),
 		"get", "pods", "-n", demoNamespace, "-o", "wide")
 	kubectl.Stdout, kubectl.Stderr = out, out
-	return kubectl.Run()
+	if err := kubectl.Run(); err != nil {
+		return err
+	}
+	if !networking {
+		return nil
+	}
+	return fetchAcross(ctx, out, l, cl, consumer, nodes.Items)
+}
+
+// fetchAcross shows the network fabric at work: the demo replica on a real
+// node of the consumer fetches the page of the replica on the virtual node,
+// which runs in the provider, at the address the consumer shows for it.
+func fetchAcross(ctx context.Context, out io.Writer, l layout, cl client.Client, consumer string, nodes []corev1.Node) error {
+	var pods corev1.PodList
+	if err := cl.List(ctx, &pods, client.InNamespace(demoNamespace), client.MatchingLabels{"app": demoDeployment}); err != nil {
+		return err
+	}
+	var from, to *corev1.Pod
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		switch n := nodeOf(nodes, p.Spec.NodeName); {
+		case n == nil || p.Status.Phase != corev1.PodRunning:
+		case n.Labels[consts.TypeLabel] == consts.TypeVirtualNode:
+			to = p
+		case n.Labels[testbed.NodeTypeLabel] == testbed.RealNodeType:
+			from = p
+		}
+	}
+	if from == nil || to == nil {
+		return fmt.Errorf("no demo replica on both a real node and the virtual node to show the network fabric")
+	}
+	url := fmt.Sprintf("http://%s:8080/", to.Status.PodIP)
+	fmt.Fprintf(out, "\n$ kubectl --kubeconfig %s exec -n %s %s -- wget -q -O - %s\n", l.kubeconfig(consumer), demoNamespace, from.Name, url)
+	var last []byte
+	err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		cmd := exec.CommandContext(ctx, filepath.Join(l.bin(), "kubectl"), "--kubeconfig", l.kubeconfig(consumer),
+			"exec", "-n", demoNamespace, from.Name, "--", "timeout", "5", "wget", "-q", "-O", "-", url)
+		var err error
+		last, err = cmd.CombinedOutput()
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the replica on %s could not fetch %s (the replica on the virtual node): %s", from.Spec.NodeName, url, last)
+	}
+	fmt.Fprintf(out, "%s(answered by %s, running in the provider, through the network fabric)\n", last, to.Name)
+	return nil
+}
+
+func nodeOf(nodes []corev1.Node, name string) *corev1.Node {
+	for i := range nodes {
+		if nodes[i].Name == name {
+			return &nodes[i]
+		}
+	}
+	return nil
 }
 
 func isVirtual(nodes []corev1.Node, name string) bool {
-	for _, n := range nodes {
-		if n.Name == name {
-			return n.Labels[consts.TypeLabel] == consts.TypeVirtualNode
-		}
-	}
-	return false
+	n := nodeOf(nodes, name)
+	return n != nil && n.Labels[consts.TypeLabel] == consts.TypeVirtualNode
 }
 
 // demoDeploymentObject spreads its replicas one per node: with as many

@@ -73,7 +73,7 @@ func serve(ctx context.Context, l layout, o serveOptions) error {
 		return err
 	}
 	cmCtx, stopCM := context.WithCancel(ctx)
-	cmDone, err := startControllerManager(cmCtx, c, l.kubeconfig(o.cluster))
+	cmDone, networking, err := startControllerManager(cmCtx, c, l.kubeconfig(o.cluster), o.realNodes > 0)
 	if err != nil {
 		stopCM()
 		st.Phase, st.Error = phaseFailed, err.Error()
@@ -84,7 +84,7 @@ func serve(ctx context.Context, l layout, o serveOptions) error {
 	// their last seconds retrying against a dead API server.
 	defer func() { stopCM(); <-cmDone }()
 
-	st.Phase, st.Server, st.Kubeconfig = phaseReady, c.Server, l.kubeconfig(o.cluster)
+	st.Phase, st.Server, st.Kubeconfig, st.Networking = phaseReady, c.Server, l.kubeconfig(o.cluster), networking
 	if err := l.write(st); err != nil {
 		return err
 	}

@@ -22,12 +22,16 @@ const (
 
 // clusterState is what an owner process publishes about its cluster.
 type clusterState struct {
-	Name       string    `json:"name"`
-	PID        int       `json:"pid"`
-	Phase      string    `json:"phase"`
-	Error      string    `json:"error,omitempty"`
-	Server     string    `json:"server,omitempty"`
-	Kubeconfig string    `json:"kubeconfig,omitempty"`
+	Name       string `json:"name"`
+	PID        int    `json:"pid"`
+	Phase      string `json:"phase"`
+	Error      string `json:"error,omitempty"`
+	Server     string `json:"server,omitempty"`
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// Networking tells that the cluster runs the network fabric: it has
+	// real nodes, and our gateway and node agent images were published in
+	// its registry.
+	Networking bool      `json:"networking,omitempty"`
 	Updated    time.Time `json:"updated"`
 }
 

@@ -8,12 +8,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
+	"github.com/liqo-go/liqo/pkg/images"
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
@@ -31,7 +34,7 @@ type upOptions struct {
 }
 
 func newUpCommand(dir *string) *cobra.Command {
-	o := upOptions{clusters: []string{"rome", "milan"}, nodes: 2, realNodes: 1, timeout: 5 * time.Minute}
+	o := upOptions{clusters: []string{"rome", "milan"}, nodes: 2, realNodes: 1, timeout: 10 * time.Minute}
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start the playground clusters in the background",
@@ -118,6 +121,22 @@ func up(ctx context.Context, out io.Writer, l layout, o upOptions) error {
 	if err := linkKubectl(l, bins.Kubectl); err != nil {
 		return err
 	}
+	if o.realNodes > 0 {
+		// The network fabric's images, built once here with progress (a
+		// cold build compiles for minutes): the clusters' owners then
+		// find everything in Go's build cache.
+		for _, name := range []string{images.Gateway, images.Fabric} {
+			comp, err := images.LookupComponent(name)
+			if err == nil {
+				_, err = images.BuildComponent(ctx, comp, images.BuildOptions{
+					Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}}, Version: testbed.TestImageTag, Progress: out})
+			}
+			if err != nil {
+				fmt.Fprintf(out, "WARN: the network fabric's %s image cannot be built here (%v): the clusters run without networking\n", name, err)
+				break
+			}
+		}
+	}
 
 	var started []string
 	for i, name := range o.clusters {
@@ -145,10 +164,15 @@ func up(ctx context.Context, out io.Writer, l layout, o upOptions) error {
 		return err
 	}
 	if len(o.clusters) >= 2 && !o.noPeer {
-		if err := peerFirstTwo(ctx, out, l, o.clusters[0], o.clusters[1]); err != nil {
+		networking := true
+		for _, name := range o.clusters[:2] {
+			st, err := l.read(name)
+			networking = networking && err == nil && st.Networking
+		}
+		if err := peerFirstTwo(ctx, out, l, o.clusters[0], o.clusters[1], networking); err != nil {
 			return fmt.Errorf("the clusters run, but peering %s with %s failed: %w", o.clusters[0], o.clusters[1], err)
 		}
-		if err := offloadDemo(ctx, out, l, o.clusters[0]); err != nil {
+		if err := offloadDemo(ctx, out, l, o.clusters[0], networking); err != nil {
 			return fmt.Errorf("the clusters run and are peered, but the %s demo failed: %w", demoNamespace, err)
 		}
 	}
