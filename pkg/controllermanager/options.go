@@ -64,6 +64,9 @@ type Options struct {
 	// calls it, WebhookAddr's host if empty.
 	WebhookAddr          string
 	WebhookAdvertiseHost string
+	// Webhook says who may call the webhook server, how long its
+	// certificates live and how often its registration is checked.
+	Webhook webhook.ServingOptions
 	// KubeletAPIAddr is the host:port the virtual nodes' kubelet API
 	// (logs, exec, port-forward) listens on (port 0: a free port);
 	// KubeletAPIAdvertiseIP is the IP the nodes publish, the host of
@@ -116,6 +119,7 @@ func DefaultOptions() Options {
 		MetricsAddr:         "0",
 		HealthAddr:          "0",
 		WebhookAddr:         "127.0.0.1:0",
+		Webhook:             webhook.DefaultServingOptions(),
 		// In a pod: --kubelet-api-address=0.0.0.0:10250 and the pod IP as
 		// --kubelet-api-advertise-ip.
 		KubeletAPIAddr:        kubeletapi.DefaultListenAddress,
@@ -141,6 +145,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.HealthAddr, "health-address", o.HealthAddr, "listen address of the healthz/readyz endpoints (0 disables them)")
 	fs.StringVar(&o.WebhookAddr, "webhook-address", o.WebhookAddr, "host:port of the admission webhook server (port 0 picks a free port); it registers itself with the API server at start")
 	fs.StringVar(&o.WebhookAdvertiseHost, "webhook-advertise-host", o.WebhookAdvertiseHost, "IP or DNS name at which the API server reaches the webhook server (default: the host of --webhook-address)")
+	o.Webhook.AddFlags(fs)
 	fs.StringVar(&o.KubeletAPIAddr, "kubelet-api-address", o.KubeletAPIAddr, "host:port of the virtual nodes' kubelet API, which serves kubectl logs, exec and port-forward on offloaded pods (port 0 picks a free port)")
 	fs.StringVar(&o.KubeletAPIAdvertiseIP, "kubelet-api-advertise-ip", o.KubeletAPIAdvertiseIP, "IP the virtual nodes publish, at which the API server reaches their kubelet API (default: the host of --kubelet-api-address)")
 	o.addReflectionFlags(fs)
@@ -182,6 +187,9 @@ func (o *Options) Validate() error {
 	}
 	if _, _, _, err := o.webhookOptions().Endpoint(); err != nil {
 		return fmt.Errorf("--webhook-address/--webhook-advertise-host: %w", err)
+	}
+	if err := o.Webhook.Validate(); err != nil {
+		return err
 	}
 	if err := o.kubeletAPIConfig().Validate(); err != nil {
 		return fmt.Errorf("--kubelet-api-address/--kubelet-api-advertise-ip/--kubelet-api-certificate: %w", err)
@@ -250,7 +258,8 @@ func (l *labelsValue) Set(s string) error {
 func (l *labelsValue) Type() string { return "labels" }
 
 func (o *Options) webhookOptions() webhook.Options {
-	return webhook.Options{Addr: o.WebhookAddr, AdvertiseHost: o.WebhookAdvertiseHost, Pods: o.PodPolicy, Reflected: o.ReflectedPolicy}
+	return webhook.Options{Addr: o.WebhookAddr, AdvertiseHost: o.WebhookAdvertiseHost, Pods: o.PodPolicy, Reflected: o.ReflectedPolicy,
+		Serving: o.Webhook}
 }
 
 // kubeletAPIConfig is the kubelet API's configuration but for its client,

@@ -52,6 +52,7 @@ func (c *Cluster) apiServerArgs() []string {
 		"--kubelet-client-certificate=" + c.pki.kubeletCert(),
 		"--kubelet-client-key=" + c.pki.kubeletKey(),
 		"--kubelet-certificate-authority=" + c.pki.caFile(),
+		"--admission-control-config-file=" + c.pki.admissionConfig(),
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + c.pki.saPubFile(),
 		"--service-account-signing-key-file=" + c.pki.saKeyFile(),

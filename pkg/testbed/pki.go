@@ -43,6 +43,14 @@ func (p *pki) kubeletKey() string    { return p.path("kubelet-client.key") }
 func (p *pki) kwokServerCrt() string { return p.path("kwok.crt") }
 func (p *pki) kwokServerKey() string { return p.path("kwok.key") }
 
+// WebhookClientName is the common name of the client certificate the
+// testbed's API servers present to every admission webhook, signed by the
+// cluster's CA: a webhook server requiring it knows the API server calls.
+const WebhookClientName = "kube-apiserver-webhook-client"
+
+// admissionConfig is the API server's AdmissionConfiguration.
+func (p *pki) admissionConfig() string { return p.path("admission.yaml") }
+
 // newPKI creates a fresh CA and every certificate a testbed cluster needs.
 func newPKI(dir, cluster string, serverIPs ...net.IP) (*pki, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -100,6 +108,9 @@ func newPKI(dir, cluster string, serverIPs ...net.IP) (*pki, error) {
 	if _, _, err := p.issue(kubelet, p.kubeletCert(), p.kubeletKey()); err != nil {
 		return nil, err
 	}
+	if err := p.webhookClient(); err != nil {
+		return nil, err
+	}
 	admin := &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kubernetes-admin", Organization: []string{"system:masters"}},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
@@ -120,6 +131,32 @@ func newPKI(dir, cluster string, serverIPs ...net.IP) (*pki, error) {
 		return nil, err
 	}
 	return p, writePEM(p.saPubFile(), pemBlock("PUBLIC KEY", pub))
+}
+
+// webhookClient issues the API server's client certificate for admission
+// webhooks and writes the AdmissionConfiguration that presents it to every
+// webhook host ("*"). A webhook server asking for no client certificate
+// never sees it.
+func (p *pki) webhookClient() error {
+	tmpl := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: WebhookClientName},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	crt, key := p.path("webhook-client.crt"), p.path("webhook-client.key")
+	if _, _, err := p.issue(tmpl, crt, key); err != nil {
+		return err
+	}
+	kubeconfig := p.path("webhook-client.kubeconfig")
+	users := fmt.Sprintf("apiVersion: v1\nkind: Config\nusers:\n- name: \"*\"\n  user:\n    client-certificate: %q\n    client-key: %q\n", crt, key)
+	if err := os.WriteFile(kubeconfig, []byte(users), 0o600); err != nil {
+		return err
+	}
+	plugin := func(name string) string {
+		return fmt.Sprintf("- name: %s\n  configuration:\n    apiVersion: apiserver.config.k8s.io/v1\n    kind: WebhookAdmissionConfiguration\n    kubeConfigFile: %q\n", name, kubeconfig)
+	}
+	cfg := "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n" +
+		plugin("ValidatingAdmissionWebhook") + plugin("MutatingAdmissionWebhook")
+	return os.WriteFile(p.admissionConfig(), []byte(cfg), 0o600)
 }
 
 // issue signs tmpl with the CA and writes the certificate and a new key.

@@ -14,16 +14,11 @@ import (
 	"time"
 )
 
-// certValidity is long enough for any run: the certificate is made anew at
-// every start and never stored.
-const certValidity = 365 * 24 * time.Hour
-
 // servingCert makes a CA and, signed by it, a serving certificate for host
-// (an IP address or a DNS name). The CA's PEM goes into the webhook
-// configurations' caBundle; its key is dropped, so nothing else can ever be
-// signed with it.
-func servingCert(host string) (tls.Certificate, []byte, error) {
-	now := time.Now()
+// (an IP address or a DNS name), both valid from now for lifetime. The CA's
+// PEM goes into the webhook configurations' caBundle; its key is dropped, so
+// nothing else can ever be signed with it: renewing makes a new CA too.
+func servingCert(host string, now time.Time, lifetime time.Duration) (tls.Certificate, []byte, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, nil, err
@@ -32,7 +27,7 @@ func servingCert(host string) (tls.Certificate, []byte, error) {
 		SerialNumber:          serial(),
 		Subject:               pkix.Name{CommonName: "liqo-webhook-ca"},
 		NotBefore:             now.Add(-time.Minute),
-		NotAfter:              now.Add(certValidity),
+		NotAfter:              now.Add(lifetime),
 		KeyUsage:              x509.KeyUsageCertSign,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
@@ -54,7 +49,7 @@ func servingCert(host string) (tls.Certificate, []byte, error) {
 		SerialNumber: serial(),
 		Subject:      pkix.Name{CommonName: host},
 		NotBefore:    now.Add(-time.Minute),
-		NotAfter:     now.Add(certValidity),
+		NotAfter:     now.Add(lifetime),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
@@ -67,7 +62,11 @@ func servingCert(host string) (tls.Certificate, []byte, error) {
 	if err != nil {
 		return tls.Certificate{}, nil, fmt.Errorf("making the webhook serving certificate: %w", err)
 	}
-	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
 	return cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), nil
 }
 

@@ -25,9 +25,14 @@
 // their own hosts (none another tenant or the provider serves), without
 // snippet annotations. Only consumer identities are judged.
 //
-// The server runs inside the manager with a serving certificate it makes at
-// start, and registers itself with the API server by URL: there is no
-// Service or cert-manager when the manager is a local process. The
+// The server runs inside the manager with a serving certificate and CA it
+// makes at start and renews at two thirds of their lifetime, publishing the
+// new CA before serving the new certificate (servingKeys), and registers
+// itself with the API server by URL: there is no Service or cert-manager
+// when the manager is a local process. Every replica checks the
+// registration and takes it over when the registered replica no longer
+// answers (registrar). Given the CA of the API server's client certificate,
+// the server lets no one else send it admission reviews (callerAuth). The
 // NamespaceOffloading name and immutable fields need no webhook: the CRD's
 // validation rules enforce them.
 package webhook

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -28,7 +29,19 @@ var (
 	// running is the manager serving the webhooks now; the restart test
 	// replaces it.
 	running *runningManager
+	// clientCAFile holds the cluster's CA, which signs the client
+	// certificate the testbed's API server presents to webhooks.
+	clientCAFile string
 )
+
+// mainOptions are running's: callers must present the API server's client
+// certificate, so every test going through the API server shows it does;
+// the registration is checked every second, so a test stopping another
+// replica sees running take over quickly.
+func mainOptions() Options {
+	return Options{Addr: "127.0.0.1:0", Serving: ServingOptions{ClientCAFile: clientCAFile,
+		ClientNames: []string{testbed.WebhookClientName}, CheckInterval: time.Second}}
+}
 
 // registeredURL is the pod webhook's URL in its configuration.
 func registeredURL(ctx context.Context) (string, error) {
@@ -42,17 +55,37 @@ func registeredURL(ctx context.Context) (string, error) {
 	return *m.Webhooks[0].ClientConfig.URL, nil
 }
 
+// registeredConfigs are the webhook configurations as stored.
+func registeredConfigs(ctx context.Context) (*admissionv1.MutatingWebhookConfiguration, *admissionv1.ValidatingWebhookConfiguration, error) {
+	m := &admissionv1.MutatingWebhookConfiguration{}
+	v := &admissionv1.ValidatingWebhookConfiguration{}
+	if err := cl.Get(ctx, client.ObjectKey{Name: MutatingConfigurationName}, m); err != nil {
+		return nil, nil, err
+	}
+	if err := cl.Get(ctx, client.ObjectKey{Name: ValidatingConfigurationName}, v); err != nil {
+		return nil, nil, err
+	}
+	if len(m.Webhooks) == 0 || m.Webhooks[0].ClientConfig.URL == nil || len(v.Webhooks) == 0 {
+		return nil, nil, fmt.Errorf("the webhook configurations name no URL")
+	}
+	return m, v, nil
+}
+
 // TestMain starts one cluster and a manager serving the webhooks, with the
 // Pod cache limited as in production and no other controller.
 func TestMain(m *testing.M) {
 	testbed.Main(m, func(tb *testbed.Testbed) {
 		cluster = tb.Clusters[0]
-		err := crds.Install(context.Background(), cluster.Config)
+		clientCAFile = filepath.Join(cluster.Dir, "webhook-client-ca.crt")
+		err := os.WriteFile(clientCAFile, cluster.Config.CAData, 0o600)
+		if err == nil {
+			err = crds.Install(context.Background(), cluster.Config)
+		}
 		if err == nil {
 			cl, err = client.New(cluster.Config, client.Options{Scheme: apis.NewScheme()})
 		}
 		if err == nil {
-			running, err = startManager(cluster.Config)
+			running, err = startManager(cluster.Config, mainOptions())
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "starting the manager:", err)
@@ -65,6 +98,8 @@ func TestMain(m *testing.M) {
 type runningManager struct {
 	stop context.CancelFunc
 	done chan struct{}
+	// url is the pod webhook's URL it registered.
+	url string
 }
 
 // Stop stops the manager and waits until it has.
@@ -73,14 +108,14 @@ func (r *runningManager) Stop() {
 	<-r.done
 }
 
-func startManager(cfg *rest.Config) (*runningManager, error) {
+func startManager(cfg *rest.Config, o Options) (*runningManager, error) {
 	mgr, err := testbed.NewManager(cfg, cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: shadowpod.PodCache()}})
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	before, _ := registeredURL(ctx)
-	if err := Setup(ctx, mgr, Options{Addr: "127.0.0.1:0"}); err != nil {
+	if err := Setup(ctx, mgr, o); err != nil {
 		cancel()
 		return nil, err
 	}
@@ -97,6 +132,7 @@ func startManager(cfg *rest.Config) (*runningManager, error) {
 	defer wcancel()
 	err = wait.PollUntilContextCancel(wctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		url, err := registeredURL(ctx)
+		r.url = url
 		return err == nil && url != "" && url != before, nil
 	})
 	if err != nil {

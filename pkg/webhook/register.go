@@ -1,19 +1,13 @@
 package webhook
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"strconv"
-	"time"
 
-	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
@@ -125,68 +119,4 @@ func reflectedWebhook(base string, caBundle []byte) admissionv1.ValidatingWebhoo
 // baseURL is the https URL of the server at host and port.
 func baseURL(host string, port int) string {
 	return "https://" + net.JoinHostPort(host, strconv.Itoa(port))
-}
-
-// registrar writes the webhook configurations once the caches have synced,
-// so that the API server calls a server that can answer. It runs on every
-// replica, not only the leader: a restarted manager has a new port and CA,
-// and must not leave the API server calling the old ones (failing every
-// pod and ShadowPod write) until it wins the election.
-type registrar struct {
-	reader     client.Reader
-	writer     client.Client
-	mutating   *admissionv1.MutatingWebhookConfiguration
-	validating *admissionv1.ValidatingWebhookConfiguration
-	log        logr.Logger
-}
-
-// NeedLeaderElection is false: see the type's comment.
-func (r *registrar) NeedLeaderElection() bool { return false }
-
-// Start writes both configurations, retrying for a while; an error (say,
-// no right to write them) stops the manager, which says so.
-func (r *registrar) Start(ctx context.Context) error {
-	var last error
-	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Steps: 8, Cap: 5 * time.Second},
-		func(ctx context.Context) (bool, error) {
-			last = r.apply(ctx)
-			if last != nil {
-				r.log.Error(last, "registering the admission webhooks, will retry")
-			}
-			return last == nil, nil
-		})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("registering the admission webhooks: %w", last)
-	}
-	r.log.Info("admission webhooks registered", "url", *r.mutating.Webhooks[0].ClientConfig.URL)
-	return nil
-}
-
-func (r *registrar) apply(ctx context.Context) error {
-	if err := upsert(ctx, r.reader, r.writer, r.mutating.DeepCopy(), func(got, want *admissionv1.MutatingWebhookConfiguration) {
-		got.Labels, got.Webhooks = want.Labels, want.Webhooks
-	}); err != nil {
-		return err
-	}
-	return upsert(ctx, r.reader, r.writer, r.validating.DeepCopy(), func(got, want *admissionv1.ValidatingWebhookConfiguration) {
-		got.Labels, got.Webhooks = want.Labels, want.Webhooks
-	})
-}
-
-// upsert creates want, or updates the stored object with set. The stored
-// object is read around the cache: the manager never needs to watch these.
-func upsert[T client.Object](ctx context.Context, reader client.Reader, writer client.Client, want T, set func(got, want T)) error {
-	got := want.DeepCopyObject().(T)
-	err := reader.Get(ctx, client.ObjectKeyFromObject(want), got)
-	if apierrors.IsNotFound(err) {
-		return writer.Create(ctx, want)
-	}
-	if err != nil {
-		return err
-	}
-	set(got, want)
-	return writer.Update(ctx, got)
 }

@@ -78,7 +78,7 @@ func TestRestart(t *testing.T) {
 	oldM, _ := registered(t)
 
 	running.Stop()
-	next, err := startManager(cluster.Config)
+	next, err := startManager(cluster.Config, mainOptions())
 	if err != nil {
 		t.Fatalf("restarting: %v", err)
 	}

@@ -5,7 +5,9 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"net/http"
 	"strconv"
+	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -27,6 +29,9 @@ type Options struct {
 	// Reflected is what consumers' reflected Services, Ingresses and
 	// Secrets may ask of this provider; the zero value is the safe default.
 	Reflected ReflectedPolicy
+	// Serving says who may call the server, how long its certificates
+	// live and how often its registration is checked.
+	Serving ServingOptions
 }
 
 // Endpoint returns the host to listen on, the host to advertise and the
@@ -66,14 +71,23 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 			return err
 		}
 	}
-	cert, caPEM, err := servingCert(advertise)
+	if err := o.Serving.Validate(); err != nil {
+		return err
+	}
+	auth, err := newCallerAuth(o.Serving)
+	if err != nil {
+		return err
+	}
+	keys, err := newServingKeys(advertise, o.Serving.lifetime(), time.Now())
 	if err != nil {
 		return err
 	}
 	srv := crwebhook.NewServer(crwebhook.Options{Host: listen, Port: port,
 		TLSOpts: []func(*tls.Config){func(c *tls.Config) {
-			c.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil }
+			c.GetCertificate = keys.GetCertificate
+			auth.configureTLS(c)
 		}}})
+	srv.Register(probePath, http.HandlerFunc(answerProbe))
 
 	usage := &quotaUsageWriter{client: mgr.GetClient()}
 	ledger := &Ledger{OnChange: usage.changed}
@@ -83,19 +97,19 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		return fmt.Errorf("watching ShadowPods for the quota ledger: %w", err)
 	}
 	decoder := admission.NewDecoder(mgr.GetScheme())
-	srv.Register(podPath, &admission.Webhook{Handler: &podMutator{cache: mgr.GetClient(), api: mgr.GetAPIReader(), decoder: decoder}})
-	srv.Register(shadowPodPath, &admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), api: mgr.GetAPIReader(), ledger: ledger, decoder: decoder, synced: synced, policy: o.Pods}})
+	srv.Register(podPath, auth.guard(&admission.Webhook{Handler: &podMutator{cache: mgr.GetClient(), api: mgr.GetAPIReader(), decoder: decoder}}))
+	srv.Register(shadowPodPath, auth.guard(&admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), api: mgr.GetAPIReader(),
+		ledger: ledger, decoder: decoder, synced: synced, policy: o.Pods}}))
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &networkingv1.Ingress{}, ingressHostIndex, hostIndexKeys); err != nil {
 		return fmt.Errorf("indexing the Ingresses by host: %w", err)
 	}
-	srv.Register(reflectedPath, &admission.Webhook{Handler: &reflectedValidator{reader: mgr.GetClient(), decoder: decoder, policy: o.Reflected}})
+	srv.Register(reflectedPath, auth.guard(&admission.Webhook{Handler: &reflectedValidator{reader: mgr.GetClient(), decoder: decoder, policy: o.Reflected}}))
 	if err := mgr.Add(srv); err != nil {
 		return err
 	}
 
-	mutating, validating := configurations(baseURL(advertise, port), caPEM)
-	if err := mgr.Add(&registrar{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), mutating: mutating, validating: validating,
-		log: mgr.GetLogger().WithName("webhook")}); err != nil {
+	if err := mgr.Add(&registrar{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), base: baseURL(advertise, port), keys: keys,
+		interval: o.Serving.interval(), probe: probeServer, log: mgr.GetLogger().WithName("webhook")}); err != nil {
 		return err
 	}
 	if err := mgr.AddReadyzCheck("webhook", srv.StartedChecker()); err != nil {
