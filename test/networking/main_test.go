@@ -1,5 +1,5 @@
 // Package networking tests the network fabric end to end on the testbed's
-// real nodes: two clusters with the same pod CIDR, our gateway and node
+// real nodes: clusters with the same pod CIDR, our gateway and node
 // agent images run by their kubelets, connected by liqoctl network connect.
 package networking
 
@@ -29,9 +29,9 @@ import (
 var podCIDR = netip.MustParsePrefix("10.244.0.0/16")
 
 var (
-	rome, milan *testbed.Cluster
-	kubeconfigs = map[string]string{}
-	logDir      string
+	rome, milan, paris *testbed.Cluster
+	kubeconfigs        = map[string]string{}
+	logDir             string
 )
 
 func TestMain(m *testing.M) {
@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 	// clusters and exits.
 	var managers sync.WaitGroup
 	testbed.Main(m, func(tb *testbed.Testbed) {
-		rome, milan = tb.Cluster("rome"), tb.Cluster("milan")
+		rome, milan, paris = tb.Cluster("rome"), tb.Cluster("milan"), tb.Cluster("paris")
 		var err error
 		if logDir, err = os.MkdirTemp("", "liqo-networking-"); err != nil {
 			panic(err)
@@ -56,7 +56,7 @@ func TestMain(m *testing.M) {
 		klog.SetOutput(shared)
 		ctrl.SetLogger(zap.New(zap.WriteTo(shared)))
 		ctx := context.Background()
-		for _, c := range []*testbed.Cluster{rome, milan} {
+		for _, c := range []*testbed.Cluster{rome, milan, paris} {
 			if err := setup(ctx, c, &managers); err != nil {
 				fmt.Fprintf(os.Stderr, "setting up %s: %v\n", c.Name, err)
 				tb.Stop()
@@ -66,6 +66,8 @@ func TestMain(m *testing.M) {
 	},
 		testbed.ClusterSpec{Name: "rome", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
 		testbed.ClusterSpec{Name: "milan", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
+		// A second provider of rome's, for TestTwoProviders.
+		testbed.ClusterSpec{Name: "paris", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
 	)
 }
 

@@ -116,4 +116,3 @@ func TestQuickStartConnectivity(t *testing.T) {
 	}
 	fetchAll(ctx, t, rome, ns, "web-remote", "http://web/", "web-local", "web-remote")
 }
-

@@ -37,7 +37,9 @@ func TestNetworkConnect(t *testing.T) {
 		ns string
 	}{{naples, consts.TenantNamespace("milan")}, {milan, consts.TenantNamespace("naples")}} {
 		if err := x.c.Get(ctx, types.NamespacedName{Name: x.ns}, &corev1.Namespace{}); apierrors.IsNotFound(err) {
-			t.Cleanup(func() { _ = x.c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: x.ns}}) })
+			t.Cleanup(func() {
+				_ = x.c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: x.ns}})
+			})
 		}
 	}
 	args := []string{"--kubeconfig", kubeconfigs["naples"], "--remote-kubeconfig", kubeconfigs["milan"], "--timeout", "90s"}

@@ -13,7 +13,10 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 )
 
-// Namespace is where the test runs, offloaded to every provider.
+// Namespace prefixes the namespace each run works in, offloaded to every
+// provider: a run of its own gets a fresh one (liqo-test-network-xxxxx),
+// so that it never waits for an earlier run's namespace to go, and two
+// runs never share pods.
 const Namespace = "liqo-test-network"
 
 // Options of liqoctl test network.
@@ -42,17 +45,19 @@ func NewCommand() *cobra.Command {
 }
 
 func newNetworkCommand() *cobra.Command {
-	o := &Options{namespace: Namespace}
+	o := &Options{}
 	cmd := &cobra.Command{
 		Use:   "network",
 		Short: "Check pod-to-pod and Service connectivity between the local cluster and its providers",
 		Long: `Check the network fabric with real traffic.
 
-The command offloads namespace ` + Namespace + ` to every provider, runs a small
+The command offloads a namespace of its own (` + Namespace + `-xxxxx) to every provider, runs a small
 web server on a local node and one on each virtual node, each behind a
-Service of its own, and then, from every server, fetches every other one:
-by the pod address the local cluster shows (from the local pod) and by
-Service name (from every pod, in its own cluster's view). It prints one
+Service of its own. The local server fetches every remote one, by the pod
+address the local cluster shows and by Service name; every remote server
+fetches the local one by Service name, in its own cluster's view (the
+network fabric joins each provider to the consumer, not providers to one
+another). It prints one
 line per check and fails naming the checks that failed.
 
 Only the local cluster's kubeconfig is needed: the remote pods are reached

@@ -74,7 +74,9 @@ func (o *Options) Run(ctx context.Context) error {
 	var checks []check
 	for _, from := range servers {
 		for _, to := range servers {
-			if from.name == to.name {
+			// Each provider is joined to the consumer, not to the other
+			// providers: a remote pod is checked against the local one.
+			if from.name == to.name || (!from.local && !to.local) {
 				continue
 			}
 			if from.local {
@@ -131,13 +133,13 @@ func label(s string) string {
 // and one per virtual node, each with its own Service.
 func (o *Options) deploy(ctx context.Context, vnodes []string) ([]*server, error) {
 	c := o.Local.Client
-	if err := o.waitGone(ctx); err != nil {
-		return nil, err
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: Namespace + "-",
+		Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue}}}
+	if err := c.Create(ctx, ns); err != nil {
+		return nil, fmt.Errorf("creating the test namespace: %w", err)
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.namespace}}
-	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating namespace %s: %w", o.namespace, err)
-	}
+	o.namespace = ns.Name
+	o.out.Info("Testing in namespace %s", o.namespace)
 	nsof := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: offv1beta1.NamespaceOffloadingName, Namespace: o.namespace},
 		Spec: offv1beta1.NamespaceOffloadingSpec{NamespaceMappingStrategy: offv1beta1.DefaultNameMappingStrategy,
 			PodOffloadingStrategy: offv1beta1.LocalAndRemotePodOffloadingStrategy}}
@@ -295,6 +297,9 @@ func (o *Options) waitGone(ctx context.Context) error {
 // remote twins go, and waits (a while) until it is gone, so that the next
 // run starts afresh.
 func (o *Options) cleanup() {
+	if o.namespace == "" {
+		return // not created
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_ = o.Local.Client.Delete(ctx, &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: offv1beta1.NamespaceOffloadingName, Namespace: o.namespace}})
