@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,7 +30,11 @@ type options struct {
 	cluster factory.Cluster
 	verbose bool
 	output  string
+	get     string
 	timeout time.Duration
+	// peers, for `info peer`: only these peerings, as a document keyed by
+	// cluster ID.
+	peers []string
 }
 
 // NewCommand returns `liqoctl info`.
@@ -47,16 +53,41 @@ and the conditions of every module; -o json|yaml prints the same data as a
 document.`,
 		Example: `  liqoctl info
   liqoctl info --verbose
-  liqoctl info -o json --context rome`,
+  liqoctl info -o json --context rome
+  liqoctl info --get local.clusterID
+  liqoctl info peer milan --get milan.networking.status`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
+	o.addFlags(cmd)
+	peer := &options{}
+	peerCmd := &cobra.Command{
+		Use:   "peer CLUSTER_ID...",
+		Short: "Show the state of the peerings with the given clusters",
+		Long: `Show the peerings with the given remote clusters only. With -o json|yaml the
+document is keyed by cluster ID, so --get takes paths such as
+milan.role or milan.networking.status.`,
+		Example: `  liqoctl info peer milan
+  liqoctl info peer milan paris -o json
+  liqoctl info peer milan --get milan.offloading.status`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			peer.peers = args
+			return peer.run(cmd)
+		},
+	}
+	peer.addFlags(peerCmd)
+	cmd.AddCommand(peerCmd)
+	return cmd
+}
+
+func (o *options) addFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	o.cluster.AddLocalFlags(fs)
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "also show URLs, tenant namespaces, resource slices and module conditions")
 	fs.StringVarP(&o.output, "output", "o", "", "output format: json or yaml (default: human-readable summary)")
+	fs.StringVar(&o.get, "get", "", "print one field of the -o json document, by its dotted path (local.clusterID, peerings.0.role; in info peer: milan.role), for scripts")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the cluster's answers")
-	return cmd
 }
 
 func (o *options) run(cmd *cobra.Command) error {
@@ -88,7 +119,65 @@ func (o *options) run(cmd *cobra.Command) error {
 	local := LocalCluster{ClusterID: id.ID, Labels: ParseLabels(id.Labels), Namespace: o.cluster.Namespace,
 		APIServerURL: o.cluster.Config.Host}
 	info := Build(local, objs)
-	return write(cmd, &info, o.output, o.verbose)
+	var doc any = &info
+	if len(o.peers) > 0 {
+		byID, err := selectPeers(&info, o.peers)
+		if err != nil {
+			return err
+		}
+		doc = byID
+		info.Peerings = nil
+		for _, id := range o.peers {
+			info.Peerings = append(info.Peerings, byID[id])
+		}
+	}
+	if o.get != "" {
+		v, err := Get(doc, o.get)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(cmd.OutOrStdout(), v)
+		return err
+	}
+	if len(o.peers) > 0 && o.output == "" {
+		return write(cmd, &Info{Peerings: info.Peerings}, "", o.verbose, true)
+	}
+	return write(cmd, doc, o.output, o.verbose, false)
+}
+
+// selectPeers returns the named peerings by cluster ID, or names those
+// this cluster has no peering with.
+func selectPeers(info *Info, ids []string) (map[string]Peering, error) {
+	have := map[string]Peering{}
+	for _, p := range info.Peerings {
+		have[p.ClusterID] = p
+	}
+	out := map[string]Peering{}
+	var missing []string
+	for _, id := range ids {
+		p, ok := have[id]
+		if !ok {
+			missing = append(missing, id)
+			continue
+		}
+		out[id] = p
+	}
+	if len(missing) > 0 {
+		var known []string
+		for id := range have {
+			known = append(known, id)
+		}
+		slices.Sort(known)
+		return nil, fmt.Errorf("no peering with %s (peered: %s)", strings.Join(missing, ", "), orNone(known))
+	}
+	return out, nil
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }
 
 // collect reads the objects Build needs.
@@ -122,17 +211,24 @@ func collect(ctx context.Context, c client.Client) (*Objects, error) {
 	return objs, nil
 }
 
-func write(cmd *cobra.Command, info *Info, output string, verbose bool) error {
+// write prints doc as JSON or YAML, or the human summary of an Info
+// (peersOnly: without the local cluster's box).
+func write(cmd *cobra.Command, doc any, output string, verbose, peersOnly bool) error {
 	var out []byte
 	var err error
 	switch output {
 	case OutputJSON:
-		out, err = json.MarshalIndent(info, "", "  ")
+		out, err = json.MarshalIndent(doc, "", "  ")
 		out = append(out, '\n')
 	case OutputYAML:
-		out, err = yaml.Marshal(info)
+		out, err = yaml.Marshal(doc)
 	default:
-		out = []byte(Render(info, verbose))
+		info := doc.(*Info)
+		if peersOnly {
+			out = []byte(renderPeerings(info.Peerings, verbose))
+		} else {
+			out = []byte(Render(info, verbose))
+		}
 	}
 	if err != nil {
 		return err

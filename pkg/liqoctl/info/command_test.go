@@ -263,3 +263,41 @@ func TestCommandErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestCommandPeerAndGet: `info peer ID` shows that peering only, its JSON
+// is keyed by cluster ID, --get returns one field for scripts, and an ID
+// that is not peered is named in the error with the peered ones.
+func TestCommandPeerAndGet(t *testing.T) {
+	kc := setup(t)
+	out, err := run(t, "peer", "milan", "--kubeconfig", kc)
+	if err != nil {
+		t.Fatalf("info peer milan: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "│  milan ") || strings.Contains(out, "venice") || strings.Contains(out, "Local cluster information") {
+		t.Errorf("info peer milan shows more or less than milan's peering:\n%s", out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--get", "local.clusterID"}, "rome"},
+		{[]string{"--get", "peerings.0.clusterID"}, "milan"},
+		{[]string{"peer", "milan", "venice", "--get", "venice.role"}, "Consumer"},
+		{[]string{"peer", "milan", "--get", "milan.offloading.status"}, "Healthy"},
+	} {
+		out, err := run(t, append(tc.args, "--kubeconfig", kc)...)
+		if err != nil || strings.TrimSpace(out) != tc.want {
+			t.Errorf("info %v printed %q (%v), want %q", tc.args, out, err, tc.want)
+		}
+	}
+	out, err = run(t, "peer", "milan", "-o", "json", "--kubeconfig", kc)
+	if err != nil || !strings.Contains(out, `"milan": {`) {
+		t.Errorf("info peer -o json is not keyed by cluster ID (%v):\n%s", err, out)
+	}
+	if _, err := run(t, "peer", "paris", "--kubeconfig", kc); err == nil || !strings.Contains(err.Error(), "no peering with paris (peered: milan, venice)") {
+		t.Errorf("info peer paris: %v", err)
+	}
+	if _, err := run(t, "--get", "peerings.9", "--kubeconfig", kc); err == nil || !strings.Contains(err.Error(), "list of 2") {
+		t.Errorf("--get past the list: %v", err)
+	}
+}
