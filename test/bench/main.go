@@ -9,7 +9,9 @@
 // ConfigMaps and N Services of an offloaded namespace into its twin on the
 // provider (creation, update latency, deletion, the managers' RSS and CPU);
 // and on real nodes, the time to a Ready node, pod create → Running, and the
-// node's own memory.
+// node's own memory; and the network fabric: connect → Connected, pod to
+// pod throughput and request time through the tunnel beside the same
+// within a cluster.
 package main
 
 import (
@@ -27,7 +29,10 @@ import (
 
 func main() {
 	sizes := flag.String("n", "100,1000", "comma-separated sizes: Deployment replicas; for the reflection suite, ConfigMaps and Services (N of each)")
-	suites := flag.String("suites", "vanilla,peering,offloading,reflection,realnodes", "comma-separated suites to run: vanilla, peering, offloading, reflection, realnodes")
+	suites := flag.String("suites", "vanilla,peering,offloading,reflection,realnodes,fabric", "comma-separated suites to run: vanilla, peering, offloading, reflection, realnodes, fabric")
+	fabricConnects := flag.Int("fabric-connects", 3, "liqoctl network connect runs timed (fabric suite)")
+	fabricMB := flag.Int("fabric-mb", 200, "size of the file downloaded pod to pod (fabric suite)")
+	fabricRequests := flag.Int("fabric-requests", 20, "small requests timed each way (fabric suite)")
 	realStarts := flag.Int("real-node-starts", 3, "real-node clusters started for the node Ready time (realnodes suite)")
 	realPods := flag.Int("real-node-pods", 30, "pods started one at a time on the real node (realnodes suite)")
 	proxyServices := flag.Int("proxy-services", 1000, "Services of the kube-proxy mode comparison (realnodes suite)")
@@ -42,10 +47,10 @@ func main() {
 	want := map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
 		switch s = strings.TrimSpace(s); s {
-		case "vanilla", "peering", "offloading", "reflection", "realnodes":
+		case "vanilla", "peering", "offloading", "reflection", "realnodes", "fabric":
 			want[s] = true
 		default:
-			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading, reflection, realnodes)\n", s)
+			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading, reflection, realnodes, fabric)\n", s)
 			os.Exit(2)
 		}
 	}
@@ -55,7 +60,7 @@ func main() {
 		os.Exit(2)
 	}
 	ctx := context.Background()
-	bins, err := testbed.EnsureBinaries(ctx, testbed.BuildOptions{Progress: os.Stderr, RealNodes: want["realnodes"]})
+	bins, err := testbed.EnsureBinaries(ctx, testbed.BuildOptions{Progress: os.Stderr, RealNodes: want["realnodes"] || want["fabric"]})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -103,6 +108,14 @@ func main() {
 			os.Exit(1)
 		}
 		printProxyModes(pr)
+	}
+	if want["fabric"] {
+		r, err := benchFabric(ctx, bins, *fabricConnects, *fabricMB, *fabricRequests)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: fabric:", err)
+			os.Exit(1)
+		}
+		printFabric(r)
 	}
 }
 

@@ -13,16 +13,15 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager"
-	"github.com/liqo-go/liqo/pkg/images"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/pkg/testbed/fabricopts"
 )
 
 // podCIDR is every testbed cluster's.
@@ -74,11 +73,6 @@ func TestMain(m *testing.M) {
 // setup publishes the gateway and node agent images in the cluster's
 // registry and runs its controller manager with networking on.
 func setup(ctx context.Context, c *testbed.Cluster, managers *sync.WaitGroup) error {
-	pushCtx, cancelPush := context.WithTimeout(ctx, 10*time.Minute) // a cold build compiles both
-	defer cancelPush()
-	if err := c.PushComponents(pushCtx, images.Gateway, images.Fabric); err != nil {
-		return err
-	}
 	path := filepath.Join(logDir, c.Name+".kubeconfig")
 	if err := c.WriteKubeconfig(path); err != nil {
 		return err
@@ -90,19 +84,12 @@ func setup(ctx context.Context, c *testbed.Cluster, managers *sync.WaitGroup) er
 	}
 	o := controllermanager.DefaultOptions()
 	o.ClusterID = c.Name
-	o.IPAM.PodCIDR = podCIDR
-	o.Logger = zap.New(zap.WriteTo(f), zap.UseDevMode(true))
-	for _, x := range []struct {
-		image  *string
-		policy *corev1.PullPolicy
-		name   string
-	}{{&o.Gateway.Image, &o.Gateway.PullPolicy, images.Gateway}, {&o.Fabric.Image, &o.Fabric.PullPolicy, images.Fabric}} {
-		comp, err := images.LookupComponent(x.name)
-		if err != nil {
-			return err
-		}
-		*x.image, *x.policy = comp.Ref(testbed.TestImageTag), corev1.PullAlways
+	pushCtx, cancelPush := context.WithTimeout(ctx, 10*time.Minute) // a cold build compiles both images
+	defer cancelPush()
+	if err := fabricopts.Enable(pushCtx, c, &o); err != nil {
+		return err
 	}
+	o.Logger = zap.New(zap.WriteTo(f), zap.UseDevMode(true))
 	managers.Add(1)
 	go func() {
 		defer managers.Done()

@@ -3,20 +3,18 @@ package playground
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"os"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager"
-	"github.com/liqo-go/liqo/pkg/images"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/pkg/testbed/fabricopts"
 )
 
 // startControllerManager runs our controller manager for the cluster inside
@@ -51,32 +49,16 @@ func startControllerManager(ctx context.Context, c *testbed.Cluster, kubeconfig 
 	return ch, networking, nil
 }
 
-// enableNetworking publishes the gateway and node agent images and sets
-// the manager's fabric options: the cluster's pod CIDR, the images, and
-// gateways on the real nodes (the simulated ones run no packets). A
+// enableNetworking turns the network fabric on (fabricopts.Enable). A
 // failure (sources not at hand to build from, say) leaves the playground
 // without networking, said in the log, rather than failing it.
 func enableNetworking(ctx context.Context, c *testbed.Cluster, o *controllermanager.Options) bool {
 	pushCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	fmt.Println("playground: building the network fabric's images for", c.Name)
-	if err := c.PushComponents(pushCtx, images.Gateway, images.Fabric); err != nil {
+	if err := fabricopts.Enable(pushCtx, c, o); err != nil {
 		fmt.Println("playground: no network fabric in", c.Name+":", err)
 		return false
 	}
-	pod, err := netip.ParsePrefix(c.Spec.PodCIDR)
-	if err != nil {
-		fmt.Println("playground: no network fabric in", c.Name+":", err)
-		return false
-	}
-	o.IPAM.PodCIDR = pod
-	gw, _ := images.LookupComponent(images.Gateway)
-	fab, _ := images.LookupComponent(images.Fabric)
-	o.Gateway.Image, o.Gateway.PullPolicy = gw.Ref(testbed.TestImageTag), corev1.PullAlways
-	o.Fabric.Image, o.Fabric.PullPolicy = fab.Ref(testbed.TestImageTag), corev1.PullAlways
-	// Gateways, and the pods offloaded here, on the real nodes: the
-	// simulated ones carry no packets.
-	real := map[string]string{testbed.NodeTypeLabel: testbed.RealNodeType}
-	o.Gateway.NodeSelector, o.OffloadedPodNodeSelector = real, real
 	return true
 }
