@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -26,7 +25,6 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager"
 	"github.com/liqo-go/liqo/pkg/ipam"
 	"github.com/liqo-go/liqo/pkg/liqoctl"
-	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/testbed"
 	"github.com/liqo-go/liqo/pkg/testbed/fabricopts"
 )
@@ -56,30 +54,16 @@ func benchFabric(ctx context.Context, bins *testbed.Binaries, connects, sizeMB, 
 		return nil, err
 	}
 	defer tb.Stop()
-	dir, err := os.MkdirTemp("", "liqo-bench-fabric-")
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
 	mctx, stop := context.WithCancel(ctx)
 	defer stop()
-	kubeconfigs := map[string]string{}
-	for _, c := range tb.Clusters {
-		kubeconfigs[c.Name] = filepath.Join(dir, c.Name+".kubeconfig")
-		if err := c.WriteKubeconfig(kubeconfigs[c.Name]); err != nil {
-			return nil, err
-		}
-		o := controllermanager.DefaultOptions()
-		o.ClusterID, o.Logger = c.Name, logr.Discard()
-		if err := fabricopts.Enable(ctx, c, &o); err != nil {
-			return nil, err
-		}
-		go controllermanager.RunLocal(mctx, c.Config, o, nil)
+	kubeconfigs, cleanup, err := startManagers(mctx, tb, func(c *testbed.Cluster, o *controllermanager.Options) error {
+		return fabricopts.Enable(ctx, c, o)
+	})
+	if cleanup != nil {
+		defer cleanup()
 	}
-	for _, c := range tb.Clusters {
-		if err := factory.WaitForComponents(ctx, kubeconfigs[c.Name], consts.DefaultNamespace, time.Minute); err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
 	rome, milan := tb.Cluster("rome"), tb.Cluster("milan")
 	args := []string{"--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"]}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"text/tabwriter"
 	"time"
@@ -14,10 +13,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager"
 	"github.com/liqo-go/liqo/pkg/liqoctl"
-	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
@@ -43,28 +39,14 @@ func benchPeering(ctx context.Context, bins *testbed.Binaries, repeats int) (*pe
 		return nil, err
 	}
 	defer tb.Stop()
-	dir, err := os.MkdirTemp("", "liqo-bench-")
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-
 	mctx, stop := context.WithCancel(ctx)
 	defer stop()
-	kubeconfigs := map[string]string{}
-	for _, c := range tb.Clusters {
-		kubeconfigs[c.Name] = filepath.Join(dir, c.Name+".kubeconfig")
-		if err := c.WriteKubeconfig(kubeconfigs[c.Name]); err != nil {
-			return nil, err
-		}
-		o := controllermanager.DefaultOptions()
-		o.ClusterID, o.Logger = c.Name, logr.Discard()
-		go controllermanager.RunLocal(mctx, c.Config, o, nil)
+	kubeconfigs, cleanup, err := startManagers(mctx, tb, nil)
+	if cleanup != nil {
+		defer cleanup()
 	}
-	for _, c := range tb.Clusters {
-		if err := factory.WaitForComponents(ctx, kubeconfigs[c.Name], consts.DefaultNamespace, time.Minute); err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
 	// A first peering is measured between clusters whose components are up
 	// and idle, as after an install: right after the lease is taken, the
