@@ -65,10 +65,11 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: apis.NewScheme(),
-		// Only our own Secrets are cached: a cluster's Secrets can be many
-		// and large, and we never need the others.
+		// Only our own Secrets are cached, and without their contents: a
+		// cluster's Secrets can be many and large, and hold its tenants'
+		// credentials. The client reads Secrets from the API server.
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}:      {Label: managed},
+			&corev1.Secret{}:      secretCache(),
 			&rbacv1.RoleBinding{}: {Label: managed},
 			// Only the gateways' Deployments.
 			&appsv1.Deployment{}:                {Label: managed},
@@ -80,6 +81,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			// same reason.
 			&discoveryv1.EndpointSlice{}: shadowendpointslice.EndpointSliceCache(),
 		}},
+		Client: clientOptions(),
 		// Tests and the playground run several managers in one process.
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
 		Logger:                        o.Logger,
@@ -108,7 +110,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 
 	local := o.ClusterID
 	setups := []func() error{
-		func() error { return (&auth.NonceReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
+		func() error {
+			return (&auth.NonceReconciler{Client: mgr.GetClient(), ClusterID: local, Lifetime: o.NonceLifetime}).SetupWithManager(mgr)
+		},
 		func() error {
 			return (&auth.SignerReconciler{Client: mgr.GetClient(), Keys: keys, ClusterID: local}).SetupWithManager(mgr)
 		},
@@ -127,6 +131,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 				SharingPercentage: o.SharingPercentage, Deny: o.SlicePolicy == SliceDeny,
 				Enforcement: o.QuotaEnforcement}).SetupWithManager(mgr)
 		},
+		func() error { return (&slices.TenantStateReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
 			return (&vnode.CreatorReconciler{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)
 		},
@@ -142,7 +147,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		func() error { return (&shadowendpointslice.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
 			return (&offloading.TwinReconciler{Client: mgr.GetClient(), ClusterRole: OffloadingClusterRole,
-				PodSecurity: o.PodPolicy.Level}).SetupWithManager(mgr)
+				PodSecurity: o.PodPolicy.Level, Options: o.Twins, Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
 		},
 		func() error {
 			return (&offloading.NamespaceOffloadingReconciler{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)

@@ -15,9 +15,11 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 	"github.com/liqo-go/liqo/pkg/controllermanager/fabric"
 	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
 	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
+	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
 	"github.com/liqo-go/liqo/pkg/reflection"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
 	"github.com/liqo-go/liqo/pkg/webhook"
@@ -55,6 +57,9 @@ type Options struct {
 	QuotaEnforcement offv1beta1.LimitsEnforcement
 	// HealthCheckInterval is how often a virtual node checks its provider.
 	HealthCheckInterval time.Duration
+	// NonceLifetime is how long a provider offers a nonce no consumer used
+	// before it rotates it (a used one rotates at once).
+	NonceLifetime time.Duration
 	// MetricsAddr and HealthAddr are the listen addresses of the metrics and
 	// health endpoints; "0" disables them.
 	MetricsAddr string
@@ -94,6 +99,8 @@ type Options struct {
 	// ReflectedPolicy is what consumers' reflected Services, Ingresses
 	// and Secrets may ask of this cluster as a provider.
 	ReflectedPolicy webhook.ReflectedPolicy
+	// Twins bound the twin namespaces consumers get on this cluster.
+	Twins offloading.TwinOptions
 	// Logger receives the controllers' logs.
 	Logger logr.Logger
 }
@@ -116,6 +123,7 @@ func DefaultOptions() Options {
 		SlicePolicy:         SliceClamp,
 		QuotaEnforcement:    offv1beta1.HardLimitsEnforcement,
 		HealthCheckInterval: 5 * time.Second,
+		NonceLifetime:       auth.DefaultNonceLifetime,
 		MetricsAddr:         "0",
 		HealthAddr:          "0",
 		WebhookAddr:         "127.0.0.1:0",
@@ -128,6 +136,7 @@ func DefaultOptions() Options {
 		Gateway:               gateway.Options{Image: DefaultGatewayImage + ":latest"},
 		Fabric:                fabric.Options{Image: DefaultFabricImage + ":latest"},
 		IPAM:                  ipam.Options{ServiceCIDR: defaultServiceCIDR, ExternalCIDR: ipam.DefaultExternalCIDR},
+		Twins:                 offloading.DefaultTwinOptions(),
 	}
 }
 
@@ -141,6 +150,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar((*string)(&o.SlicePolicy), "resource-slice-policy", string(o.SlicePolicy), "what to do with a ResourceSlice asking for more than is left: Clamp (accept what is left) or Deny")
 	fs.StringVar((*string)(&o.QuotaEnforcement), "quota-enforcement", string(o.QuotaEnforcement), "limits enforcement of consumer quotas: Hard, Soft or None")
 	fs.DurationVar(&o.HealthCheckInterval, "health-check-interval", o.HealthCheckInterval, "how often virtual nodes check their provider's API server")
+	fs.DurationVar(&o.NonceLifetime, "nonce-lifetime", o.NonceLifetime, "how long the nonce a consumer signs to peer is offered before it is replaced (a used one is replaced at once; the one before stays valid for ten minutes)")
 	fs.StringVar(&o.MetricsAddr, "metrics-address", o.MetricsAddr, "listen address of the Prometheus metrics endpoint (0 disables it)")
 	fs.StringVar(&o.HealthAddr, "health-address", o.HealthAddr, "listen address of the healthz/readyz endpoints (0 disables them)")
 	fs.StringVar(&o.WebhookAddr, "webhook-address", o.WebhookAddr, "host:port of the admission webhook server (port 0 picks a free port); it registers itself with the API server at start")
@@ -151,6 +161,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.addReflectionFlags(fs)
 	o.PodPolicy.AddFlags(fs)
 	o.ReflectedPolicy.AddFlags(fs)
+	o.Twins.AddFlags(fs)
 	fs.StringVar(&o.Gateway.Image, "gateway-image", o.Gateway.Image, "image of the network fabric's gateway pods")
 	fs.Var(newLabelsValue(&o.OffloadedPodNodeSelector), "offloaded-pod-node-selector", "labels of the nodes consumers' pods may run on, as k=v,k=v (default: any node)")
 	fs.Var(newLabelsValue(&o.Gateway.NodeSelector), "gateway-node-selector", "labels of the nodes the gateway pods may run on, as k=v,k=v (default: any node but virtual ones)")
@@ -185,6 +196,9 @@ func (o *Options) Validate() error {
 	if o.HealthCheckInterval <= 0 {
 		return fmt.Errorf("--health-check-interval must be positive")
 	}
+	if o.NonceLifetime != 0 && o.NonceLifetime < time.Minute {
+		return fmt.Errorf("--nonce-lifetime must be at least 1m, to leave a peering the time to sign the nonce, got %s", o.NonceLifetime)
+	}
 	if _, _, _, err := o.webhookOptions().Endpoint(); err != nil {
 		return fmt.Errorf("--webhook-address/--webhook-advertise-host: %w", err)
 	}
@@ -207,6 +221,9 @@ func (o *Options) Validate() error {
 		return err
 	}
 	if err := o.ReflectedPolicy.Validate(); err != nil {
+		return err
+	}
+	if err := o.Twins.Validate(); err != nil {
 		return err
 	}
 	return o.validateReflection()

@@ -103,7 +103,8 @@ func setup(ccfg, pcfg *rest.Config) error {
 	go func() {
 		err := Run(context.Background(), Config{NodeName: vnodeName, LocalClusterID: consumerID, ProviderID: providerID,
 			Local: consumerCS, LocalConfig: ccfg, Maps: mapCache, Remote: pcfg, Scheme: apis.NewScheme(), HostIP: hostIP,
-			Recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "liqo-virtual-kubelet"})})
+			Recorder:        broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "liqo-virtual-kubelet"}),
+			beforeReconcile: testBombs.before})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "reflection stopped:", err)
 		}

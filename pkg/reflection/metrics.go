@@ -24,10 +24,16 @@ var (
 		Name: "liqo_reflection_errors_total",
 		Help: "Failed reflections (retried), by virtual node and kind.",
 	}, []string{"node", "kind"})
+	// A panic is a bug, not a provider being slow: it is counted apart so
+	// that an alert can tell the two.
+	reflectionPanics = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "liqo_reflection_panics_total",
+		Help: "Reflections that panicked (recovered and retried with backoff), by virtual node and kind (pods for the pods).",
+	}, []string{"node", "kind"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(reflectedObjects, reflectionOperations, reflectionErrors)
+	metrics.Registry.MustRegister(reflectedObjects, reflectionOperations, reflectionErrors, reflectionPanics)
 }
 
 // kindMetrics are one kind's metrics on one virtual node.
@@ -36,6 +42,7 @@ type kindMetrics struct {
 	objects    prometheus.Gauge
 	operations *prometheus.CounterVec
 	errors     prometheus.Counter
+	panics     prometheus.Counter
 
 	mu        sync.Mutex
 	reflected map[types.NamespacedName]struct{}
@@ -46,6 +53,7 @@ func newKindMetrics(node, kind string) *kindMetrics {
 		objects:    reflectedObjects.WithLabelValues(node, kind),
 		operations: reflectionOperations.MustCurryWith(prometheus.Labels{"node": node, "kind": kind}),
 		errors:     reflectionErrors.WithLabelValues(node, kind),
+		panics:     reflectionPanics.WithLabelValues(node, kind),
 		reflected:  map[types.NamespacedName]struct{}{},
 	}
 }
@@ -80,4 +88,5 @@ func (m *kindMetrics) drop() {
 	reflectedObjects.DeletePartialMatch(labels)
 	reflectionOperations.DeletePartialMatch(labels)
 	reflectionErrors.DeletePartialMatch(labels)
+	reflectionPanics.DeletePartialMatch(labels)
 }

@@ -2,14 +2,17 @@ package reflection
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -60,16 +63,53 @@ func next[K comparable](ctx context.Context, queue workqueue.TypedRateLimitingIn
 	return true
 }
 
-// safely runs reconcile, turning a panic into an error for that key: one
-// bad object (a peer sends whatever it likes) must not stop the workers of
-// every kind of every virtual node in the process.
+// safely runs reconcile, turning a panic into an error for that key (a
+// *panicError): one bad object (a peer sends whatever it likes) must not
+// stop the workers of every kind of every virtual node in the process.
 func safely[K comparable](ctx context.Context, key K, reconcile func(context.Context, K) (time.Duration, error)) (after time.Duration, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("reconciling %v panicked: %v\n%s", key, r, debug.Stack())
+			err = fmt.Errorf("reconciling %v: %w", key, &panicError{value: r, stack: debug.Stack()})
 		}
 	}()
 	return reconcile(ctx, key)
+}
+
+// panicError is a reconciliation that panicked. Its key is retried with
+// the queue's backoff like any failure, but it is logged as an error with
+// its stack and counted apart: a panic is a bug to fix, not a provider
+// being slow.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (e *panicError) Error() string { return fmt.Sprintf("panicked: %v\n%s", e.value, e.stack) }
+
+// reportFailure logs and counts a reconciliation of kind that failed and
+// is retried: a panic always, as an error; other failures, expected while
+// a provider is unreachable, only at verbosity 2.
+func reportFailure(logger klog.Logger, kind string, key types.NamespacedName, err error, errs, panics prometheus.Counter) {
+	errs.Inc()
+	var p *panicError
+	if errors.As(err, &p) {
+		panics.Inc()
+		logger.Error(err, "reflecting panicked; retrying with backoff", "kind", kind, "object", key)
+		return
+	}
+	logger.V(2).Info("reflecting failed; retrying", "kind", kind, "object", key, "error", err.Error())
+}
+
+// hooked runs cfg's beforeReconcile, if any, ahead of reconcile, inside
+// the worker's recovery.
+func hooked(cfg *Config, kind string, reconcile func(context.Context, types.NamespacedName) (time.Duration, error)) func(context.Context, types.NamespacedName) (time.Duration, error) {
+	if cfg.beforeReconcile == nil {
+		return reconcile
+	}
+	return func(ctx context.Context, key types.NamespacedName) (time.Duration, error) {
+		cfg.beforeReconcile(kind, key)
+		return reconcile(ctx, key)
+	}
 }
 
 // kindQueue is what every reflected kind has: the queue of its keys (the
@@ -123,9 +163,8 @@ func (q *kindQueue) forget(local string) { q.metrics.forgetNamespace(local) }
 
 // work runs the kind's workers until ctx is done, then drops its metrics.
 func (q *kindQueue) work(ctx context.Context, workers int, reconcile func(context.Context, types.NamespacedName) (time.Duration, error)) {
-	process(ctx, q.queue, workers, reconcile, func(key types.NamespacedName, err error) {
-		q.metrics.errors.Inc()
-		q.r.logger.V(2).Info("reflecting failed; retrying", "kind", q.name, "object", key, "error", err.Error())
+	process(ctx, q.queue, workers, hooked(&q.r.cfg, q.name, reconcile), func(key types.NamespacedName, err error) {
+		reportFailure(q.r.logger, q.name, key, err, q.metrics.errors, q.metrics.panics)
 	})
 	q.metrics.drop()
 }

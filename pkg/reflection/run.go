@@ -73,7 +73,15 @@ type Config struct {
 	// reflected EndpointSlices and offloaded pods' status (the network
 	// fabric's remapping of overlapping pod CIDRs; nothing when zero).
 	Addresses forge.Addresses
+
+	// beforeReconcile, when set, runs before each reconciliation of a key
+	// of kind (Pods for the pods), inside the workers' recovery: the tests'
+	// way to make one object's reflection fail or panic.
+	beforeReconcile func(kind string, key types.NamespacedName)
 }
+
+// Pods is the kind name of the pods in the reflection's logs and metrics.
+const Pods = "pods"
 
 // Run reflects the node's pods until ctx is done.
 func Run(ctx context.Context, cfg Config) error {
@@ -143,9 +151,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if !toolscache.WaitForCacheSync(ctx.Done(), podInformer.Informer().HasSynced) {
 		return nil
 	}
-	process(ctx, r.queue, cfg.Workers, r.reconcilePod, func(key types.NamespacedName, err error) {
+	podErrors, podPanics := reflectionErrors.WithLabelValues(cfg.NodeName, Pods), reflectionPanics.WithLabelValues(cfg.NodeName, Pods)
+	defer reflectionErrors.DeleteLabelValues(cfg.NodeName, Pods)
+	defer reflectionPanics.DeleteLabelValues(cfg.NodeName, Pods)
+	process(ctx, r.queue, cfg.Workers, hooked(&r.cfg, Pods, r.reconcilePod), func(key types.NamespacedName, err error) {
 		if !errors.Is(err, errBackOff) {
-			r.logger.V(2).Info("reflecting pod failed; retrying", "pod", key, "error", err.Error())
+			reportFailure(r.logger, Pods, key, err, podErrors, podPanics)
 		}
 	})
 	return nil

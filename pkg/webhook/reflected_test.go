@@ -12,14 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/record"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/apis"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
 )
 
 // reflectedDeniedBy is the prefix of the API server's error for the
@@ -64,10 +61,7 @@ func reflectingConsumer(t *testing.T, id string, locals ...string) (client.Clien
 	if err := cl.Create(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	r := &offloading.TwinReconciler{Client: cl, ClusterRole: "liqo-remote-offloading", Recorder: record.NewFakeRecorder(100)}
-	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(m)}); err != nil {
-		t.Fatalf("reconciling the twins of %s: %v", id, err)
-	}
+	reconcileTwins(t, twinReconciler(), m)
 	cfg := rest.CopyConfig(cluster.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: consts.ConsumerUser(id), Groups: []string{consts.ConsumerGroup}}
 	c, err := client.New(cfg, client.Options{Scheme: apis.NewScheme()})
@@ -283,12 +277,13 @@ func TestHostileReflectedObjects(t *testing.T) {
 	})
 
 	// The provider's administrators are not judged: what they write in a
-	// twin is theirs to decide.
-	t.Run("an administrator's NodePort Service in a twin", func(t *testing.T) {
-		s := reflectedService("admin-node-port", shop, "kappa")
-		s.Spec.Type = corev1.ServiceTypeNodePort
+	// twin is theirs to decide. (A NodePort would not do here: the twin's
+	// ResourceQuota allows none until the administrator raises it.)
+	t.Run("an administrator's Service with externalIPs in a twin", func(t *testing.T) {
+		s := reflectedService("admin-external-ip", shop, "kappa")
+		s.Spec.ExternalIPs = []string{"192.0.2.10"}
 		if err := cl.Create(ctx, s); err != nil {
-			t.Errorf("an administrator's NodePort Service: %v", err)
+			t.Errorf("an administrator's Service with externalIPs: %v", err)
 		}
 	})
 }

@@ -106,6 +106,13 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 	if limit.Cordoned {
 		return admission.Denied(fmt.Sprintf("the quota of consumer %s is cordoned: new ShadowPods are refused while it is", consumer))
 	}
+	why, err := tenantRefusal(ctx, v.reader, consumer)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	if why != "" {
+		return admission.Denied(why)
+	}
 	if err := v.waitSynced(ctx); err != nil {
 		return admission.Errored(http.StatusServiceUnavailable, err)
 	}

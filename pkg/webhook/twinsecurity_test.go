@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -35,14 +36,40 @@ func makeTwin(t *testing.T, r *offloading.TwinReconciler, id, local, remote stri
 	if err := cl.Create(ctx, m); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(m)}); err != nil {
-		t.Fatalf("reconciling the twins of %s: %v", id, err)
-	}
+	reconcileTwins(t, r, m)
 	var ns corev1.Namespace
 	if err := cl.Get(ctx, types.NamespacedName{Name: remote}, &ns); err != nil {
 		t.Fatal(err)
 	}
 	return &ns
+}
+
+// twinReconciler is the provider's TwinReconciler with its defaults.
+func twinReconciler() *offloading.TwinReconciler {
+	return &offloading.TwinReconciler{Client: cl, ClusterRole: "liqo-remote-offloading", Recorder: record.NewFakeRecorder(100),
+		Options: offloading.DefaultTwinOptions()}
+}
+
+// reconcileTwins runs r on map m until it has accepted every entry: a twin
+// is handed to its consumer once the quota controller enforces its
+// ResourceQuota, which takes more than one pass.
+func reconcileTwins(t *testing.T, r *offloading.TwinReconciler, m *offv1beta1.NamespaceMap) {
+	t.Helper()
+	eventually(t, "the twins of "+m.Name+" accepted", func(ctx context.Context) (bool, error) {
+		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(m)}); err != nil {
+			return false, err
+		}
+		var got offv1beta1.NamespaceMap
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(m), &got); err != nil {
+			return false, err
+		}
+		for local := range got.Spec.DesiredMapping {
+			if st := got.Status.CurrentMapping[local]; st.Phase != offv1beta1.MappingAccepted {
+				return false, fmt.Errorf("%s: %+v", local, st)
+			}
+		}
+		return true, nil
+	})
 }
 
 // TestTwinNamespacePodSecurity checks the second line of defence: the twin
@@ -52,7 +79,7 @@ func makeTwin(t *testing.T, r *offloading.TwinReconciler, id, local, remote stri
 // unregistered) cannot be privileged there.
 func TestTwinNamespacePodSecurity(t *testing.T) {
 	ctx := context.Background()
-	r := &offloading.TwinReconciler{Client: cl, ClusterRole: "liqo-remote-offloading", Recorder: record.NewFakeRecorder(100)}
+	r := twinReconciler()
 	ns := makeTwin(t, r, "phi", "shop", "shop-phi")
 	wantLabels := func(ns *corev1.Namespace, level string) {
 		t.Helper()

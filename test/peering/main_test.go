@@ -3,7 +3,6 @@
 package peering
 
 import (
-	"bytes"
 	"context"
 	"net/netip"
 	"os"
@@ -97,6 +96,8 @@ func startManager(ctx context.Context, cl *testbed.Cluster, labels map[string]st
 	o.ClusterID, o.ClusterLabels, o.SlicePolicy = cl.Name, labels, policy
 	o.HealthCheckInterval = time.Second
 	o.IPAM.PodCIDR = netip.MustParsePrefix("10.244.0.0/16") // every testbed cluster's
+	// The namespaces the tests offload under EnforceSameName.
+	o.Twins.AllowedNames = []string{"liqo-demo", "shared-name", "flights-*", "policies*"}
 	o.Logger = zap.New(zap.WriteTo(f), zap.UseDevMode(true))
 	managers.Add(1)
 	go func() {
@@ -118,11 +119,5 @@ func waitManager(name string) {
 
 // run executes liqoctl in-process and returns its output.
 func run(ctx context.Context, args ...string) (string, error) {
-	cmd := liqoctl.NewRootCommand()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
-	return out.String(), err
+	return liqoctl.Execute(ctx, args...)
 }

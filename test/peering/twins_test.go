@@ -2,22 +2,26 @@ package peering
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/apis"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
 )
 
 // TestTwinNamespaces writes, with rome's own credentials on milan, the
 // NamespaceMap rome's offloading controller will replicate, and checks that
-// milan creates the twin namespaces, refuses one it did not create, grants
-// rome ShadowPods (not Pods) there, and removes twins no longer wanted.
+// milan creates the twin namespaces with their quota and network policy,
+// refuses one it did not create and names rome may not have, grants rome
+// ShadowPods (not Pods) there, and removes twins no longer wanted.
 func TestTwinNamespaces(t *testing.T) {
 	peer(t, "rome", "milan")
 	ctx := context.Background()
@@ -27,16 +31,23 @@ func TestTwinNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	milan := tb.Cluster("milan").Client()
-	// A namespace milan's own users made, with the name rome will ask for.
-	if _, err := milan.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "taken"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	// Namespaces milan's own users made, with names rome will ask for: one
+	// of rome's pattern, one not.
+	for _, name := range []string{"taken", "taken-rome"} {
+		if _, err := milan.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	// Without the origin label, rome's own replicator, which would delete a
 	// replica that has no local original, leaves this hand-made map alone.
 	m := &offv1beta1.NamespaceMap{ObjectMeta: metav1.ObjectMeta{Name: "rome", Namespace: consts.TenantNamespace("rome"),
 		Labels: map[string]string{consts.ReplicationLabel: "true"}},
-		Spec: offv1beta1.NamespaceMapSpec{DesiredMapping: map[string]string{"liqo-demo": "liqo-demo-rome", "same": "taken"}}}
+		Spec: offv1beta1.NamespaceMapSpec{DesiredMapping: map[string]string{"liqo-demo": "liqo-demo-rome", "same": "taken", "taken": "taken-rome",
+			// milan's namespaces and another consumer's default name are not
+			// rome's to ask for; "taken" is refused for its name, before
+			// milan says whether it exists.
+			"monitoring": "monitoring", "steal": "liqo-demo-naples"}}}
 	if err := asRome.Create(ctx, m); err != nil {
 		t.Fatalf("rome creating its NamespaceMap on milan: %v", err)
 	}
@@ -53,15 +64,43 @@ func TestTwinNamespaces(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	waitMap("both entries decided", func(m *offv1beta1.NamespaceMap) bool { return len(m.Status.CurrentMapping) == 2 })
+	waitMap("every entry decided", func(m *offv1beta1.NamespaceMap) bool {
+		return len(m.Status.CurrentMapping) == len(m.Spec.DesiredMapping)
+	})
 	if got := m.Status.CurrentMapping["liqo-demo"]; got.Phase != offv1beta1.MappingAccepted || got.RemoteNamespace != "liqo-demo-rome" {
 		t.Errorf("liqo-demo: %+v, want Accepted in liqo-demo-rome", got)
 	}
-	if got := m.Status.CurrentMapping["same"]; got.Phase != offv1beta1.MappingCreationLoopBackOff {
-		t.Errorf("a foreign namespace was accepted as a twin: %+v", got)
+	for local, reason := range map[string]string{"same": offloading.ReasonNotAllowed, "taken": offloading.ReasonAlreadyExists,
+		"monitoring": offloading.ReasonNotAllowed, "steal": offloading.ReasonNotAllowed} {
+		got := m.Status.CurrentMapping[local]
+		if got.Phase != offv1beta1.MappingCreationLoopBackOff || got.Reason != reason || !strings.Contains(got.Message, m.Spec.DesiredMapping[local]) {
+			t.Errorf("%s → %s: %+v, want refused with %s", local, m.Spec.DesiredMapping[local], got, reason)
+		}
 	}
-	if ns, err := milan.CoreV1().Namespaces().Get(ctx, "taken", metav1.GetOptions{}); err != nil || len(ns.Labels) > 1 {
-		t.Errorf("the foreign namespace was touched: %v %v", ns.Labels, err)
+	for _, name := range []string{"taken", "taken-rome"} {
+		if ns, err := milan.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); err != nil || len(ns.Labels) > 1 {
+			t.Errorf("the foreign namespace %s was touched: %v %v", name, ns.Labels, err)
+		}
+	}
+	for _, name := range []string{"monitoring", "liqo-demo-naples"} {
+		if _, err := milan.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("milan has namespace %s (%v)", name, err)
+		}
+	}
+
+	// The twin has its guards, which rome cannot remove.
+	if _, err := milan.CoreV1().ResourceQuotas("liqo-demo-rome").Get(ctx, offloading.TwinQuotaName, metav1.GetOptions{}); err != nil {
+		t.Errorf("the twin's ResourceQuota: %v", err)
+	}
+	np, err := milan.NetworkingV1().NetworkPolicies("liqo-demo-rome").Get(ctx, offloading.TwinNetworkPolicyName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the twin's NetworkPolicy: %v", err)
+	}
+	if err := asRome.Delete(ctx, np); !apierrors.IsForbidden(err) {
+		t.Errorf("rome deleting its twin's NetworkPolicy: %v, want forbidden", err)
+	}
+	if err := asRome.Delete(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: "liqo-demo-rome", Name: offloading.TwinQuotaName}}); !apierrors.IsForbidden(err) {
+		t.Errorf("rome deleting its twin's ResourceQuota: %v, want forbidden", err)
 	}
 
 	// rome may run ShadowPods in its twin, not Pods, and nothing in milan's own namespace.
@@ -128,4 +167,27 @@ func waitAllowed(call func() error) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return err
+}
+
+// TestTwinNameRefusedShowsOnOffloading offloads, on rome, a namespace
+// under EnforceSameName to milan, which does not allow the name: rome's
+// NamespaceOffloading and liqoctl say why, and milan creates nothing.
+func TestTwinNameRefusedShowsOnOffloading(t *testing.T) {
+	peer(t, "rome", "milan")
+	ctx := context.Background()
+	createNamespace(t, "monitoring")
+	out, err := run(ctx, "offload", "namespace", "monitoring", "--kubeconfig", kubeconfigs["rome"],
+		"--namespace-mapping-strategy", "EnforceSameName", "--selector", "liqo.io/remote-cluster-id=milan", "--timeout", "30s")
+	if err == nil || !strings.Contains(err.Error(), "phase AllFailed") || !strings.Contains(err.Error(), "milan: "+offloading.ReasonNotAllowed) ||
+		!strings.Contains(err.Error(), "--allowed-twin-namespaces") {
+		t.Fatalf("want AllFailed with milan: %s naming the provider's allow-list, got %v\n%s", offloading.ReasonNotAllowed, err, out)
+	}
+	nsof := getOffloading(t, clusterClient(t, "rome"), "monitoring")
+	checkCondition(t, nsof, "milan", offv1beta1.NamespaceReady, corev1.ConditionFalse, offloading.ReasonNotAllowed)
+	if _, err := tb.Cluster("milan").Client().CoreV1().Namespaces().Get(ctx, "monitoring", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("milan has namespace monitoring (%v)", err)
+	}
+	if out, err := run(ctx, "unoffload", "namespace", "monitoring", "--kubeconfig", kubeconfigs["rome"], "--timeout", "1m"); err != nil {
+		t.Errorf("unoffload: %v\n%s", err, out)
+	}
 }

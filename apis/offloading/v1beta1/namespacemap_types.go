@@ -19,12 +19,27 @@ type RemoteNamespaceStatus struct {
 	RemoteNamespace string `json:"remoteNamespace,omitempty"`
 	// +optional
 	Phase MappingPhase `json:"phase,omitempty"`
+	// Reason says, in one CamelCase word, why the provider does not create
+	// the twin (phase CreationLoopBackOff): RemoteNamespaceAlreadyExists,
+	// RemoteNameNotAllowed, TooManyRemoteNamespaces or InvalidRemoteName.
+	// Providers that predate it leave it empty.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9]*$`
+	Reason string `json:"reason,omitempty"`
+	// Message tells the consumer's users what to do about Reason.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // NamespaceMapSpec lists the twin namespaces wanted in one remote cluster.
 type NamespaceMapSpec struct {
-	// DesiredMapping maps local namespace names to remote ones.
+	// DesiredMapping maps local namespace names to remote ones. The bound
+	// keeps the provider's answer, one status entry per key, within an
+	// object's size.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=1000
 	DesiredMapping map[string]string `json:"desiredMapping,omitempty"`
 }
 

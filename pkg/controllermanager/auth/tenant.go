@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"fmt"
+	"time"
 
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -60,6 +61,15 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err != nil {
 		return ctrl.Result{}, r.setReady(ctx, &t, metav1.ConditionFalse, "AuthenticationFailed", err.Error())
 	}
+	if !handshakeVerified(&t) {
+		// Recorded before anything else: from now on the nonce may rotate
+		// (the NonceReconciler sees it used) without failing this Tenant.
+		meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{Type: ConditionHandshakeVerified, Status: metav1.ConditionTrue,
+			Reason: "SignatureVerified", Message: "the consumer's handshake is signed over a nonce this provider issued", ObservedGeneration: t.Generation})
+		if err := r.Client.Status().Update(ctx, &t); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 
 	crt := []byte(nil)
 	if t.Status.AuthParams != nil && certMatches(t.Status.AuthParams.SignedCRT, clientKey, nowUnix) {
@@ -92,7 +102,10 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // it presents, the handshake of this namespace's nonce for itself, this
 // provider and that request's key. It returns that key (PKIX DER). Every
 // field of the signed handshake comes from what this provider knows: its own
-// ID, the consumer ID its namespace is named after, the nonce it issued.
+// ID, the consumer ID its namespace is named after, the nonce it issued (the
+// current one, or the one a rotation replaced, during its grace). A
+// generation whose handshake was verified is not checked again: its nonce
+// has rotated since.
 func (r *TenantReconciler) verify(ctx context.Context, t *authv1beta1.Tenant, user string) ([]byte, error) {
 	consumer := string(t.Spec.ClusterID)
 	if want := consts.TenantNamespace(consumer); t.Namespace != want {
@@ -101,20 +114,29 @@ func (r *TenantReconciler) verify(ctx context.Context, t *authv1beta1.Tenant, us
 	if t.Spec.AuthzPolicy == authv1beta1.TolerateNoHandshakePolicy {
 		return nil, fmt.Errorf("authzPolicy %s is not supported: the nonce handshake is always required", t.Spec.AuthzPolicy)
 	}
-	var nonce corev1.Secret
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: t.Namespace, Name: consts.NonceSecret}, &nonce); err != nil {
-		return nil, fmt.Errorf("reading the nonce Secret %s/%s: %w", t.Namespace, consts.NonceSecret, err)
-	}
 	clientKey, err := CheckCSR(t.Spec.CSR, t.Spec.PublicKey, user, consts.ConsumerGroup)
 	if err != nil {
 		return nil, fmt.Errorf("spec.csr: %w", err)
 	}
-	h := identity.Handshake{ConsumerID: consumer, ProviderID: r.ClusterID, Nonce: nonce.Data[consts.NonceKey], ClientKey: clientKey}
-	if err := identity.VerifyHandshake(t.Spec.PublicKey, h, t.Spec.Signature); err != nil {
-		return nil, fmt.Errorf("spec.signature does not verify with spec.publicKey over the handshake of consumer %s, provider %s, the issued nonce and the CSR's key: %w",
-			consumer, r.ClusterID, err)
+	if handshakeVerified(t) {
+		return clientKey, nil
 	}
-	return clientKey, nil
+	var nonce corev1.Secret
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: t.Namespace, Name: consts.NonceSecret}, &nonce); err != nil {
+		return nil, fmt.Errorf("reading the nonce Secret %s/%s: %w", t.Namespace, consts.NonceSecret, err)
+	}
+	var first error
+	for _, n := range acceptedNonces(&nonce, time.Now()) {
+		err := identity.VerifyHandshake(t.Spec.PublicKey, handshakeOf(t, r.ClusterID, n, clientKey), t.Spec.Signature)
+		if err == nil {
+			return clientKey, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return nil, fmt.Errorf("spec.signature does not verify with spec.publicKey over the handshake of consumer %s, provider %s, the issued nonce and the CSR's key: %w",
+		consumer, r.ClusterID, first)
 }
 
 func csrName(consumer string) string { return "liqo-tenant-" + consumer }

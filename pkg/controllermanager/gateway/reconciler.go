@@ -134,6 +134,9 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, d desc, st *st
 	pod := activePod(pods.Items, string(d.UID))
 	if pod == nil {
 		*st.internalEndpoint = nil
+		if err := r.markConnectionDown(ctx, d); err != nil {
+			return ready(false, ReasonPodNotRunning, "the gateway pod %s is not running: %v", dep.Name, err), err
+		}
 		return ready(false, ReasonPodNotRunning, "the gateway pod %s is not running yet", dep.Name), nil
 	}
 	ip, node := netv1beta1.IP(pod.Status.PodIP), pod.Spec.NodeName
@@ -254,4 +257,29 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.Owns(&corev1.Service{})
 	}
 	return b.Complete(r)
+}
+
+// ReasonGatewayNotRunning is the reason of a Connection whose gateway has
+// no running pod.
+const ReasonGatewayNotRunning = "GatewayNotRunning"
+
+// markConnectionDown turns the gateway's Connection to Error while the
+// gateway has no running pod (scaled to zero, evicted, crashing): the pod
+// writes its Connection, and without it a "Connected" would stay there.
+// The next pod writes its own verdict over this one.
+func (r *Reconciler) markConnectionDown(ctx context.Context, d desc) error {
+	var conn netv1beta1.Connection
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, &conn); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if conn.Spec.GatewayRef.UID != d.UID || conn.Status.Value == netv1beta1.ConnectionError {
+		return nil
+	}
+	before := conn.DeepCopy()
+	if conn.Status.Value == netv1beta1.Connected {
+		conn.Status.Value = netv1beta1.ConnectionError
+	}
+	kit.SetCondition(&conn.Status.Conditions, conn.Generation, kit.Condition{Type: netv1beta1.ConnectedCondition,
+		Reason: ReasonGatewayNotRunning, Message: "the gateway has no running pod"})
+	return kit.PatchStatus(ctx, r.Client, &conn, before)
 }

@@ -66,6 +66,10 @@ func clusterConditions(cluster string, s clusterState) offv1beta1.RemoteNamespac
 			fmt.Sprintf("Waiting for cluster %s to create namespace %s", cluster, s.RemoteName)
 	case s.Current.Phase == offv1beta1.MappingAccepted:
 		ready.Status, ready.Reason, ready.Message = corev1.ConditionTrue, ReasonCreated, "Namespace correctly offloaded on this cluster"
+	case s.Current.Phase == offv1beta1.MappingCreationLoopBackOff && s.Current.Reason != ReasonAlreadyExists && providerReasons[s.Current.Reason]:
+		// The provider's words, bounded: they come from another cluster.
+		ready.Status, ready.Reason, ready.Message = corev1.ConditionFalse, s.Current.Reason,
+			fmt.Sprintf("Cluster %s refuses namespace %s: %s", cluster, s.RemoteName, truncate(s.Current.Message, maxProviderMessage))
 	case s.Current.Phase == offv1beta1.MappingCreationLoopBackOff:
 		ready.Status, ready.Reason, ready.Message = corev1.ConditionFalse, ReasonAlreadyExists,
 			fmt.Sprintf("Namespace %s already exists on cluster %s and was not created by Liqo for this cluster (CreationLoopBackOff): "+
@@ -78,6 +82,16 @@ func clusterConditions(cluster string, s clusterState) offv1beta1.RemoteNamespac
 			fmt.Sprintf("Cluster %s reports namespace %s in phase %q", cluster, s.RemoteName, s.Current.Phase)
 	}
 	return offv1beta1.RemoteNamespaceConditions{required, ready}
+}
+
+// maxProviderMessage bounds what a provider's message adds to a condition.
+const maxProviderMessage = 512
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }
 
 // withTransitionTimes stamps each condition with now, or with its time in

@@ -16,6 +16,9 @@ func TestClusterConditions(t *testing.T) {
 	current := func(remote string, phase offv1beta1.MappingPhase) *offv1beta1.RemoteNamespaceStatus {
 		return &offv1beta1.RemoteNamespaceStatus{RemoteNamespace: remote, Phase: phase}
 	}
+	refused := func(remote, reason, message string) *offv1beta1.RemoteNamespaceStatus {
+		return &offv1beta1.RemoteNamespaceStatus{RemoteNamespace: remote, Phase: offv1beta1.MappingCreationLoopBackOff, Reason: reason, Message: message}
+	}
 	cases := []struct {
 		name  string
 		state clusterState
@@ -39,6 +42,14 @@ func TestClusterConditions(t *testing.T) {
 			[]string{"OffloadingRequired=True/ClusterSelected", "Ready=Unknown/RemoteNamespaceTerminating"}, "still being deleted"},
 		{"name too long", clusterState{Selected: true, RemoteName: "x", NameReason: ReasonNameTooLong, NameErr: errors.New("more than the 63 allowed")},
 			[]string{"OffloadingRequired=True/ClusterSelected", "Ready=False/RemoteNameTooLong"}, "63"},
+		{"name refused by the provider", clusterState{Selected: true, RemoteName: "monitoring", Current: refused("monitoring", ReasonNotAllowed, "ask the provider's administrators")},
+			[]string{"OffloadingRequired=True/ClusterSelected", "Ready=False/RemoteNameNotAllowed"}, "Cluster milan refuses namespace monitoring: ask the provider's administrators"},
+		{"over the provider's cap", clusterState{Selected: true, RemoteName: "a-rome", Current: refused("a-rome", ReasonTooMany, "--max-twin-namespaces-per-tenant")},
+			[]string{"OffloadingRequired=True/ClusterSelected", "Ready=False/TooManyRemoteNamespaces"}, "--max-twin-namespaces-per-tenant"},
+		{"a provider's unknown reason is not taken", clusterState{Selected: true, RemoteName: "a", Current: refused("a", "Hacked", "click here")},
+			[]string{"OffloadingRequired=True/ClusterSelected", "Ready=False/RemoteNamespaceAlreadyExists"}, "CreationLoopBackOff"},
+		{"a provider's long message is cut", clusterState{Selected: true, RemoteName: "a", Current: refused("a", ReasonNotAllowed, strings.Repeat("x", 5000))},
+			[]string{"OffloadingRequired=True/ClusterSelected", "Ready=False/RemoteNameNotAllowed"}, strings.Repeat("x", maxProviderMessage) + "…"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -50,7 +61,7 @@ func TestClusterConditions(t *testing.T) {
 			if strings.Join(summary, " ") != strings.Join(c.want, " ") {
 				t.Fatalf("got %v, want %v", summary, c.want)
 			}
-			if last := got[len(got)-1]; !strings.Contains(last.Message, c.message) {
+			if last := got[len(got)-1]; !strings.Contains(last.Message, c.message) || len(last.Message) > 600 {
 				t.Errorf("message %q lacks %q", last.Message, c.message)
 			}
 			if c.state.wanted() != (len(got) == 2 && c.state.NameErr == nil) {

@@ -2,10 +2,12 @@ package offloading
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/podsecurity"
@@ -31,7 +34,12 @@ const twinRoleBinding = "liqo-consumer-offloading"
 // TwinReconciler creates, on the provider, the twin namespaces a consumer's
 // NamespaceMap asks for. The provider creates them itself, so the consumer
 // needs no right to create namespaces, and it only ever deletes namespaces
-// it created for that consumer.
+// it created for that consumer. The map is the consumer's word, so every
+// entry is checked against Options: a name of the consumer's own or on the
+// allow-list, no namespace that exists for someone else, no more twins
+// than the cap; each twin gets a ResourceQuota and a NetworkPolicy before
+// the consumer may use it. Refusals go to the map's status, which the
+// consumer reads back, and to Events.
 type TwinReconciler struct {
 	Client client.Client
 	// ClusterRole is granted to the consumer in its twin namespaces.
@@ -40,7 +48,12 @@ type TwinReconciler struct {
 	// on every Pod (baseline if unset): the API server's own check, behind
 	// the ShadowPod webhook's.
 	PodSecurity podsecurity.Level
-	Recorder    record.EventRecorder
+	// Options bound the consumers' twins.
+	Options TwinOptions
+	// Reader reads past the cache where a stale count would let a
+	// consumer exceed its cap; Client if nil.
+	Reader   client.Reader
+	Recorder record.EventRecorder
 }
 
 // Reconcile brings the twin namespaces of one consumer in line with its map.
@@ -63,54 +76,100 @@ func (r *TwinReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	before := m.Status.DeepCopy()
-	current := map[string]offv1beta1.RemoteNamespaceStatus{}
-	for local, remote := range m.Spec.DesiredMapping {
-		phase, err := r.ensureTwin(ctx, consumer, local, remote)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if phase == offv1beta1.MappingCreationLoopBackOff {
-			r.Recorder.Eventf(&m, corev1.EventTypeWarning, ReasonAlreadyExists,
-				"namespace %s already exists on this cluster and was not created for %s: not offloading %s there", remote, consumer, local)
-		}
-		current[local] = offv1beta1.RemoteNamespaceStatus{RemoteNamespace: remote, Phase: phase}
-	}
-	if err := r.deleteTwins(ctx, consumer, keep); err != nil {
+	tenants, err := r.tenants(ctx)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	m.Status.CurrentMapping = current
-	if equality.Semantic.DeepEqual(before, &m.Status) {
-		return ctrl.Result{}, nil
+	before := m.Status.DeepCopy()
+	current := map[string]offv1beta1.RemoteNamespaceStatus{}
+	count := &twinCount{r: r, consumer: consumer}
+	// One entry's failure does not hold the others back.
+	var errs []error
+	for _, local := range sortedKeys(m.Spec.DesiredMapping) {
+		remote := m.Spec.DesiredMapping[local]
+		st, err := r.entry(ctx, consumer, local, remote, tenants, count)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("twin %s of %s/%s: %w", remote, consumer, local, err))
+			if old, ok := before.CurrentMapping[local]; ok {
+				current[local] = old
+			}
+			continue
+		}
+		if st == nil {
+			continue // pending: no answer yet
+		}
+		if st.Reason != "" && before.CurrentMapping[local] != *st {
+			r.Recorder.Eventf(&m, corev1.EventTypeWarning, st.Reason, "not offloading namespace %s of %s: %s", local, consumer, st.Message)
+		}
+		current[local] = *st
 	}
-	return ctrl.Result{}, r.Client.Status().Update(ctx, &m)
+	if err := r.deleteTwins(ctx, consumer, keep); err != nil {
+		errs = append(errs, err)
+	}
+	m.Status.CurrentMapping = current
+	if !equality.Semantic.DeepEqual(before, &m.Status) {
+		if err := r.Client.Status().Update(ctx, &m); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return ctrl.Result{}, errors.Join(errs...)
 }
 
-// ensureTwin creates the twin namespace and the consumer's RoleBinding in
-// it; a namespace of the same name that is not this consumer's is left
-// alone and reported.
-func (r *TwinReconciler) ensureTwin(ctx context.Context, consumer, local, remote string) (offv1beta1.MappingPhase, error) {
+// entry decides one entry: refused (with a reason), accepted or
+// terminating, or nil while the twin's quota is not yet enforced.
+func (r *TwinReconciler) entry(ctx context.Context, consumer, local, remote string, tenants []string, count *twinCount) (*offv1beta1.RemoteNamespaceStatus, error) {
+	refused := func(reason, message string) *offv1beta1.RemoteNamespaceStatus {
+		return &offv1beta1.RemoteNamespaceStatus{RemoteNamespace: remote, Phase: offv1beta1.MappingCreationLoopBackOff, Reason: reason, Message: message}
+	}
 	var ns corev1.Namespace
 	err := r.Client.Get(ctx, types.NamespacedName{Name: remote}, &ns)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	exists := err == nil
 	switch {
-	case apierrors.IsNotFound(err):
+	case exists && isTwinOf(&ns, consumer):
+		// The rules bind the creation of twins: a twin made under a wider
+		// allow-list or cap, or before another tenant took its suffix,
+		// stays until no map wants it. Only a tenant namespace's name never
+		// stays (deleteTwins removes it).
+		if reason, message := reservedName(remote); reason != "" {
+			return refused(reason, message), nil
+		}
+		if !ns.DeletionTimestamp.IsZero() {
+			return &offv1beta1.RemoteNamespaceStatus{RemoteNamespace: remote, Phase: offv1beta1.MappingTerminating}, nil
+		}
+		if err := r.ensurePodSecurity(ctx, &ns); err != nil {
+			return nil, err
+		}
+	default:
+		// The name first: a consumer learns nothing of the provider's
+		// namespaces from a name it may not have anyway.
+		if reason, message := r.Options.refuseName(consumer, remote, tenants); reason != "" {
+			return refused(reason, message), nil
+		}
+		if exists {
+			return refused(ReasonAlreadyExists, alreadyExists(consumer, remote)), nil
+		}
+		n, err := count.get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n >= r.Options.MaxPerTenant {
+			return refused(ReasonTooMany, r.Options.tooMany(consumer, remote)), nil
+		}
 		labels := twinLabels(consumer)
 		maps.Copy(labels, podsecurity.NamespaceLabels(r.PodSecurity))
 		ns = corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: remote, Labels: labels,
 			Annotations: map[string]string{TwinOfAnnotation: consumer + "/" + local}}}
 		if err := r.Client.Create(ctx, &ns); err != nil {
-			return "", fmt.Errorf("creating twin namespace %s: %w", remote, err)
+			return nil, fmt.Errorf("creating twin namespace %s: %w", remote, err)
 		}
-	case err != nil:
-		return "", err
-	case !isTwinOf(&ns, consumer):
-		return offv1beta1.MappingCreationLoopBackOff, nil
-	case !ns.DeletionTimestamp.IsZero():
-		return offv1beta1.MappingTerminating, nil
-	default:
-		if err := r.ensurePodSecurity(ctx, &ns); err != nil {
-			return "", err
-		}
+		count.add(remote)
+	}
+	ready, err := r.ensureGuards(ctx, consumer, remote)
+	if err != nil || !ready {
+		return nil, err
 	}
 	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: twinRoleBinding, Namespace: remote}}
 	_, err = controllerutil.CreateOrUpdate(ctx, r.Client, rb, func() error {
@@ -119,7 +178,53 @@ func (r *TwinReconciler) ensureTwin(ctx context.Context, consumer, local, remote
 		rb.Subjects = []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: consts.ConsumerUser(consumer)}}
 		return nil
 	})
-	return offv1beta1.MappingAccepted, err
+	if err != nil {
+		return nil, err
+	}
+	return &offv1beta1.RemoteNamespaceStatus{RemoteNamespace: remote, Phase: offv1beta1.MappingAccepted}, nil
+}
+
+// ensureGuards puts the ResourceQuota and the NetworkPolicy in a twin and
+// puts them back as they should be. It reports the twin ready for the
+// consumer once the quota is enforced, or once the consumer was let in
+// before (a quota an administrator recreated does not lock it out).
+func (r *TwinReconciler) ensureGuards(ctx context.Context, consumer, twin string) (bool, error) {
+	var configs netv1beta1.ConfigurationList
+	if err := r.Client.List(ctx, &configs, client.InNamespace(consts.TenantNamespace(consumer))); err != nil {
+		return false, fmt.Errorf("reading the networks of %s: %w", consumer, err)
+	}
+	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: TwinNetworkPolicyName, Namespace: twin}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, np, func() error {
+		maps.Copy(initLabels(&np.ObjectMeta), guardLabels(consumer))
+		np.Spec = twinNetworkPolicySpec(consumer, consumerNetworks(configs.Items))
+		return nil
+	}); err != nil {
+		return false, fmt.Errorf("the NetworkPolicy of twin %s: %w", twin, err)
+	}
+	rq := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: TwinQuotaName, Namespace: twin}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, rq, func() error {
+		maps.Copy(initLabels(&rq.ObjectMeta), guardLabels(consumer))
+		rq.Spec = twinQuotaSpec(r.Options.Quota)
+		return nil
+	}); err != nil {
+		return false, fmt.Errorf("the ResourceQuota of twin %s: %w", twin, err)
+	}
+	if quotaEnforced(rq) {
+		return true, nil
+	}
+	// The quota's status update wakes us.
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: twin, Name: twinRoleBinding}, &rbacv1.RoleBinding{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func initLabels(o *metav1.ObjectMeta) map[string]string {
+	if o.Labels == nil {
+		o.Labels = map[string]string{}
+	}
+	return o.Labels
 }
 
 // ensurePodSecurity puts the Pod Security labels on a twin created before
@@ -145,8 +250,54 @@ func (r *TwinReconciler) ensurePodSecurity(ctx context.Context, ns *corev1.Names
 	return nil
 }
 
+// twinCount counts a consumer's twins, read past the cache at the first
+// twin to create in a run and kept up to date by the run's own creations.
+type twinCount struct {
+	r        *TwinReconciler
+	consumer string
+	names    map[string]bool
+}
+
+func (c *twinCount) get(ctx context.Context) (int, error) {
+	if c.names == nil {
+		reader := c.r.Reader
+		if reader == nil {
+			reader = c.r.Client
+		}
+		var list corev1.NamespaceList
+		if err := reader.List(ctx, &list, client.MatchingLabels(twinLabels(c.consumer))); err != nil {
+			return 0, fmt.Errorf("counting the twins of %s: %w", c.consumer, err)
+		}
+		// Twins being deleted still count until they are gone: their
+		// deletion wakes the maps again.
+		c.names = map[string]bool{}
+		for i := range list.Items {
+			c.names[list.Items[i].Name] = true
+		}
+	}
+	return len(c.names), nil
+}
+
+func (c *twinCount) add(name string) { c.names[name] = true }
+
+// tenants lists the cluster ids of this cluster's tenant namespaces, whose
+// default twin names are theirs.
+func (r *TwinReconciler) tenants(ctx context.Context) ([]string, error) {
+	var list corev1.NamespaceList
+	if err := r.Client.List(ctx, &list, client.MatchingLabels{consts.TenantNamespaceLabel: "true"}); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(list.Items))
+	for i := range list.Items {
+		if id, ok := consts.ClusterIDOfTenantNamespace(list.Items[i].Name); ok {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
 // wanted is the set of twin namespaces the live replicated maps of a
-// tenant namespace ask for.
+// tenant namespace ask for, but a tenant namespace's name.
 func (r *TwinReconciler) wanted(ctx context.Context, tenantNamespace string) (map[string]bool, error) {
 	var list offv1beta1.NamespaceMapList
 	if err := r.Client.List(ctx, &list, client.InNamespace(tenantNamespace), client.MatchingLabels{consts.ReplicationLabel: "true"}); err != nil {
@@ -158,7 +309,9 @@ func (r *TwinReconciler) wanted(ctx context.Context, tenantNamespace string) (ma
 			continue
 		}
 		for _, remote := range list.Items[i].Spec.DesiredMapping {
-			keep[remote] = true
+			if reason, _ := reservedName(remote); reason == "" {
+				keep[remote] = true
+			}
 		}
 	}
 	return keep, nil
@@ -204,20 +357,45 @@ func (r *TwinReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.Recorder = mgr.GetEventRecorderFor("liqo-namespacemap")
 	replicated := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[consts.ReplicationLabel] == "true" })
 	twins := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[consts.TwinNamespaceLabel] == "true" })
+	guards := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetLabels()[consts.ManagedByLabel] == consts.ManagedByValue && o.GetLabels()[consts.RemoteClusterIDLabel] != ""
+	})
 	return ctrl.NewControllerManagedBy(mgr).Named("namespacemap-twins").
 		For(&offv1beta1.NamespaceMap{}, builder.WithPredicates(replicated)).
 		// A twin that finished terminating can be created again for a map
-		// that reported it Terminating.
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.mapsOfTwin), builder.WithPredicates(twins)).
+		// that reported it Terminating, and frees a slot under the cap.
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.mapsOfConsumer), builder.WithPredicates(twins)).
+		// A guard deleted or changed is put back; a quota's first usage
+		// lets the consumer in.
+		Watches(&corev1.ResourceQuota{}, handler.EnqueueRequestsFromMapFunc(r.mapsOfConsumer), builder.WithPredicates(guards)).
+		Watches(&networkingv1.NetworkPolicy{}, handler.EnqueueRequestsFromMapFunc(r.mapsOfConsumer), builder.WithPredicates(guards)).
+		// The consumer's networks, remapped, are in its policies.
+		Watches(&netv1beta1.Configuration{}, handler.EnqueueRequestsFromMapFunc(r.mapsOfConfiguration)).
 		Complete(r)
 }
 
-// mapsOfTwin maps a twin namespace to the replicated maps of its consumer.
-func (r *TwinReconciler) mapsOfTwin(ctx context.Context, ns client.Object) []reconcile.Request {
-	consumer := ns.GetLabels()[consts.RemoteClusterIDLabel]
+// mapsOfConfiguration maps a Configuration to the maps of the consumer
+// whose tenant namespace holds it.
+func (r *TwinReconciler) mapsOfConfiguration(ctx context.Context, o client.Object) []reconcile.Request {
+	consumer, ok := consts.ClusterIDOfTenantNamespace(o.GetNamespace())
+	if !ok {
+		return nil
+	}
+	return r.mapsOf(ctx, consumer)
+}
+
+// mapsOfConsumer maps a twin namespace, or a guard in one, to the
+// replicated maps of the consumer its labels name.
+func (r *TwinReconciler) mapsOfConsumer(ctx context.Context, o client.Object) []reconcile.Request {
+	consumer := o.GetLabels()[consts.RemoteClusterIDLabel]
 	if consumer == "" {
 		return nil
 	}
+	return r.mapsOf(ctx, consumer)
+}
+
+// mapsOf lists the replicated maps of consumer.
+func (r *TwinReconciler) mapsOf(ctx context.Context, consumer string) []reconcile.Request {
 	var list offv1beta1.NamespaceMapList
 	if err := r.Client.List(ctx, &list, client.InNamespace(consts.TenantNamespace(consumer)),
 		client.MatchingLabels{consts.ReplicationLabel: "true"}); err != nil {

@@ -43,6 +43,8 @@ type entry struct {
 	version string
 	client  client.Client
 	stop    context.CancelFunc
+	// done is closed once the provider's watches have stopped.
+	done chan struct{}
 }
 
 // NewPool returns a pool watching kinds on every provider it is asked for;
@@ -99,12 +101,20 @@ func (p *Pool) Client(ctx context.Context, provider string) (client.Client, stri
 		old.stop()
 	}
 	wctx, stop := context.WithCancel(p.ctx)
-	if err := p.watch(wctx, provider, r); err != nil {
+	done, err := p.watch(wctx, provider, r)
+	if err != nil {
 		stop()
 		return nil, "", err
 	}
-	p.entries[provider] = &entry{version: r.Version, client: c, stop: stop}
+	p.entries[provider] = &entry{version: r.Version, client: c, stop: stop, done: done}
 	return c, r.Namespace, nil
+}
+
+// Len is the number of providers the pool holds a client and watches for.
+func (p *Pool) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.entries)
 }
 
 // Forget stops the watches on provider, once the peering is gone.
@@ -117,14 +127,18 @@ func (p *Pool) Forget(provider string) {
 	}
 }
 
-func (p *Pool) watch(ctx context.Context, provider string, r *auth.Remote) error {
+// watch starts the watches of p's kinds on provider until ctx is done; the
+// channel it returns is closed once they have stopped.
+func (p *Pool) watch(ctx context.Context, provider string, r *auth.Remote) (chan struct{}, error) {
+	done := make(chan struct{})
 	if len(p.kinds) == 0 {
-		return nil
+		close(done)
+		return done, nil
 	}
 	c, err := cache.New(r.Config, cache.Options{Scheme: p.scheme,
 		DefaultNamespaces: map[string]cache.Config{r.Namespace: {}}})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	notify := func(obj any) {
 		o, ok := obj.(client.Object)
@@ -148,16 +162,19 @@ func (p *Pool) watch(ctx context.Context, provider string, r *auth.Remote) error
 	for _, kind := range p.kinds {
 		inf, err := c.GetInformer(ctx, kind, cache.BlockUntilSynced(false))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 			AddFunc:    notify,
 			UpdateFunc: func(_, n any) { notify(n) },
 			DeleteFunc: notify,
 		}); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	go func() { _ = c.Start(ctx) }()
-	return nil
+	go func() {
+		defer close(done)
+		_ = c.Start(ctx)
+	}()
+	return done, nil
 }

@@ -2,6 +2,7 @@ package remotes
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -11,61 +12,93 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/liqo-go/liqo/apis"
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+	"github.com/liqo-go/liqo/deploy/crds"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
-// provider is a testbed cluster standing for a provider.
-var provider *testbed.Cluster
+// provider is a testbed cluster standing for both sides: the consumer's
+// Identity for it lives in it, and its kubeconfig reaches it.
+var (
+	provider *testbed.Cluster
+	cl       client.Client
+)
 
 func TestMain(m *testing.M) {
-	testbed.Main(m, func(tb *testbed.Testbed) { provider = tb.Clusters[0] }, testbed.ClusterSpec{Name: "milan", Nodes: []testbed.NodePool{{Count: 0}}})
+	testbed.Main(m, func(tb *testbed.Testbed) {
+		provider = tb.Clusters[0]
+		err := crds.Install(context.Background(), provider.Config)
+		if err == nil {
+			cl, err = client.New(provider.Config, client.Options{Scheme: apis.NewScheme()})
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "setting up the cluster:", err)
+			tb.Stop()
+			os.Exit(1)
+		}
+	}, testbed.ClusterSpec{Name: "milan", Nodes: []testbed.NodePool{{Count: 0}}})
 }
 
 // TestForgetOnUnpeer: once a provider's Identity is gone, asking for its
-// client fails and drops its entry, stopping its watches (they leaked for
+// client fails and drops its entry, and its watches stop (they leaked for
 // every unpeered provider before).
 func TestForgetOnUnpeer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	ns := consts.TenantNamespace(provider.Name)
-	// The provider is a real API server: the watches need its discovery.
 	data, err := os.ReadFile(provider.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := &authv1beta1.Identity{
-		ObjectMeta: metav1.ObjectMeta{Name: consts.IdentityName(provider.Name), Namespace: ns},
-		Spec:       authv1beta1.IdentitySpec{Namespace: ptr.To("liqo-tenant-rome")},
-		Status:     authv1beta1.IdentityStatus{KubeconfigSecretRef: &corev1.LocalObjectReference{Name: "kc"}},
+	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
 	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "kc", Namespace: ns}, Data: map[string][]byte{consts.KubeconfigKey: data}}
-	reader := fake.NewClientBuilder().WithScheme(apis.NewScheme()).WithObjects(id, secret).WithStatusSubresource(id).Build()
+	if err := cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "kc", Namespace: ns},
+		Data: map[string][]byte{consts.KubeconfigKey: data}}); err != nil {
+		t.Fatal(err)
+	}
+	id := &authv1beta1.Identity{ObjectMeta: metav1.ObjectMeta{Name: consts.IdentityName(provider.Name), Namespace: ns},
+		Spec: authv1beta1.IdentitySpec{Namespace: ptr.To("liqo-tenant-rome")}}
+	if err := cl.Create(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	id.Status.KubeconfigSecretRef = &corev1.LocalObjectReference{Name: "kc"}
+	if err := cl.Status().Update(ctx, id); err != nil {
+		t.Fatal(err)
+	}
 
-	pool := NewPool(apis.NewScheme(), reader, func(string, client.Object) types.NamespacedName { return types.NamespacedName{} },
+	pool := NewPool(apis.NewScheme(), cl, func(string, client.Object) types.NamespacedName { return types.NamespacedName{} },
 		&corev1.ConfigMap{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = pool.Start(ctx) }()
+	pctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = pool.Start(pctx) }()
 	for !pool.started() {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if _, remoteNS, err := pool.Client(ctx, provider.Name); err != nil || remoteNS != "liqo-tenant-rome" {
 		t.Fatalf("client for %s: namespace %q, %v", provider.Name, remoteNS, err)
 	}
-	if n := pool.size(); n != 1 {
+	if n := pool.Len(); n != 1 {
 		t.Fatalf("%d entries after the first client, want 1", n)
 	}
-	if err := reader.Delete(ctx, id); err != nil {
+	watches := pool.done(provider.Name)
+
+	if err := cl.Delete(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := pool.Client(ctx, provider.Name); err == nil {
 		t.Fatal("a client for a provider without Identity")
 	}
-	if n := pool.size(); n != 0 {
+	if n := pool.Len(); n != 0 {
 		t.Errorf("%d entries once the Identity is gone, want 0: its watches still run", n)
+	}
+	select {
+	case <-watches:
+	case <-ctx.Done():
+		t.Error("the watches on the forgotten provider did not stop")
 	}
 }
 
@@ -75,8 +108,9 @@ func (p *Pool) started() bool {
 	return p.ctx != nil
 }
 
-func (p *Pool) size() int {
+// done is closed once the watches on provider have stopped.
+func (p *Pool) done(provider string) <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.entries)
+	return p.entries[provider].done
 }

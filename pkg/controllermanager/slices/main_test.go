@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/apis"
@@ -14,12 +15,17 @@ import (
 )
 
 // cl is an admin client of the provider cluster the reconciler tests run
-// against: one 8-CPU node, so 4 CPUs to share at the default 50%.
-var cl client.Client
+// against: one 8-CPU node, so 4 CPUs to share at the default 50%; cfg is
+// its configuration, for the tests that run a manager.
+var (
+	cl  client.Client
+	cfg *rest.Config
+)
 
 func TestMain(m *testing.M) {
 	testbed.Main(m, func(tb *testbed.Testbed) {
-		err := crds.Install(context.Background(), tb.Clusters[0].Config)
+		cfg = tb.Clusters[0].Config
+		err := crds.Install(context.Background(), cfg)
 		if err == nil {
 			cl, err = client.New(tb.Clusters[0].Config, client.Options{Scheme: apis.NewScheme()})
 		}

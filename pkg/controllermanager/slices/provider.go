@@ -60,7 +60,8 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		consumer = string(*s.Spec.ConsumerClusterID)
 	}
 
-	if err := r.authenticate(ctx, &s, consumer); err != nil {
+	tenant, err := r.authenticate(ctx, &s, consumer)
+	if err != nil {
 		setCondition(&s, authv1beta1.ResourceSliceAuthentication, authv1beta1.ResourceSliceDenied, "AuthenticationFailed", err.Error())
 		setCondition(&s, authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceDenied, "AuthenticationFailed", "not authenticated")
 		s.Status.Resources = nil
@@ -76,6 +77,12 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	// unnamed resources got their defaults is made again.
 	requested := WithDefaults(s.Spec.Resources)
 	decide := s.Annotations[DecidedAnnotation] != Canonical(requested)
+	if decide && !negotiates(tenant) {
+		// Not decided, so not marked decided either: the request is decided
+		// once the Tenant is Active again (its change requeues the slice).
+		r.withhold(&s, tenant)
+		decide = false
+	}
 	if decide {
 		if err := r.decide(ctx, &s, requested); err != nil {
 			return ctrl.Result{}, err
@@ -102,25 +109,26 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 }
 
 // authenticate accepts a slice only in the tenant namespace of the consumer
-// it names, and only once that consumer's Tenant is Ready.
-func (r *ProviderReconciler) authenticate(ctx context.Context, s *authv1beta1.ResourceSlice, consumer string) error {
+// it names, and only once that consumer's Tenant is Ready; it returns the
+// Tenant.
+func (r *ProviderReconciler) authenticate(ctx context.Context, s *authv1beta1.ResourceSlice, consumer string) (*authv1beta1.Tenant, error) {
 	if consumer == "" {
-		return fmt.Errorf("spec.consumerClusterID is empty")
+		return nil, fmt.Errorf("spec.consumerClusterID is empty")
 	}
 	if want := consts.TenantNamespace(consumer); s.Namespace != want {
-		return fmt.Errorf("a slice of consumer %s must be in namespace %s, not %s", consumer, want, s.Namespace)
+		return nil, fmt.Errorf("a slice of consumer %s must be in namespace %s, not %s", consumer, want, s.Namespace)
 	}
 	var t authv1beta1.Tenant
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: s.Namespace, Name: consumer}, &t); err != nil {
 		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("tenants.authentication.liqo.io %q not found", consumer)
+			return nil, fmt.Errorf("tenants.authentication.liqo.io %q not found", consumer)
 		}
-		return err
+		return nil, err
 	}
 	if !meta.IsStatusConditionTrue(t.Status.Conditions, auth.ConditionReady) {
-		return fmt.Errorf("the Tenant of consumer %s is not Ready", consumer)
+		return nil, fmt.Errorf("the Tenant of consumer %s is not Ready", consumer)
 	}
-	return nil
+	return &t, nil
 }
 
 func (r *ProviderReconciler) decide(ctx context.Context, s *authv1beta1.ResourceSlice, requested corev1.ResourceList) error {

@@ -1,0 +1,112 @@
+package offloading
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/liqo-go/liqo/apis"
+	"github.com/liqo-go/liqo/deploy/crds"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/testbed"
+)
+
+var (
+	// admin is an uncached client of the provider: what the tests check is
+	// the API server's state.
+	admin client.Client
+	// providerConfig is the provider's admin configuration, which the
+	// consumers' clients impersonate from.
+	providerConfig *rest.Config
+)
+
+// testTwinRole is what the consumers may do in their twins here: a small
+// stand-in for the manager's offloading ClusterRole.
+const testTwinRole = "liqo-test-twin"
+
+// testTwinOptions are the provider's bounds in these tests: small, so that
+// a test reaches them with a handful of objects.
+var testTwinOptions = TwinOptions{
+	AllowedNames: []string{"exact-name", "team-*"},
+	MaxPerTenant: 3,
+	Quota: func() corev1.ResourceList {
+		q := DefaultTwinQuota()
+		q[corev1.ResourceConfigMaps] = resource.MustParse("3")
+		return q
+	}(),
+}
+
+// TestMain starts one provider cluster and, against it, a manager running
+// the TwinReconciler under testTwinOptions.
+func TestMain(m *testing.M) {
+	testbed.Main(m, func(tb *testbed.Testbed) {
+		if err := startProvider(tb.Cluster("provider").Config); err != nil {
+			fmt.Fprintln(os.Stderr, "starting the provider:", err)
+			tb.Stop()
+			os.Exit(1)
+		}
+	}, testbed.ClusterSpec{Name: "provider", Nodes: []testbed.NodePool{{Count: 1}}})
+}
+
+func startProvider(cfg *rest.Config) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := crds.Install(ctx, cfg); err != nil {
+		return err
+	}
+	providerConfig = cfg
+	var err error
+	if admin, err = client.New(cfg, client.Options{Scheme: apis.NewScheme()}); err != nil {
+		return err
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: testTwinRole}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "services"}, Verbs: []string{"get", "list", "create", "delete"}}}}
+	if err := admin.Create(ctx, role); err != nil {
+		return err
+	}
+	mgr, err := testbed.NewManager(cfg, cache.Options{})
+	if err != nil {
+		return err
+	}
+	if err := (&TwinReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), ClusterRole: testTwinRole,
+		Options: testTwinOptions}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	return testbed.StartManager(ctx, mgr)
+}
+
+// newConsumer makes the tenant namespace of consumer, as peering does, with
+// the consumer's right to keep NamespaceMaps there, and returns a client
+// acting as that consumer.
+func newConsumer(ctx context.Context, t *testing.T, consumer string) client.Client {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: consts.TenantNamespace(consumer), Labels: map[string]string{
+		consts.TenantNamespaceLabel: "true", consts.RemoteClusterIDLabel: consumer, consts.ManagedByLabel: consts.ManagedByValue}}}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "consumer", Namespace: ns.Name}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"offloading.liqo.io"}, Resources: []string{"namespacemaps"}, Verbs: []string{"get", "list", "create", "update", "delete"}}}}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "consumer", Namespace: ns.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: consts.ConsumerUser(consumer)}}}
+	for _, o := range []client.Object{ns, role, rb} {
+		if err := admin.Create(ctx, o); err != nil {
+			t.Fatalf("creating %s of consumer %s: %v", o.GetName(), consumer, err)
+		}
+	}
+	cfg := rest.CopyConfig(providerConfig)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: consts.ConsumerUser(consumer), Groups: []string{consts.ConsumerGroup}}
+	c, err := client.New(cfg, client.Options{Scheme: apis.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

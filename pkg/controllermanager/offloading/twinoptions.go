@@ -1,0 +1,147 @@
+package offloading
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// TwinOptions bound what a consumer's NamespaceMap may obtain from this
+// cluster as a provider: which twin names, how many twins, and how many
+// objects in each.
+type TwinOptions struct {
+	// AllowedNames are the twin names, or path.Match patterns ("team-*"), a
+	// consumer may ask for besides its own "<anything>-<its cluster id>":
+	// EnforceSameName and most SelectedName requests need them.
+	AllowedNames []string
+	// MaxPerTenant caps the twin namespaces of one consumer.
+	MaxPerTenant int
+	// Quota is the hard object counts of the ResourceQuota in each twin.
+	Quota corev1.ResourceList
+}
+
+// DefaultMaxTwinsPerTenant is the cap on one consumer's twin namespaces
+// when --max-twin-namespaces-per-tenant is not given.
+const DefaultMaxTwinsPerTenant = 100
+
+// DefaultTwinQuota is what one twin namespace may hold. The counts leave
+// room for a Deployment of a thousand replicas and as many reflected
+// ConfigMaps, Secrets and Services; node ports and load balancers are
+// the provider's own ports and addresses, which no consumer gets unless the
+// provider says so. Counts of custom resources (count/shadowpods.
+// offloading.liqo.io) are left to the flag: the quota controller counts a
+// custom resource only from its first discovery after the CRD is installed
+// (within 30 seconds), and a quota made before then is not counted until
+// its full resync (5 minutes): meanwhile the twin waits for it.
+func DefaultTwinQuota() corev1.ResourceList {
+	n := func(v int64) resource.Quantity { return *resource.NewQuantity(v, resource.DecimalSI) }
+	return corev1.ResourceList{
+		corev1.ResourcePods:                   n(2000),
+		corev1.ResourceServices:               n(2000),
+		corev1.ResourceConfigMaps:             n(2000),
+		corev1.ResourceSecrets:                n(2000),
+		corev1.ResourcePersistentVolumeClaims: n(100),
+		corev1.ResourceServicesLoadBalancers:  n(0),
+		corev1.ResourceServicesNodePorts:      n(0),
+		"count/ingresses.networking.k8s.io":   n(100),
+	}
+}
+
+// DefaultTwinOptions are the defaults the flags start from: no name beyond
+// each consumer's own.
+func DefaultTwinOptions() TwinOptions {
+	return TwinOptions{MaxPerTenant: DefaultMaxTwinsPerTenant, Quota: DefaultTwinQuota()}
+}
+
+// AddFlags binds o to the provider's command-line flags.
+func (o *TwinOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&o.AllowedNames, "allowed-twin-namespaces", o.AllowedNames,
+		"comma-separated names or glob patterns (team-*) of twin namespaces consumers may ask for besides their own <namespace>-<consumer cluster id>, as EnforceSameName and SelectedName do (default: none)")
+	fs.IntVar(&o.MaxPerTenant, "max-twin-namespaces-per-tenant", o.MaxPerTenant, "how many twin namespaces one consumer may have on this cluster")
+	fs.Var(&quotaValue{&o.Quota}, "twin-namespace-quota",
+		"object counts of each twin namespace's ResourceQuota, as resource=count,... over the defaults (pods, services, configmaps, secrets, persistentvolumeclaims, services.loadbalancers, services.nodeports, count/<resource>.<group>)")
+}
+
+// Validate reports the first bad option with its flag.
+func (o TwinOptions) Validate() error {
+	for _, p := range o.AllowedNames {
+		if _, err := path.Match(p, ""); err != nil || p == "" {
+			return fmt.Errorf("--allowed-twin-namespaces: %q is not a name or glob pattern", p)
+		}
+	}
+	if o.MaxPerTenant < 0 {
+		return fmt.Errorf("--max-twin-namespaces-per-tenant must not be negative, got %d", o.MaxPerTenant)
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.Quota)) {
+		if err := checkQuotaEntry(name, o.Quota[name]); err != nil {
+			return fmt.Errorf("--twin-namespace-quota: %w", err)
+		}
+	}
+	return nil
+}
+
+// countResources are the object counts a ResourceQuota knows by bare name.
+var countResources = []corev1.ResourceName{corev1.ResourcePods, corev1.ResourceServices, corev1.ResourceConfigMaps,
+	corev1.ResourceSecrets, corev1.ResourcePersistentVolumeClaims, corev1.ResourceServicesLoadBalancers,
+	corev1.ResourceServicesNodePorts, corev1.ResourceReplicationControllers, corev1.ResourceQuotas}
+
+// checkQuotaEntry accepts object counts only: a compute quota (cpu,
+// requests.memory) would refuse every pod without requests, which the
+// tenant's Quota already bounds.
+func checkQuotaEntry(name corev1.ResourceName, q resource.Quantity) error {
+	if !slices.Contains(countResources, name) && !strings.HasPrefix(string(name), "count/") {
+		return fmt.Errorf("%s is not an object count (use pods, services, ... or count/<resource>.<group>)", name)
+	}
+	if v, ok := q.AsInt64(); !ok || v < 0 || q.Cmp(*resource.NewQuantity(v, resource.DecimalSI)) != 0 {
+		return fmt.Errorf("%s=%s is not a whole non-negative count", name, q.String())
+	}
+	return nil
+}
+
+// quotaValue parses resource=count,... into a ResourceList, over what it
+// holds already, so that a flag names only the counts it changes.
+type quotaValue struct{ l *corev1.ResourceList }
+
+func (v *quotaValue) String() string {
+	if v.l == nil {
+		return ""
+	}
+	parts := make([]string, 0, len(*v.l))
+	for _, k := range slices.Sorted(maps.Keys(*v.l)) {
+		q := (*v.l)[k]
+		parts = append(parts, string(k)+"="+q.String())
+	}
+	return strings.Join(parts, ",")
+}
+
+func (v *quotaValue) Set(s string) error {
+	out := maps.Clone(*v.l)
+	if out == nil {
+		out = corev1.ResourceList{}
+	}
+	for kv := range strings.SplitSeq(s, ",") {
+		k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || k == "" {
+			return errors.New("want resource=count, got " + kv)
+		}
+		q, err := resource.ParseQuantity(val)
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		if err := checkQuotaEntry(corev1.ResourceName(k), q); err != nil {
+			return err
+		}
+		out[corev1.ResourceName(k)] = q
+	}
+	*v.l = out
+	return nil
+}
+
+func (v *quotaValue) Type() string { return "counts" }

@@ -1,0 +1,102 @@
+package offloading
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
+)
+
+func TestRefuseName(t *testing.T) {
+	o := TwinOptions{AllowedNames: []string{"shared", "team-*"}}
+	tenants := []string{"rome", "west-rome", "milan"}
+	cases := []struct {
+		name, remote, reason, says string
+	}{
+		{"own default name", "liqo-demo-rome", "", ""},
+		{"own pattern, any prefix", "elsewhere-rome", "", ""},
+		{"allow-listed name", "shared", "", ""},
+		{"allow-listed pattern", "team-blue", "", ""},
+		{"the provider's namespace", "monitoring", ReasonNotAllowed, "--allowed-twin-namespaces"},
+		{"another tenant's default name", "liqo-demo-milan", ReasonNotAllowed, "cluster milan"},
+		{"a longer tenant id ending in ours", "app-west-rome", ReasonNotAllowed, "cluster west-rome"},
+		{"another tenant's name though allow-listed", "team-milan", ReasonNotAllowed, "cluster milan"},
+		{"the bare id is no twin name", "rome", ReasonNotAllowed, "--allowed-twin-namespaces"},
+		{"a tenant namespace", "liqo-tenant-rome", ReasonNotAllowed, "tenant namespaces"},
+		{"a future tenant namespace in our pattern", "liqo-tenant-x-rome", ReasonNotAllowed, "tenant namespaces"},
+		{"not a DNS label", "Bad_Name-rome", ReasonInvalidName, "DNS label"},
+		{"too long", strings.Repeat("a", 60) + "-rome", ReasonInvalidName, "DNS label"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			reason, msg := o.refuseName("rome", c.remote, tenants)
+			if reason != c.reason || !strings.Contains(msg, c.says) || (reason != "") != (msg != "") {
+				t.Fatalf("refuseName(%q) = %q %q, want %q saying %q", c.remote, reason, msg, c.reason, c.says)
+			}
+		})
+	}
+	// The longer tenant may have its own name.
+	if reason, msg := o.refuseName("west-rome", "app-west-rome", tenants); reason != "" {
+		t.Errorf("west-rome refused its own name: %s", msg)
+	}
+}
+
+func TestTwinOptionsFlags(t *testing.T) {
+	o := DefaultTwinOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--allowed-twin-namespaces=shared,team-*", "--max-twin-namespaces-per-tenant=7",
+		"--twin-namespace-quota=services.nodeports=5,count/shadowpods.offloading.liqo.io=100"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	nodePorts, pods, shadowPods := o.Quota[corev1.ResourceServicesNodePorts], o.Quota[corev1.ResourcePods], o.Quota["count/shadowpods.offloading.liqo.io"]
+	if strings.Join(o.AllowedNames, ",") != "shared,team-*" || o.MaxPerTenant != 7 || nodePorts.Value() != 5 ||
+		pods.Value() != 2000 || shadowPods.Value() != 100 {
+		t.Errorf("parsed %+v", o)
+	}
+	if q := DefaultTwinQuota()[corev1.ResourceServicesNodePorts]; !q.IsZero() {
+		t.Errorf("the flag changed the defaults")
+	}
+
+	bad := []struct{ args, says string }{
+		{"--twin-namespace-quota=cpu=4", "not an object count"},
+		{"--twin-namespace-quota=pods=-1", "non-negative"},
+		{"--twin-namespace-quota=pods=1.5", "whole"},
+		{"--twin-namespace-quota=pods", "resource=count"},
+		{"--max-twin-namespaces-per-tenant=-1", "--max-twin-namespaces-per-tenant"},
+		{"--allowed-twin-namespaces=team-[", "--allowed-twin-namespaces"},
+	}
+	for _, c := range bad {
+		o := DefaultTwinOptions()
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		fs.SetOutput(&strings.Builder{})
+		o.AddFlags(fs)
+		err := fs.Parse([]string{c.args})
+		if err == nil {
+			err = o.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: %v, want an error saying %q", c.args, err, c.says)
+		}
+	}
+}
+
+func TestConsumerNetworks(t *testing.T) {
+	conf := func(remote *netv1beta1.ClusterConfig) netv1beta1.Configuration {
+		return netv1beta1.Configuration{Status: netv1beta1.ConfigurationStatus{Remote: remote}}
+	}
+	got := consumerNetworks([]netv1beta1.Configuration{
+		conf(nil), // not configured yet
+		conf(&netv1beta1.ClusterConfig{CIDR: netv1beta1.ClusterConfigCIDR{Pod: []netv1beta1.CIDR{"10.71.0.0/16", "not a cidr"}, External: []netv1beta1.CIDR{"10.72.1.9/16"}}}),
+		conf(&netv1beta1.ClusterConfig{CIDR: netv1beta1.ClusterConfigCIDR{Pod: []netv1beta1.CIDR{"10.71.0.0/16"}}}),
+	})
+	if strings.Join(got, ",") != "10.71.0.0/16,10.72.0.0/16" {
+		t.Errorf("got %v, want the valid networks, masked, once each", got)
+	}
+}
