@@ -136,7 +136,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			return (&vnode.CreatorReconciler{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)
 		},
 		func() error {
-			return (&vnode.Reconciler{Client: mgr.GetClient(), Clientset: cs, ClusterID: local,
+			return (&vnode.Reconciler{Client: mgr.GetClient(), Clientset: cs, ClusterID: local, Namespace: o.Namespace,
 				HealthCheckInterval: o.HealthCheckInterval, KubeletAddress: kubeletIP, KubeletPort: kubeletPort,
 				Reflected: o.Reflection}).SetupWithManager(mgr)
 		},

@@ -148,6 +148,73 @@ func SNATTo(addr netip.Addr) Rule {
 	}
 }
 
+// SetConnMark sets the connection's mark.
+func SetConnMark(mark uint32) Rule {
+	return Rule{
+		&expr.Immediate{Register: 1, Data: markBytes(mark)},
+		&expr.Ct{Key: expr.CtKeyMARK, Register: 1, SourceRegister: true},
+	}
+}
+
+// ConnMark matches packets of connections with the mark.
+func ConnMark(mark uint32) Rule {
+	return Rule{
+		&expr.Ct{Key: expr.CtKeyMARK, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: markBytes(mark)},
+	}
+}
+
+// SetMark sets the packet's firewall mark, which policy rules match.
+func SetMark(mark uint32) Rule {
+	return Rule{
+		&expr.Immediate{Register: 1, Data: markBytes(mark)},
+		&expr.Meta{Key: expr.MetaKeyMARK, Register: 1, SourceRegister: true},
+	}
+}
+
+// markBytes is a mark in the host's byte order, as the kernel keeps it.
+func markBytes(v uint32) []byte {
+	b := make([]byte, 4)
+	binary.NativeEndian.PutUint32(b, v)
+	return b
+}
+
+// ConnReply matches packets of connections already accepted (established
+// or related): answers.
+func ConnReply() Rule {
+	mask := markBytes(expr.CtStateBitESTABLISHED | expr.CtStateBitRELATED)
+	return Rule{
+		&expr.Ct{Key: expr.CtKeySTATE, Register: 1},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: mask, Xor: []byte{0, 0, 0, 0}},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte{0, 0, 0, 0}},
+	}
+}
+
+// ipsDstNAT is the conntrack status bit of a connection whose destination
+// was translated (IPS_DST_NAT in linux/netfilter/nf_conntrack_common.h).
+const ipsDstNAT = 1 << 5
+
+// DestNATed matches packets of connections whose destination a DNAT rule
+// translated: the address they carry now is not the one they were sent to.
+func DestNATed() Rule {
+	return Rule{
+		&expr.Ct{Key: expr.CtKeySTATUS, Register: 1},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: markBytes(ipsDstNAT), Xor: []byte{0, 0, 0, 0}},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte{0, 0, 0, 0}},
+	}
+}
+
+// Accept ends a rule by accepting the packet.
+func Accept() Rule { return Rule{&expr.Verdict{Kind: expr.VerdictAccept}} }
+
+// Drop ends a rule by dropping the packet.
+func Drop() Rule { return Rule{&expr.Verdict{Kind: expr.VerdictDrop}} }
+
+// Masquerade rewrites the source address to the outgoing interface's.
+func Masquerade() Rule {
+	return Rule{&expr.Masq{}}
+}
+
 // ClampMSS sets the MSS option of TCP SYNs to the route's MTU minus the
 // headers, so that connections through the tunnel never send segments it
 // would have to fragment.

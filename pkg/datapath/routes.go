@@ -65,6 +65,8 @@ type PolicyRule struct {
 	Table    int
 	IIF      string
 	Dst      netip.Prefix
+	// Mark, when not 0, matches packets with that firewall mark.
+	Mark uint32
 }
 
 func (r PolicyRule) netlink() *netlink.Rule {
@@ -73,7 +75,19 @@ func (r PolicyRule) netlink() *netlink.Rule {
 	if r.Dst.IsValid() {
 		nr.Dst = netipToIPNet(r.Dst)
 	}
+	if r.Mark != 0 {
+		nr.Mark = r.Mark
+	}
 	return nr
+}
+
+// key identifies a rule by what SyncRules sets of it.
+func (r PolicyRule) key() string {
+	dst := ""
+	if r.Dst.IsValid() {
+		dst = r.Dst.String()
+	}
+	return fmt.Sprint(r.Table, "/", r.Priority, "/", r.IIF, "/", dst, "/", r.Mark)
 }
 
 // SyncRules makes the rules pointing at tables be exactly rules.
@@ -83,25 +97,16 @@ func SyncRules(tables []int, rules []PolicyRule) error {
 		return err
 	}
 	var errs []error
-	key := func(table, prio int, iif, dst string) string { return fmt.Sprint(table, "/", prio, "/", iif, "/", dst) }
 	have := map[string]bool{}
 	wanted := map[string]bool{}
 	for _, r := range rules {
-		dst := ""
-		if r.Dst.IsValid() {
-			dst = r.Dst.String()
-		}
-		wanted[key(r.Table, r.Priority, r.IIF, dst)] = true
+		wanted[r.key()] = true
 	}
 	for _, c := range cur {
 		if !slices.Contains(tables, c.Table) {
 			continue
 		}
-		dst := ""
-		if c.Dst != nil {
-			dst = c.Dst.String()
-		}
-		k := key(c.Table, c.Priority, c.IifName, dst)
+		k := fromNetlink(c).key()
 		if wanted[k] && !have[k] {
 			have[k] = true
 			continue
@@ -111,11 +116,7 @@ func SyncRules(tables []int, rules []PolicyRule) error {
 		}
 	}
 	for _, r := range rules {
-		dst := ""
-		if r.Dst.IsValid() {
-			dst = r.Dst.String()
-		}
-		if have[key(r.Table, r.Priority, r.IIF, dst)] {
+		if have[r.key()] {
 			continue
 		}
 		if err := netlink.RuleAdd(r.netlink()); err != nil {
@@ -125,6 +126,75 @@ func SyncRules(tables []int, rules []PolicyRule) error {
 	return errors.Join(errs...)
 }
 
+// fromNetlink is the PolicyRule of a rule read from the kernel.
+func fromNetlink(c netlink.Rule) PolicyRule {
+	r := PolicyRule{Priority: c.Priority, Table: c.Table, IIF: c.IifName}
+	if c.Dst != nil {
+		if p, ok := netip.AddrFromSlice(c.Dst.IP); ok {
+			ones, _ := c.Dst.Mask.Size()
+			r.Dst = netip.PrefixFrom(p.Unmap(), ones)
+		}
+	}
+	if c.Mark > 0 {
+		r.Mark = c.Mark
+	}
+	return r
+}
+
 func netipToIPNet(p netip.Prefix) *net.IPNet {
 	return &net.IPNet{IP: p.Masked().Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), 32)}
+}
+
+// localTable is the kernel's table of the namespace's own addresses,
+// looked up by the rule of priority 0 unless moved.
+const localTable = 255
+
+// DeferLocalTable moves the lookup of the local table from priority 0 to
+// prio, after the rules before it: in a gateway, the peer's addresses
+// overlap the cluster's own, and a packet for the peer's pod that has the
+// gateway's own address must still go into the tunnel, not to the
+// gateway. Idempotent.
+func DeferLocalTable(prio int) error {
+	return moveLocalTable(0, prio)
+}
+
+// RestoreLocalTable undoes DeferLocalTable.
+func RestoreLocalTable(prio int) error {
+	return moveLocalTable(prio, 0)
+}
+
+// moveLocalTable makes the local table's rule be at to instead of from,
+// adding the new rule before removing the old one, so that the namespace
+// never has no way to its own addresses.
+func moveLocalTable(from, to int) error {
+	cur, err := netlink.RuleList(netlink.FAMILY_V4)
+	if err != nil {
+		return err
+	}
+	var old *netlink.Rule
+	present := false
+	for i := range cur {
+		if cur[i].Table != localTable {
+			continue
+		}
+		switch cur[i].Priority {
+		case from:
+			old = &cur[i]
+		case to:
+			present = true
+		}
+	}
+	if !present {
+		r := netlink.NewRule()
+		r.Family, r.Priority, r.Table = netlink.FAMILY_V4, to, localTable
+		if err := netlink.RuleAdd(r); err != nil {
+			return fmt.Errorf("looking the local table up at priority %d: %w", to, err)
+		}
+	}
+	if old != nil {
+		if err := netlink.RuleDel(old); err != nil {
+			return fmt.Errorf("removing the local table's rule at priority %d: %w", from, err)
+		}
+	}
+	return nil
 }

@@ -22,6 +22,15 @@ const (
 	TunnelTable = 18400
 	NodesTable  = 18401
 	rulePrio    = 18400
+	// localPrio is where the local table is looked up, after the
+	// gateway's rules (DeferLocalTable).
+	localPrio = 18410
+	// ReturnMark marks the connections that came out of the tunnel, so that
+	// their answers go back into it whichever link they arrive on: a local
+	// IP's host answers the gateway (masqueraded) on its pod link, where
+	// the main table would send a peer pod's address to the local pod that
+	// has the same one.
+	ReturnMark = 18400
 	// ClientKeepalive keeps the client's NAT binding open and lets the
 	// server learn the client's endpoint without waiting for traffic.
 	ClientKeepalive = 10 * time.Second
@@ -51,6 +60,9 @@ var _ Applier = (*Kernel)(nil)
 func (k *Kernel) Apply(_ context.Context, s State) error {
 	if k.tunnel == nil {
 		if err := forwarding(); err != nil {
+			return err
+		}
+		if err := datapath.DeferLocalTable(localPrio); err != nil {
 			return err
 		}
 		addr, port := ServerTunnelAddress, k.ListenPort
@@ -90,6 +102,7 @@ func (k *Kernel) Apply(_ context.Context, s State) error {
 		}
 		rules = append(rules, datapath.PolicyRule{Priority: rulePrio + 1, Table: TunnelTable, IIF: link.Attrs().Name})
 	}
+	rules = append(rules, datapath.PolicyRule{Priority: rulePrio + 2, Table: TunnelTable, Mark: ReturnMark})
 	errs = append(errs,
 		datapath.PruneLinks(overlayLinkPrefix, keep),
 		datapath.SyncTable(NodesTable, nodeRoutes),
@@ -108,6 +121,7 @@ func (k *Kernel) Close() error {
 		datapath.SyncTable(NodesTable, nil),
 		datapath.SyncTable(TunnelTable, nil),
 		datapath.PruneLinks(overlayLinkPrefix, nil),
+		datapath.RestoreLocalTable(localPrio),
 	}
 	if k.tunnel != nil {
 		k.tunnel.Close()
@@ -128,11 +142,23 @@ const overlayLinkPrefix = "liqo."
 // keeps the host bits: 10.71.1.5 is the peer's 10.244.1.5. A pair that was
 // not remapped needs no rule. TCP SYNs into the tunnel get their MSS
 // clamped to its MTU.
+//
+// A local IP's twin, arriving from the tunnel, goes to the real address
+// (DNAT); with Masquerade it leaves behind the gateway's own address, a
+// source NAT that comes first, since a connection gets only one.
 func NATChains(s State) []datapath.Chain {
 	pre := datapath.Chain{Name: "outgoing", Type: nftables.ChainTypeNAT,
 		Hook: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityNATDest}
 	post := datapath.Chain{Name: "incoming", Type: nftables.ChainTypeNAT,
 		Hook: nftables.ChainHookPostrouting, Priority: nftables.ChainPriorityNATSource}
+	fromTunnel := datapath.IfName(true, datapath.TunnelName, true)
+	for _, ip := range s.IPs {
+		pre.Rules = append(pre.Rules, datapath.Join(fromTunnel,
+			datapath.Addr(false, netip.PrefixFrom(ip.Twin, 32)), datapath.PrefixNAT(false, netip.PrefixFrom(ip.Real, 32))))
+		if ip.Masquerade {
+			post.Rules = append(post.Rules, datapath.Join(fromTunnel, datapath.Addr(false, netip.PrefixFrom(ip.Real, 32)), datapath.Masquerade()))
+		}
+	}
 	for _, p := range append(append([]Pair{}, s.Pod...), s.External...) {
 		if p.Real == p.Remapped {
 			continue
@@ -145,7 +171,38 @@ func NATChains(s State) []datapath.Chain {
 	mss := datapath.Chain{Name: "mss", Type: nftables.ChainTypeFilter,
 		Hook: nftables.ChainHookForward, Priority: nftables.ChainPriorityMangle,
 		Rules: []datapath.Rule{datapath.Join(datapath.IfName(false, datapath.TunnelName, true), datapath.ClampMSS())}}
-	return []datapath.Chain{pre, post, mss}
+	// Before NAT and routing: connections from the tunnel are marked, and
+	// their answers carry the mark the ReturnMark rule routes by.
+	mark := datapath.Chain{Name: "return", Type: nftables.ChainTypeFilter,
+		Hook: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityMangle,
+		Rules: []datapath.Rule{
+			datapath.Join(fromTunnel, datapath.SetConnMark(ReturnMark)),
+			datapath.Join(datapath.IfName(true, datapath.TunnelName, false), datapath.ConnMark(ReturnMark), datapath.SetMark(ReturnMark)),
+		}}
+	return []datapath.Chain{mark, pre, post, mss, fromTunnelFilter(s)}
+}
+
+// fromTunnelFilter is what a peer may reach through the tunnel: the
+// peer decides what it sends into it, so the gateway forwards only
+// answers, and new connections to this cluster's pods (the nodes' pod
+// CIDRs) and to the local IPs' addresses through their twins (DNAT'd: a
+// peer sending to the address itself is not let in); anything else
+// (nodes, Services, the underlay, other tenants' gateways) is dropped.
+func fromTunnelFilter(s State) datapath.Chain {
+	fromTunnel := datapath.IfName(true, datapath.TunnelName, true)
+	ch := datapath.Chain{Name: "from-tunnel", Type: nftables.ChainTypeFilter,
+		Hook: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter,
+		Rules: []datapath.Rule{datapath.Join(fromTunnel, datapath.ConnReply(), datapath.Accept())}}
+	for _, n := range s.Nodes {
+		for _, c := range n.PodCIDRs {
+			ch.Rules = append(ch.Rules, datapath.Join(fromTunnel, datapath.Addr(false, c), datapath.Accept()))
+		}
+	}
+	for _, ip := range s.IPs {
+		ch.Rules = append(ch.Rules, datapath.Join(fromTunnel, datapath.Addr(false, netip.PrefixFrom(ip.Real, 32)), datapath.DestNATed(), datapath.Accept()))
+	}
+	ch.Rules = append(ch.Rules, datapath.Join(fromTunnel, datapath.Drop()))
+	return ch
 }
 
 // forwarding turns the namespace into a router: forwarding on, and no

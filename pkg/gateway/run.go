@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/liqo-go/liqo/apis"
+	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 )
@@ -149,8 +150,14 @@ func (s *syncer) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.
 	if err := s.c.List(ctx, &nodes); err != nil {
 		return reconcile.Result{}, err
 	}
+	var ips ipamv1alpha1.IPList
+	if err := s.c.List(ctx, &ips); err != nil {
+		return reconcile.Result{}, err
+	}
 	state, verr := Desired(uid, pk, conf, nodes.Items)
-	if verr != nil {
+	var ierr error
+	state.IPs, ierr = LocalIPs(ips.Items)
+	if verr = errors.Join(verr, ierr); verr != nil {
 		// What failed the checks is left out; the rest is applied.
 		ctrl.LoggerFrom(ctx).Error(verr, "part of the gateway's input was refused")
 	}
@@ -192,5 +199,6 @@ func (s *syncer) setup(mgr ctrl.Manager) error {
 		Watches(&netv1beta1.PublicKey{}, all).
 		Watches(&netv1beta1.Configuration{}, all).
 		Watches(&corev1.Node{}, all, builder.WithPredicates(nodeChanged)).
+		Watches(&ipamv1alpha1.IP{}, all).
 		Complete(s)
 }

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 )
@@ -29,6 +30,16 @@ type NodeLink struct {
 	VNI      uint32
 }
 
+// LocalIP is a local address that is not a pod's (an IP object): peers
+// reach Real at Twin, an address of this cluster's external CIDR as it
+// really is (what travels in the tunnel). With Masquerade the gateway
+// forwards the traffic behind its own address, for a host (the API
+// server) that has no route back to the peer's pods.
+type LocalIP struct {
+	Real, Twin netip.Addr
+	Masquerade bool
+}
+
 // State is everything the gateway applies in its network namespace.
 type State struct {
 	// PeerKey is the peer gateway's public key, nil until the peering
@@ -38,6 +49,39 @@ type State struct {
 	// is configured (remapped by the IPAM).
 	Pod, External []Pair
 	Nodes         []NodeLink
+	// IPs are the local addresses peers reach through the tunnel.
+	IPs []LocalIP
+}
+
+// LocalIPs checks and converts the cluster's allocated IPs. They are the
+// local administrators' (no peer writes them), but their addresses still
+// reach nftables: an IP without an IPv4 address and twin is left out and
+// reported, and so are two IPs with the same twin.
+func LocalIPs(ips []ipamv1alpha1.IP) ([]LocalIP, error) {
+	var out []LocalIP
+	var errs []error
+	seen := map[netip.Addr]string{}
+	for i := range ips {
+		ip := &ips[i]
+		if ip.Status.IP == "" || !ip.DeletionTimestamp.IsZero() {
+			continue // not allocated yet, or going
+		}
+		real, err1 := netip.ParseAddr(string(ip.Spec.IP))
+		twin, err2 := netip.ParseAddr(string(ip.Status.IP))
+		key := ip.Namespace + "/" + ip.Name
+		switch {
+		case err1 != nil || err2 != nil || !real.Is4() || !twin.Is4():
+			errs = append(errs, fmt.Errorf("ip %s: %q → %q is not a pair of IPv4 addresses", key, ip.Spec.IP, ip.Status.IP))
+			continue
+		case seen[twin] != "":
+			errs = append(errs, fmt.Errorf("ip %s: twin %s already stands for ip %s", key, twin, seen[twin]))
+			continue
+		}
+		seen[twin] = key
+		out = append(out, LocalIP{Real: real, Twin: twin, Masquerade: ip.Spec.Masquerade != nil && *ip.Spec.Masquerade})
+	}
+	slices.SortFunc(out, func(a, b LocalIP) int { return a.Twin.Compare(b.Twin) })
+	return out, errors.Join(errs...)
 }
 
 // Desired is the state for the gateway with UID gatewayUID given the

@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 )
@@ -86,5 +88,32 @@ func TestDesiredRefusesHostileInput(t *testing.T) {
 				t.Fatalf("refused input still in the state: %+v", s)
 			}
 		})
+	}
+}
+
+// TestLocalIPs: allocated IPs become twin → address pairs, sorted; one not
+// allocated yet is skipped; bad addresses and a twin claimed twice are
+// left out and reported.
+func TestLocalIPs(t *testing.T) {
+	ip := func(name, real, twin string, masq bool) ipamv1alpha1.IP {
+		return ipamv1alpha1.IP{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "liqo"},
+			Spec: ipamv1alpha1.IPSpec{IP: netv1beta1.IP(real), Masquerade: &masq}, Status: ipamv1alpha1.IPStatus{IP: netv1beta1.IP(twin)}}
+	}
+	got, err := LocalIPs([]ipamv1alpha1.IP{
+		ip("node", "172.31.1.10", "10.70.0.2", false),
+		ip("api-server", "10.96.0.1", "10.70.0.1", true),
+		ip("pending", "172.31.1.11", "", false),
+		ip("v6", "fd00::1", "10.70.0.3", false),
+		ip("twice", "172.31.1.12", "10.70.0.1", false),
+	})
+	want := []LocalIP{
+		{Real: netip.MustParseAddr("10.96.0.1"), Twin: netip.MustParseAddr("10.70.0.1"), Masquerade: true},
+		{Real: netip.MustParseAddr("172.31.1.10"), Twin: netip.MustParseAddr("10.70.0.2")},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("LocalIPs = %+v, want %+v", got, want)
+	}
+	if err == nil || !strings.Contains(err.Error(), "liqo/v6") || !strings.Contains(err.Error(), "liqo/twice") {
+		t.Errorf("err = %v, want liqo/v6 and liqo/twice reported", err)
 	}
 }

@@ -108,7 +108,7 @@ func (r *reflector) create(ctx context.Context, local *corev1.Pod, t *twin) (boo
 	case err != nil:
 		return false, err
 	}
-	sp := forge.ShadowPod(local, r.cfg.LocalClusterID, t.remote)
+	sp := forge.ShadowPod(local, r.cfg.LocalClusterID, t.remote, r.cfg.Addresses.APIServer())
 	err := r.remote.Create(ctx, sp)
 	switch {
 	case err == nil, apierrors.IsAlreadyExists(err):

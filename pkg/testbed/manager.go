@@ -12,10 +12,12 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/liqo-go/liqo/apis"
+	"github.com/liqo-go/liqo/deploy/crds"
 )
 
 var setLoggerOnce sync.Once
@@ -57,4 +59,23 @@ func StartManager(ctx context.Context, mgr ctrl.Manager) error {
 		return fmt.Errorf("the manager's cache did not sync")
 	}
 	return nil
+}
+
+// WithCRDs installs the project's CRDs in c and returns an admin client
+// with the project's scheme: what most controller tests start from.
+func (c *Cluster) WithCRDs(ctx context.Context) (client.Client, error) {
+	if err := crds.Install(ctx, c.Config); err != nil {
+		return nil, fmt.Errorf("installing the CRDs in %s: %w", c.Name, err)
+	}
+	return client.New(c.Config, client.Options{Scheme: apis.NewScheme()})
+}
+
+// Must ends a TestMain's setup that failed: it stops the clusters and
+// exits with the error.
+func Must(tb *Testbed, err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "setting up the testbed:", err)
+		tb.Stop()
+		os.Exit(1)
+	}
 }

@@ -15,8 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/liqo-go/liqo/apis"
-	"github.com/liqo-go/liqo/deploy/crds"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
@@ -79,19 +77,12 @@ func TestMain(m *testing.M) {
 		clientCAFile = filepath.Join(cluster.Dir, "webhook-client-ca.crt")
 		err := os.WriteFile(clientCAFile, cluster.Config.CAData, 0o600)
 		if err == nil {
-			err = crds.Install(context.Background(), cluster.Config)
-		}
-		if err == nil {
-			cl, err = client.New(cluster.Config, client.Options{Scheme: apis.NewScheme()})
+			cl, err = cluster.WithCRDs(context.Background())
 		}
 		if err == nil {
 			running, err = startManager(cluster.Config, mainOptions())
 		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "starting the manager:", err)
-			tb.Stop()
-			os.Exit(1)
-		}
+		testbed.Must(tb, err)
 	}, testbed.ClusterSpec{Name: "webhook"})
 }
 

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"net/netip"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -93,8 +94,9 @@ func TestOrdinaryShadowPodsAdmitted(t *testing.T) {
 
 	// What tau's reflection makes of a Deployment's pod: the local
 	// scheduling constraints, priority and ServiceAccount dropped, tokens
-	// mounted from Secrets.
-	reflected := forge.ShadowPod(deploymentPod(), "tau", twin("tau"))
+	// mounted from Secrets, the home API server's host alias and variables
+	// added (with the network fabric).
+	reflected := forge.ShadowPod(deploymentPod(), "tau", twin("tau"), netip.MustParseAddr("10.70.0.1"))
 	// A pod keeping constraints of its own that concern only itself: its
 	// replicas spread over the provider's nodes, a custom taint tolerated,
 	// Helm's checksum annotation.

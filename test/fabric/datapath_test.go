@@ -89,11 +89,33 @@ func connected(t testing.TB) (rome, milan *cluster) {
 
 	romeSeesMilan := netip.MustParsePrefix("10.71.0.0/16")
 	milanSeesRome := netip.MustParsePrefix("10.72.0.0/16")
+	// Rome's host at apiServerAddr (on its node, as an API server's
+	// ClusterIP is reached through the node) is reachable from milan at
+	// the twin rome's IPAM gave it in its external CIDR, which milan sees
+	// remapped too.
+	milanSeesRomeExternal := netip.MustParsePrefix("10.73.0.0/16")
+	lo, err := handle(t, rome.node).LinkByName("lo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := handle(t, rome.node).AddrAdd(lo, &netlink.Addr{IPNet: netipx(netip.PrefixFrom(apiServerAddr, 32))}); err != nil {
+		t.Fatal(err)
+	}
+	if err := handle(t, rome.gw).RouteAdd(&netlink.Route{Dst: netipx(netip.PrefixFrom(apiServerAddr, 32)), Gw: nodeAddr.Addr().AsSlice()}); err != nil {
+		t.Fatal(err)
+	}
 	for _, side := range []struct {
 		c, peer *cluster
 		mode    gateway.Mode
 		remap   netip.Prefix
-	}{{milan, rome, gateway.Server, milanSeesRome}, {rome, milan, gateway.Client, romeSeesMilan}} {
+		// external is the peer's external CIDR as this side sees it; ips
+		// are this side's local IPs.
+		external []gateway.Pair
+		ips      []gateway.LocalIP
+	}{
+		{milan, rome, gateway.Server, milanSeesRome, []gateway.Pair{{Real: externalCIDR, Remapped: milanSeesRomeExternal}}, nil},
+		{rome, milan, gateway.Client, romeSeesMilan, nil, []gateway.LocalIP{{Real: apiServerAddr, Twin: apiServerTwin, Masquerade: true}}},
+	} {
 		uid := "uid-" + side.c.name
 		vni := gateway.OverlayVNI(uid, side.c.name+"-node")
 		k := gateway.Kernel{Mode: side.mode, PrivateKey: side.c.private, ListenPort: 51840, MTU: 1340}
@@ -101,13 +123,19 @@ func connected(t testing.TB) (rome, milan *cluster) {
 			k.Endpoint = net.JoinHostPort(side.peer.underlay.String(), "51840")
 		}
 		gatewayProcess(t, side.c, k, gateway.State{
-			PeerKey: side.peer.public,
-			Pod:     []gateway.Pair{{Real: podCIDR, Remapped: side.remap}},
+			PeerKey:  side.peer.public,
+			Pod:      []gateway.Pair{{Real: podCIDR, Remapped: side.remap}},
+			External: side.external,
+			IPs:      side.ips,
 			Nodes: []gateway.NodeLink{{Name: side.c.name + "-node", Address: nodeAddr.Addr(),
 				PodCIDRs: []netip.Prefix{nodeCIDR}, VNI: vni}},
 		})
 		node := &fabric.Kernel{PodCIDRs: []netip.Prefix{podCIDR}, MTU: 1340}
-		links := []fabric.Link{{Gateway: "gw", VNI: vni, Remote: gwPodAddr.Addr(), Routes: []netip.Prefix{side.remap}}}
+		routes := []netip.Prefix{side.remap}
+		for _, e := range side.external {
+			routes = append(routes, e.Remapped)
+		}
+		links := []fabric.Link{{Gateway: "gw", VNI: vni, Remote: side.c.gwAddr.Addr(), Routes: routes}}
 		must(t, netns.Do(side.c.node, func() error { return node.Apply(links) }))
 		nodeNS := side.c.node
 		t.Cleanup(func() {
@@ -135,6 +163,75 @@ func TestOverlappingPodCIDRs(t *testing.T) {
 	// A pod's own cluster is still its own: 10.244.1.5 is the local pod.
 	if _, err := ask(rome.pod, "10.244.1.5:8080"); err == nil {
 		t.Fatal("rome's pod reached port 8080 at its own address: the remote server leaked into the local range")
+	}
+}
+
+// TestPeerPodAtGatewayAddress: milan has a pod at the address rome's
+// gateway has in rome (the clusters' pod CIDRs overlap): rome's pod
+// reaches it through the tunnel, rather than the gateway taking the packet
+// for itself.
+func TestPeerPodAtGatewayAddress(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
+	}
+	rome, milan := connected(t)
+	h := handle(t, milan.pod)
+	eth0, err := h.LinkByName("eth0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AddrAdd(eth0, &netlink.Addr{IPNet: netipx(rome.gwAddr)}); err != nil {
+		t.Fatal(err)
+	}
+	echoServer(t, milan.pod, netip.AddrPortFrom(rome.gwAddr.Addr(), 8090).String())
+	at := netip.AddrFrom4([4]byte{10, 71, 1, rome.gwAddr.Addr().As4()[3]}) // rome's view of milan's pod
+	if got := eventually(t, rome.pod, netip.AddrPortFrom(at, 8090).String()); got != "10.72.1.5" {
+		t.Fatalf("milan's pod at %s saw rome's pod as %s, want 10.72.1.5", rome.gwAddr.Addr(), got)
+	}
+}
+
+// TestLocalIP: milan's pod reaches a host of rome that is not a pod (as
+// offloaded pods reach their home API server) at the address milan sees
+// for the twin rome's IPAM gave it: rome's gateway translates the twin to
+// the host's address and masquerades the connection behind its own, so the
+// host answers the gateway, whatever routes it has.
+func TestLocalIP(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
+	}
+	rome, milan := connected(t)
+	echoServer(t, rome.node, netip.AddrPortFrom(apiServerAddr, 6443).String())
+	twin := netip.AddrFrom4([4]byte{10, 73, 0, apiServerTwin.As4()[3]}) // milan's view of rome's 10.70.0.x
+	if got := eventually(t, milan.pod, netip.AddrPortFrom(twin, 6443).String()); got != rome.gwAddr.Addr().String() {
+		t.Fatalf("rome's host saw milan's pod as %s, want rome's gateway %s (masqueraded)", got, rome.gwAddr.Addr())
+	}
+}
+
+// TestPeerReachesOnlyPodsAndIPs: a peer decides what it sends into the
+// tunnel. Milan's gateway sends rome's host address itself (not its twin)
+// into the tunnel: rome's gateway drops it, while the twin still works.
+func TestPeerReachesOnlyPodsAndIPs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
+	}
+	rome, milan := connected(t)
+	echoServer(t, rome.node, netip.AddrPortFrom(apiServerAddr, 6443).String())
+	twin := netip.AddrFrom4([4]byte{10, 73, 0, apiServerTwin.As4()[3]})
+	eventually(t, milan.pod, netip.AddrPortFrom(twin, 6443).String())
+
+	h := handle(t, milan.gw)
+	tun, err := h.LinkByName(datapath.TunnelName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rome's host by its own address, and rome's node by its address on
+	// the underlay side of the gateway (a host that is neither a pod nor
+	// an IP's twin).
+	if err := h.RouteAdd(&netlink.Route{Dst: netipx(netip.PrefixFrom(apiServerAddr, 32)), LinkIndex: tun.Attrs().Index}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ask(milan.gw, netip.AddrPortFrom(apiServerAddr, 6443).String()); err == nil {
+		t.Errorf("milan reached rome's %s through the tunnel (it answered %s): only pods and IPs' twins are reachable", apiServerAddr, got)
 	}
 }
 

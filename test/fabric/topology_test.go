@@ -22,19 +22,28 @@ import (
 
 // cluster is one side: the names of its namespaces.
 type cluster struct {
-	name            string
-	gw, node, pod   string
-	underlay        netip.Addr
+	name          string
+	gw, node, pod string
+	underlay      netip.Addr
+	// gwAddr is the gateway pod's address on the node's bridge.
+	gwAddr          netip.Prefix
 	private, public []byte
 }
 
 var (
-	podCIDR     = netip.MustParsePrefix("10.244.0.0/16")
-	nodeCIDR    = netip.MustParsePrefix("10.244.1.0/24")
-	podAddr     = netip.MustParsePrefix("10.244.1.5/24")
-	nodeAddr    = netip.MustParsePrefix("10.244.1.1/24")
-	gwPodAddr   = netip.MustParsePrefix("10.244.1.2/24")
-	underlayNet = 24
+	podCIDR  = netip.MustParsePrefix("10.244.0.0/16")
+	nodeCIDR = netip.MustParsePrefix("10.244.1.0/24")
+	podAddr  = netip.MustParsePrefix("10.244.1.5/24")
+	nodeAddr = netip.MustParsePrefix("10.244.1.1/24")
+	// gwPodAddr is rome's gateway's pod address; milan's gateway has the
+	// next one, so that milan can have a pod at rome's gateway's address.
+	gwPodAddr = netip.MustParsePrefix("10.244.1.2/24")
+	// externalCIDR is each cluster's external CIDR; apiServerAddr is a
+	// host of rome's that is not a pod, given the twin apiServerTwin there.
+	externalCIDR  = netip.MustParsePrefix("10.70.0.0/16")
+	apiServerAddr = netip.MustParseAddr("192.0.2.10")
+	apiServerTwin = netip.MustParseAddr("10.70.0.1")
+	underlayNet   = 24
 )
 
 func keyPair(t testing.TB) ([]byte, []byte) {
@@ -87,7 +96,7 @@ func up(t testing.TB, ns, link string, addr netip.Prefix, master string) {
 		t.Fatal(err)
 	}
 	if addr.IsValid() {
-		if err := h.AddrAdd(l, &netlink.Addr{IPNet: &net.IPNet{IP: addr.Addr().AsSlice(), Mask: net.CIDRMask(addr.Bits(), 32)}}); err != nil {
+		if err := h.AddrAdd(l, &netlink.Addr{IPNet: netipx(addr)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -119,6 +128,10 @@ func build(t testing.TB, prefix, name, inet string, underlay netip.Addr) *cluste
 	c := &cluster{name: name, underlay: underlay,
 		gw: newNS(t, prefix+name+"-gw"), node: newNS(t, prefix+name+"-node"), pod: newNS(t, prefix+name+"-pod")}
 	c.private, c.public = keyPair(t)
+	c.gwAddr = gwPodAddr
+	if name == "milan" {
+		c.gwAddr = netip.PrefixFrom(gwPodAddr.Addr().Next(), gwPodAddr.Bits())
+	}
 	bridge(t, c.node, "cni0", nodeAddr)
 	if err := netns.Sysctl(c.node, "ipv4/ip_forward", "1"); err != nil {
 		t.Fatal(err)
@@ -130,7 +143,7 @@ func build(t testing.TB, prefix, name, inet string, underlay netip.Addr) *cluste
 		t.Fatal(err)
 	}
 	veth(t, c.gw, "eth0", c.node, "vgw")
-	up(t, c.gw, "eth0", gwPodAddr, "")
+	up(t, c.gw, "eth0", c.gwAddr, "")
 	up(t, c.node, "vgw", netip.Prefix{}, "cni0")
 	veth(t, c.gw, "ul", inet, "v"+name)
 	up(t, c.gw, "ul", netip.PrefixFrom(underlay, underlayNet), "")
@@ -181,4 +194,8 @@ func must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func netipx(p netip.Prefix) *net.IPNet {
+	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), 32)}
 }

@@ -9,7 +9,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,9 +37,8 @@ func TestMain(m *testing.M) {
 		_, _ = os.Stderr.WriteString("network fabric tests need root: " + err.Error() + "\n")
 		os.Exit(1)
 	}
-	// The managers run until the process exits: testbed.Main stops the
-	// clusters and exits.
-	var managers sync.WaitGroup
+	// The managers run until the process exits (or a test restarts one):
+	// testbed.Main stops the clusters and exits.
 	testbed.Main(m, func(tb *testbed.Testbed) {
 		rome, milan, paris = tb.Cluster("rome"), tb.Cluster("milan"), tb.Cluster("paris")
 		var err error
@@ -56,7 +54,7 @@ func TestMain(m *testing.M) {
 		ctrl.SetLogger(zap.New(zap.WriteTo(shared)))
 		ctx := context.Background()
 		for _, c := range []*testbed.Cluster{rome, milan, paris} {
-			if err := setup(ctx, c, &managers); err != nil {
+			if err := setup(ctx, c); err != nil {
 				fmt.Fprintf(os.Stderr, "setting up %s: %v\n", c.Name, err)
 				tb.Stop()
 				os.Exit(1)
@@ -70,14 +68,41 @@ func TestMain(m *testing.M) {
 	)
 }
 
+// manager is a cluster's controller manager, which a test may restart.
+type manager struct {
+	cluster *testbed.Cluster
+	o       controllermanager.Options
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+var managers = map[string]*manager{}
+
+func (m *manager) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.stop, m.done = cancel, make(chan struct{})
+	go func() {
+		defer close(m.done)
+		controllermanager.RunLocal(ctx, m.cluster.Config, m.o, func(err error) { m.o.Logger.Error(err, "controller manager stopped; restarting") })
+	}()
+}
+
+// restart stops the manager (it releases its lease) and starts it again.
+func (m *manager) restart() {
+	m.stop()
+	<-m.done
+	m.start()
+}
+
 // setup publishes the gateway and node agent images in the cluster's
 // registry and runs its controller manager with networking on.
-func setup(ctx context.Context, c *testbed.Cluster, managers *sync.WaitGroup) error {
+func setup(ctx context.Context, c *testbed.Cluster) error {
 	path := filepath.Join(logDir, c.Name+".kubeconfig")
 	if err := c.WriteKubeconfig(path); err != nil {
 		return err
 	}
 	kubeconfigs[c.Name] = path
+	// Left open until the process exits: restarted managers log there too.
 	f, err := os.Create(filepath.Join(logDir, c.Name+"-controller-manager.log"))
 	if err != nil {
 		return err
@@ -90,11 +115,8 @@ func setup(ctx context.Context, c *testbed.Cluster, managers *sync.WaitGroup) er
 		return err
 	}
 	o.Logger = zap.New(zap.WriteTo(f), zap.UseDevMode(true))
-	managers.Add(1)
-	go func() {
-		defer managers.Done()
-		defer f.Close()
-		controllermanager.RunLocal(ctx, c.Config, o, func(err error) { o.Logger.Error(err, "controller manager stopped; restarting") })
-	}()
+	m := &manager{cluster: c, o: o}
+	managers[c.Name] = m
+	m.start()
 	return factory.WaitForComponents(ctx, path, consts.DefaultNamespace, 2*time.Minute)
 }

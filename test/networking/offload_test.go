@@ -115,4 +115,43 @@ func TestQuickStartConnectivity(t *testing.T) {
 		t.Errorf("the offloaded pod fetched rome's web-local at %s and got %q", local, got)
 	}
 	fetchAll(ctx, t, rome, ns, "web-remote", "http://web/", "web-local", "web-remote")
+
+	homeAPIServer(ctx, t, ns)
+}
+
+// homeAPIServer: the offloaded pod web-remote lists the pods of its
+// namespace on rome's API server, as an in-cluster client would: through
+// KUBERNETES_SERVICE_HOST/PORT, which name rome's API server (resolved by
+// the pod's host alias to the address milan sees for its twin in rome's
+// external CIDR), with the token the reflection gave it.
+func homeAPIServer(ctx context.Context, t *testing.T, ns string) {
+	t.Helper()
+	if _, err := realpods.Kubectl(ctx, rome, "create", "role", "pod-reader", "-n", ns, "--verb=list", "--resource=pods"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := realpods.Kubectl(ctx, rome, "create", "rolebinding", "pod-reader", "-n", ns, "--role=pod-reader",
+		"--serviceaccount="+ns+":default"); err != nil {
+		t.Fatal(err)
+	}
+	env, err := realpods.Kubectl(ctx, rome, "exec", "-n", ns, "web-remote", "--", "sh", "-c",
+		`echo "$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT"; grep kubernetes.default.svc /etc/hosts`)
+	if err != nil {
+		t.Fatalf("reading the offloaded pod's environment: %v\n%s", err, env)
+	}
+	if !strings.HasPrefix(env, "kubernetes.default.svc:443\n") {
+		t.Errorf("the offloaded pod's API server is %q, want kubernetes.default.svc:443", env)
+	}
+	t.Logf("the offloaded pod's API server and host alias:\n%s", env)
+	list := `wget -q -O - --header "Authorization: Bearer $(cat /var/run/secrets/kubernetes.io/serviceaccount/token)" ` +
+		`"https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT/api/v1/namespaces/` + ns + `/pods"`
+	var out string
+	testbed.Eventually(ctx, t, "the offloaded pod listing its pods on rome's API server", func() (bool, error) {
+		out, err = realpods.Kubectl(ctx, rome, "exec", "-n", ns, "web-remote", "--", "timeout", "10", "sh", "-c", list)
+		return err == nil, err
+	})
+	for _, name := range []string{`"kind": "PodList"`, `"name": "web-local"`, `"name": "web-remote"`} {
+		if !strings.Contains(out, name) {
+			t.Errorf("rome's API server answered the offloaded pod without %s:\n%s", name, out)
+		}
+	}
 }

@@ -43,9 +43,9 @@ type IPSpec struct {
 	// empty creates none.
 	// +optional
 	ServiceTemplate *ServiceTemplate `json:"serviceTemplate,omitempty"`
-	// Masquerade, when true, has the nodes masquerade traffic to the address
-	// behind their own, for hosts that would not route the answers back
-	// through the cluster.
+	// Masquerade, when true, has the gateways forward peers' traffic to the
+	// address behind their own pod address, for hosts that would not route
+	// the answers back through the cluster (such as the API server).
 	// +optional
 	Masquerade *bool `json:"masquerade,omitempty"`
 }

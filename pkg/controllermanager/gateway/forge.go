@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/gateway"
@@ -76,9 +77,15 @@ func Rules() []rbacv1.PolicyRule {
 	}
 }
 
-// NodesRules are the rules of GatewayNodesClusterRole.
+// NodesRules are the rules of GatewayNodesClusterRole: the Nodes, and the
+// IPs (the local addresses peers reach through the gateways, such as the
+// API server's, which the gateways translate).
 func NodesRules() []rbacv1.PolicyRule {
-	return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}}
+	read := []string{"get", "list", "watch"}
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: read},
+		{APIGroups: []string{ipamv1alpha1.GroupVersion.Group}, Resources: []string{"ips"}, Verbs: read},
+	}
 }
 
 // GatewayUIDAnnotation holds, on a gateway pod, the UID of its gateway

@@ -219,8 +219,20 @@ func TestRestartAndRelease(t *testing.T) {
 		return kit.IsTrue(ip.Status.Conditions, ipamv1alpha1.AllocatedCondition)
 	}
 	waitFor(t, ip, "IP", allocated)
-	if ip.Status.IP != "10.70.0.1" || ip.Status.CIDR != "10.70.0.0/16" {
-		t.Errorf("IP: status %s in %s, want 10.70.0.1 (the first address is kept) in 10.70.0.0/16", ip.Status.IP, ip.Status.CIDR)
+	// Each manager of this package's tests has its own api-server IP (in
+	// its namespace), all in the same external CIDR: addresses are checked
+	// against the others rather than by number.
+	apiServer := waitFor(t, &ipamv1alpha1.IP{ObjectMeta: metav1.ObjectMeta{Name: APIServerIPName, Namespace: o.Namespace}}, "the manager's api-server IP", allocated)
+	var kubernetes corev1.Service
+	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "kubernetes"}, &kubernetes); err != nil {
+		t.Fatal(err)
+	}
+	if string(apiServer.Spec.IP) != kubernetes.Spec.ClusterIP || apiServer.Spec.Masquerade == nil || !*apiServer.Spec.Masquerade {
+		t.Errorf("the api-server IP is %s (masquerade %v), want the kubernetes Service's %s, masqueraded", apiServer.Spec.IP, apiServer.Spec.Masquerade, kubernetes.Spec.ClusterIP)
+	}
+	taken := allocatedIPs(t, ip)
+	if ip.Status.IP == "10.70.0.0" || ip.Status.CIDR != "10.70.0.0/16" || taken[ip.Status.IP] {
+		t.Errorf("IP: status %s in %s, want a free address but the first (kept) in 10.70.0.0/16; taken: %v", ip.Status.IP, ip.Status.CIDR, taken)
 	}
 
 	stop()
@@ -238,8 +250,13 @@ func TestRestartAndRelease(t *testing.T) {
 	if err := cl.Create(context.Background(), ip2); err != nil {
 		t.Fatal(err)
 	}
-	if waitFor(t, ip2, "IP", allocated); ip2.Status.IP != "10.70.0.2" {
-		t.Errorf("after a restart a new IP got %s, want 10.70.0.2", ip2.Status.IP)
+	taken[ip.Status.IP] = true
+	if waitFor(t, ip2, "IP", allocated); taken[ip2.Status.IP] {
+		t.Errorf("after a restart a new IP got %s, which was taken before: %v", ip2.Status.IP, taken)
+	}
+	before := ip.Status.IP
+	if err := cl.Get(context.Background(), client.ObjectKeyFromObject(ip), ip); err != nil || ip.Status.IP != before {
+		t.Errorf("the first IP after the restart: %v %+v, want it at %s still", err, ip.Status, before)
 	}
 	if err := cl.Get(context.Background(), client.ObjectKeyFromObject(first), first); err != nil || !configured(first) {
 		t.Errorf("the first Configuration after the restart: %v %+v", err, first.Status)
@@ -265,6 +282,22 @@ func TestRestartAndRelease(t *testing.T) {
 	if third.Status.Remote.CIDR.Pod[0] != first.Status.Remote.CIDR.Pod[0] {
 		t.Errorf("the third peer's pod CIDR is %s; the first's %s was released and is the first free one", third.Status.Remote.CIDR.Pod[0], first.Status.Remote.CIDR.Pod[0])
 	}
+}
+
+// allocatedIPs are the addresses every IP but except holds.
+func allocatedIPs(t *testing.T, except *ipamv1alpha1.IP) map[netv1beta1.IP]bool {
+	t.Helper()
+	var l ipamv1alpha1.IPList
+	if err := cl.List(context.Background(), &l); err != nil {
+		t.Fatal(err)
+	}
+	out := map[netv1beta1.IP]bool{}
+	for _, ip := range l.Items {
+		if ip.UID != except.UID && ip.Status.IP != "" {
+			out[ip.Status.IP] = true
+		}
+	}
+	return out
 }
 
 func condition(conds []metav1.Condition, typ string) *metav1.Condition {

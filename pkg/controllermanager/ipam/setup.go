@@ -18,5 +18,8 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := (&ConfigurationReconciler{Client: mgr.GetClient(), Recorder: rec, Options: o}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	return mgr.Add(&LocalNetworks{Client: mgr.GetClient(), Options: o})
+	if err := mgr.Add(&LocalNetworks{Client: mgr.GetClient(), Options: o}); err != nil {
+		return err
+	}
+	return mgr.Add(&APIServerIP{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: o.Namespace})
 }

@@ -2,8 +2,6 @@ package offloading
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -50,11 +48,7 @@ var testTwinOptions = TwinOptions{
 // the TwinReconciler under testTwinOptions.
 func TestMain(m *testing.M) {
 	testbed.Main(m, func(tb *testbed.Testbed) {
-		if err := startProvider(tb.Cluster("provider").Config); err != nil {
-			fmt.Fprintln(os.Stderr, "starting the provider:", err)
-			tb.Stop()
-			os.Exit(1)
-		}
+		testbed.Must(tb, startProvider(tb.Cluster("provider").Config))
 	}, testbed.ClusterSpec{Name: "provider", Nodes: []testbed.NodePool{{Count: 1}}})
 }
 

@@ -2,7 +2,6 @@ package remotes
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/liqo-go/liqo/apis"
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
-	"github.com/liqo-go/liqo/deploy/crds"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
@@ -30,15 +28,9 @@ var (
 func TestMain(m *testing.M) {
 	testbed.Main(m, func(tb *testbed.Testbed) {
 		provider = tb.Clusters[0]
-		err := crds.Install(context.Background(), provider.Config)
-		if err == nil {
-			cl, err = client.New(provider.Config, client.Options{Scheme: apis.NewScheme()})
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "setting up the cluster:", err)
-			tb.Stop()
-			os.Exit(1)
-		}
+		var err error
+		cl, err = provider.WithCRDs(context.Background())
+		testbed.Must(tb, err)
 	}, testbed.ClusterSpec{Name: "milan", Nodes: []testbed.NodePool{{Count: 0}}})
 }
 

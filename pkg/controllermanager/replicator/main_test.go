@@ -2,14 +2,10 @@ package replicator
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/liqo-go/liqo/apis"
-	"github.com/liqo-go/liqo/deploy/crds"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
@@ -25,14 +21,8 @@ var (
 func TestMain(m *testing.M) {
 	testbed.Main(m, func(tb *testbed.Testbed) {
 		cluster = tb.Clusters[0]
-		err := crds.Install(context.Background(), cluster.Config)
-		if err == nil {
-			cl, err = client.New(cluster.Config, client.Options{Scheme: apis.NewScheme()})
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "setting up the cluster:", err)
-			tb.Stop()
-			os.Exit(1)
-		}
+		var err error
+		cl, err = cluster.WithCRDs(context.Background())
+		testbed.Must(tb, err)
 	}, testbed.ClusterSpec{Name: "replicator", Nodes: []testbed.NodePool{{Count: 0}}})
 }

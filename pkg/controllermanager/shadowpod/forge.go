@@ -34,7 +34,13 @@ const ShadowPodLabel = "offloading.liqo.io/shadowpod"
 // nodeSelector is the provider's own choice of the nodes its consumers'
 // pods run on (--offloaded-pod-node-selector); it is added to the pod's,
 // winning over a consumer's entry of the same key.
-func ForgePod(sp *offv1beta1.ShadowPod, nodeSelector map[string]string) *corev1.Pod {
+//
+// translate maps the consumer's addresses into this cluster's view of them
+// (the network fabric's Configuration of that consumer; nil without it):
+// the host aliases that point at the consumer (its API server, reached
+// through the fabric) are translated. Other aliases stay as they are: they
+// name hosts for that pod alone and reach nothing it could not dial.
+func ForgePod(sp *offv1beta1.ShadowPod, nodeSelector map[string]string, translate func(string) (string, bool)) *corev1.Pod {
 	labels := make(map[string]string, len(sp.Labels)+2)
 	for k, v := range sp.Labels {
 		labels[k] = v
@@ -52,6 +58,13 @@ func ForgePod(sp *offv1beta1.ShadowPod, nodeSelector map[string]string) *corev1.
 
 	spec := sp.Spec.Pod.DeepCopy()
 	spec.AutomountServiceAccountToken = ptr.To(false)
+	if translate != nil {
+		for i := range spec.HostAliases {
+			if ip, ok := translate(spec.HostAliases[i].IP); ok {
+				spec.HostAliases[i].IP = ip
+			}
+		}
+	}
 	if len(nodeSelector) > 0 {
 		if spec.NodeSelector == nil {
 			spec.NodeSelector = map[string]string{}

@@ -23,6 +23,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 )
 
 // DefaultWorkers is the number of ShadowPods reconciled in parallel when
@@ -110,7 +111,15 @@ func (r *Reconciler) deleteOrphan(ctx context.Context, key types.NamespacedName)
 // writing it here too would race that event and double the writes.
 func (r *Reconciler) create(ctx context.Context, sp *offv1beta1.ShadowPod) error {
 	existed := podExisted(&sp.Status)
-	err := r.Client.Create(ctx, ForgePod(sp, r.NodeSelector))
+	var translate func(string) (string, bool)
+	m, ok, err := ipam.PeerMapping(ctx, r.Client, sp.Labels[consts.OriginClusterIDLabel])
+	if err != nil {
+		return err
+	}
+	if ok {
+		translate = m.Translate
+	}
+	err = r.Client.Create(ctx, ForgePod(sp, r.NodeSelector, translate))
 	switch {
 	case err == nil:
 		if existed {

@@ -2,6 +2,7 @@ package vnode
 
 import (
 	"context"
+	"net/netip"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -17,8 +18,18 @@ import (
 //
 // Local pod addresses go to the provider as they are: the provider maps
 // them with its own Configuration of this cluster, and checks them there.
-func addresses(r client.Reader, provider string) forge.Addresses {
-	return forge.Addresses{ToLocal: func(ip string) string {
+//
+// The home API server is the IP of this cluster's API server in its
+// external CIDR, once the IPAM allocated it and the fabric with that
+// provider is configured: offloaded pods reach it through the fabric.
+func addresses(r client.Reader, provider, namespace string) forge.Addresses {
+	return forge.Addresses{HomeAPIServer: func() netip.Addr {
+		if _, ok, err := ipam.PeerMapping(context.Background(), r, provider); err != nil || !ok {
+			return netip.Addr{}
+		}
+		addr, _ := ipam.HomeAPIServer(context.Background(), r, namespace)
+		return addr
+	}, ToLocal: func(ip string) string {
 		m, ok, err := ipam.PeerMapping(context.Background(), r, provider)
 		if err != nil || !ok {
 			return ip

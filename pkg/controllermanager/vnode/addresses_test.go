@@ -1,14 +1,17 @@
 package vnode
 
 import (
+	"net/netip"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/liqo-go/liqo/apis"
+	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 )
 
 // TestAddresses: an offloaded pod's address is shown remapped once the
@@ -19,23 +22,32 @@ func TestAddresses(t *testing.T) {
 		Spec: netv1beta1.ConfigurationSpec{Remote: netv1beta1.ClusterConfig{CIDR: netv1beta1.ClusterConfigCIDR{
 			Pod: []netv1beta1.CIDR{"10.244.0.0/16"}, External: []netv1beta1.CIDR{"10.70.0.0/16"}}}}}
 	c := fake.NewClientBuilder().WithScheme(apis.NewScheme()).WithObjects(cfg).Build()
-	a := addresses(c, "milan")
+	a := addresses(c, "milan", "liqo")
 	if got := a.Local("10.244.1.2"); got != "10.244.1.2" {
 		t.Errorf("not configured yet: %s, want the address as reported", got)
+	}
+	apiServer := &ipamv1alpha1.IP{ObjectMeta: metav1.ObjectMeta{Name: ipam.APIServerIPName, Namespace: "liqo"},
+		Spec: ipamv1alpha1.IPSpec{IP: "10.96.0.1"}, Status: ipamv1alpha1.IPStatus{IP: "10.70.0.1"}}
+	c = fake.NewClientBuilder().WithScheme(apis.NewScheme()).WithObjects(cfg, apiServer).Build()
+	if got := addresses(c, "milan", "liqo").APIServer(); got.IsValid() {
+		t.Errorf("the API server given to pods before the fabric is configured: %s", got)
 	}
 	cfg.Status = netv1beta1.ConfigurationStatus{
 		Remote: &netv1beta1.ClusterConfig{CIDR: netv1beta1.ClusterConfigCIDR{
 			Pod: []netv1beta1.CIDR{"10.71.0.0/16"}, External: []netv1beta1.CIDR{"10.72.0.0/16"}}},
 		Conditions: []metav1.Condition{{Type: netv1beta1.NetworkCIDRsConfiguredCondition, Status: metav1.ConditionTrue, Reason: "CIDRsConfigured"}},
 	}
-	c = fake.NewClientBuilder().WithScheme(apis.NewScheme()).WithObjects(cfg).Build()
-	a = addresses(c, "milan")
+	c = fake.NewClientBuilder().WithScheme(apis.NewScheme()).WithObjects(cfg, apiServer).Build()
+	a = addresses(c, "milan", "liqo")
+	if got := a.APIServer(); got != netip.MustParseAddr("10.70.0.1") {
+		t.Errorf("the API server given to pods: %s, want its IP's 10.70.0.1", got)
+	}
 	for ip, want := range map[string]string{"10.244.1.2": "10.71.1.2", "192.168.1.1": "192.168.1.1"} {
 		if got := a.Local(ip); got != want {
 			t.Errorf("Local(%s) = %s, want %s", ip, got, want)
 		}
 	}
-	if got := addresses(c, "paris").Local("10.244.1.2"); got != "10.244.1.2" {
+	if got := addresses(c, "paris", "liqo").Local("10.244.1.2"); got != "10.244.1.2" {
 		t.Errorf("another provider's address: %s", got)
 	}
 }

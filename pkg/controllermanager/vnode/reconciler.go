@@ -49,6 +49,9 @@ type Reconciler struct {
 	KubeletPort    int32
 	// ClusterID is the local cluster's, which its offloaded pods carry.
 	ClusterID string
+	// Namespace is the components' namespace, which holds the IP of this
+	// cluster's API server (the network fabric's).
+	Namespace string
 	// PodRecorder records the Events of the reflected pods.
 	PodRecorder record.EventRecorder
 	// Reflected are the kinds reflected besides pods (reflection's
@@ -171,7 +174,7 @@ func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg vir
 		err := reflection.Run(ctx, reflection.Config{NodeName: cfg.Name, LocalClusterID: r.ClusterID,
 			ProviderID: cfg.RemoteClusterID, Local: r.Clientset, Maps: r.cache, Remote: remote, LocalConfig: r.localConfig,
 			Scheme: r.scheme, Recorder: r.PodRecorder, HostIP: cfg.Address, Kinds: r.Reflected,
-			Addresses: addresses(r.cache, cfg.RemoteClusterID)})
+			Addresses: addresses(r.cache, cfg.RemoteClusterID, r.Namespace)})
 		if err != nil && ctx.Err() == nil {
 			ctrl.Log.WithName("virtualnode").Error(err, "pod reflection stopped", "virtualnode", key)
 		}

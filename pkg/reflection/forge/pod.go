@@ -5,6 +5,7 @@ package forge
 
 import (
 	"maps"
+	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,8 +21,10 @@ import (
 const LocalUIDAnnotation = "offloading.liqo.io/local-pod-uid"
 
 // ShadowPod is the ShadowPod that asks the provider to run local in
-// remoteNamespace, on behalf of the cluster localClusterID.
-func ShadowPod(local *corev1.Pod, localClusterID, remoteNamespace string) *offv1beta1.ShadowPod {
+// remoteNamespace, on behalf of the cluster localClusterID; apiServer is
+// where the pod reaches its home API server through the network fabric
+// (invalid without the fabric).
+func ShadowPod(local *corev1.Pod, localClusterID, remoteNamespace string, apiServer netip.Addr) *offv1beta1.ShadowPod {
 	labels := make(map[string]string, len(local.Labels)+2)
 	maps.Copy(labels, local.Labels)
 	labels[consts.ManagedByLabel] = consts.ManagedByValue
@@ -31,9 +34,11 @@ func ShadowPod(local *corev1.Pod, localClusterID, remoteNamespace string) *offv1
 	// Last-applied configurations are large and say nothing remotely.
 	delete(annotations, corev1.LastAppliedConfigAnnotation)
 	annotations[LocalUIDAnnotation] = string(local.UID)
+	spec := RemotePodSpec(&local.Spec)
+	withHomeAPIServer(&spec, apiServer)
 	return &offv1beta1.ShadowPod{
 		ObjectMeta: metav1.ObjectMeta{Name: local.Name, Namespace: remoteNamespace, Labels: labels, Annotations: annotations},
-		Spec:       offv1beta1.ShadowPodSpec{Pod: RemotePodSpec(&local.Spec)},
+		Spec:       offv1beta1.ShadowPodSpec{Pod: spec},
 	}
 }
 

@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ func seedPod() *corev1.Pod {
 func TestShadowPod(t *testing.T) {
 	local := seedPod()
 	before := local.DeepCopy()
-	sp := ShadowPod(local, "rome", "default-rome")
+	sp := ShadowPod(local, "rome", "default-rome", netip.Addr{})
 	checks := []struct {
 		name string
 		ok   bool
