@@ -101,7 +101,14 @@ func TestPodToPod(t *testing.T) {
 	if err != nil {
 		t.Fatalf("network reset: %v\n%s", err, out)
 	}
-	for _, c := range []*testbed.Cluster{rome, milan} {
+	nothingLeftOnNodes(ctx, t, rome, milan)
+}
+
+// nothingLeftOnNodes waits until no link, rule or nftables table of the
+// fabric's is left on the real nodes of clusters.
+func nothingLeftOnNodes(ctx context.Context, t *testing.T, clusters ...*testbed.Cluster) {
+	t.Helper()
+	for _, c := range clusters {
 		for _, node := range c.RealNodeNames() {
 			testbed.Eventually(ctx, t, "nothing of ours left on "+c.Name+"/"+node, func() (bool, error) {
 				var left []string

@@ -144,4 +144,23 @@ func TestReversePeering(t *testing.T) {
 	if out, err := liqoctlRun(ctx, "test", "network", "--kubeconfig", kubeconfigs["milan"], "--timeout", "4m"); err != nil {
 		t.Fatalf("test network from milan: %v\n%s", err, out)
 	}
+
+	// Unpeering one way keeps the tunnel the other way uses; unpeering
+	// both removes the fabric: no gateway pod, and nothing of ours on
+	// the nodes.
+	for _, pair := range [][2]string{{"milan", "rome"}, {"rome", "milan"}} {
+		if out, err := liqoctlRun(ctx, "unpeer", "--kubeconfig", kubeconfigs[pair[0]], "--remote-kubeconfig", kubeconfigs[pair[1]]); err != nil {
+			t.Fatalf("unpeer %s -> %s: %v\n%s", pair[0], pair[1], err, out)
+		}
+	}
+	for _, x := range []struct {
+		c    *testbed.Cluster
+		peer string
+	}{{rome, "milan"}, {milan, "rome"}} {
+		testbed.Eventually(ctx, t, x.c.Name+"'s gateway pods for "+x.peer+" gone", func() (bool, error) {
+			pods, err := x.c.Client().CoreV1().Pods(consts.TenantNamespace(x.peer)).List(ctx, metav1.ListOptions{})
+			return err == nil && len(pods.Items) == 0, err
+		})
+	}
+	nothingLeftOnNodes(ctx, t, rome, milan)
 }
