@@ -60,6 +60,10 @@ type Options struct {
 	// NonceLifetime is how long a provider offers a nonce no consumer used
 	// before it rotates it (a used one rotates at once).
 	NonceLifetime time.Duration
+	// ConsumerCertLifetime is how long the client certificates this
+	// cluster, as a provider, has issued to its consumers live; they are
+	// renewed at two thirds of it.
+	ConsumerCertLifetime time.Duration
 	// MetricsAddr and HealthAddr are the listen addresses of the metrics and
 	// health endpoints; "0" disables them.
 	MetricsAddr string
@@ -118,16 +122,17 @@ var defaultServiceCIDR = netip.MustParsePrefix("10.96.0.0/12")
 // DefaultOptions returns the defaults the flags start from.
 func DefaultOptions() Options {
 	return Options{
-		Namespace:           consts.DefaultNamespace,
-		SharingPercentage:   50,
-		SlicePolicy:         SliceClamp,
-		QuotaEnforcement:    offv1beta1.HardLimitsEnforcement,
-		HealthCheckInterval: 5 * time.Second,
-		NonceLifetime:       auth.DefaultNonceLifetime,
-		MetricsAddr:         "0",
-		HealthAddr:          "0",
-		WebhookAddr:         "127.0.0.1:0",
-		Webhook:             webhook.DefaultServingOptions(),
+		Namespace:            consts.DefaultNamespace,
+		SharingPercentage:    50,
+		SlicePolicy:          SliceClamp,
+		QuotaEnforcement:     offv1beta1.HardLimitsEnforcement,
+		HealthCheckInterval:  5 * time.Second,
+		NonceLifetime:        auth.DefaultNonceLifetime,
+		ConsumerCertLifetime: auth.DefaultCertLifetime,
+		MetricsAddr:          "0",
+		HealthAddr:           "0",
+		WebhookAddr:          "127.0.0.1:0",
+		Webhook:              webhook.DefaultServingOptions(),
 		// In a pod: --kubelet-api-address=0.0.0.0:10250 and the pod IP as
 		// --kubelet-api-advertise-ip.
 		KubeletAPIAddr:        kubeletapi.DefaultListenAddress,
@@ -150,6 +155,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar((*string)(&o.SlicePolicy), "resource-slice-policy", string(o.SlicePolicy), "what to do with a ResourceSlice asking for more than is left: Clamp (accept what is left) or Deny")
 	fs.StringVar((*string)(&o.QuotaEnforcement), "quota-enforcement", string(o.QuotaEnforcement), "limits enforcement of consumer quotas: Hard, Soft or None")
 	fs.DurationVar(&o.HealthCheckInterval, "health-check-interval", o.HealthCheckInterval, "how often virtual nodes check their provider's API server")
+	fs.DurationVar(&o.ConsumerCertLifetime, "consumer-certificate-lifetime", o.ConsumerCertLifetime,
+		"lifetime of the client certificates issued to consumers; they are renewed at two thirds of it and the consumers pick the new one up (at least 10m)")
 	fs.DurationVar(&o.NonceLifetime, "nonce-lifetime", o.NonceLifetime, "how long the nonce a consumer signs to peer is offered before it is replaced (a used one is replaced at once; the one before stays valid for ten minutes)")
 	fs.StringVar(&o.MetricsAddr, "metrics-address", o.MetricsAddr, "listen address of the Prometheus metrics endpoint (0 disables it)")
 	fs.StringVar(&o.HealthAddr, "health-address", o.HealthAddr, "listen address of the healthz/readyz endpoints (0 disables them)")
@@ -195,6 +202,9 @@ func (o *Options) Validate() error {
 	}
 	if o.HealthCheckInterval <= 0 {
 		return fmt.Errorf("--health-check-interval must be positive")
+	}
+	if o.ConsumerCertLifetime < auth.MinCertLifetime {
+		return fmt.Errorf("--consumer-certificate-lifetime must be at least %s (the certificates API's minimum), got %s", auth.MinCertLifetime, o.ConsumerCertLifetime)
 	}
 	if o.NonceLifetime != 0 && o.NonceLifetime < time.Minute {
 		return fmt.Errorf("--nonce-lifetime must be at least 1m, to leave a peering the time to sign the nonce, got %s", o.NonceLifetime)

@@ -58,6 +58,7 @@ func reflectingConsumer(t *testing.T, id string, locals ...string) (client.Clien
 		m.Spec.DesiredMapping[local] = local + "-" + id
 		twins = append(twins, local+"-"+id)
 	}
+	ensureTenant(t, id)
 	if err := cl.Create(ctx, m); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
@@ -30,6 +32,7 @@ func makeTwin(t *testing.T, r *offloading.TwinReconciler, id, local, remote stri
 	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenant}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	ensureTenant(t, id)
 	m := &offv1beta1.NamespaceMap{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: tenant,
 		Labels: map[string]string{consts.ReplicationLabel: "true"}},
 		Spec: offv1beta1.NamespaceMapSpec{DesiredMapping: map[string]string{local: remote}}}
@@ -42,6 +45,17 @@ func makeTwin(t *testing.T, r *offloading.TwinReconciler, id, local, remote stri
 		t.Fatal(err)
 	}
 	return &ns
+}
+
+// ensureTenant makes the Tenant of consumer id, as peering does: its maps
+// count only while it exists.
+func ensureTenant(t *testing.T, id string) {
+	t.Helper()
+	tenant := &authv1beta1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: consts.TenantNamespace(id)},
+		Spec: authv1beta1.TenantSpec{ClusterID: corev1beta1.ClusterID(id)}}
+	if err := cl.Create(context.Background(), tenant); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 }
 
 // twinReconciler is the provider's TwinReconciler with its defaults.

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // NewCSR returns a PEM certificate request for user in group, signed with
@@ -57,20 +58,11 @@ func CheckCSR(csrPEM, identityKey []byte, user, group string) ([]byte, error) {
 }
 
 // certMatches tells whether certPEM is a certificate for the public key
-// clientKey (PKIX DER) that is still valid for a while, so a Tenant that was
-// already served needs no new one.
-func certMatches(certPEM, clientKey []byte, now func() int64) bool {
-	cert, err := parseCert(certPEM)
-	if err != nil {
-		return false
-	}
-	der, err := x509.MarshalPKIXPublicKey(cert.PublicKey)
-	if err != nil || !bytes.Equal(der, clientKey) {
-		return false
-	}
-	// Renew when less than a tenth of the lifetime is left.
-	life := cert.NotAfter.Unix() - cert.NotBefore.Unix()
-	return cert.NotAfter.Unix()-now() > life/10
+// clientKey (PKIX DER) that needs no renewal yet at now, so a Tenant that
+// was already served needs no new one.
+func certMatches(certPEM, clientKey []byte, now time.Time) bool {
+	cert, ok := certFor(certPEM, clientKey)
+	return ok && now.Before(renewAt(cert))
 }
 
 func parseCert(certPEM []byte) (*x509.Certificate, error) {

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,6 +30,8 @@ type IdentityReconciler struct {
 	Keys      *identity.Keys
 	ClusterID string
 	Recorder  record.EventRecorder
+	// Now is the reconciler's clock (time.Now if nil).
+	Now clock
 }
 
 // Reconcile writes the kubeconfig Secret and sets the Ready condition from a
@@ -63,8 +67,63 @@ func (r *IdentityReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, r.setReady(ctx, &id, metav1.ConditionFalse, "WrongUser",
 			fmt.Sprintf("the provider knows these credentials as %q, expected %q", who, user))
 	}
-	return ctrl.Result{}, r.setReady(ctx, &id, metav1.ConditionTrue, "Authenticated",
+	next, err := r.pickUp(ctx, &id, kubeconfig)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: next}, r.setReady(ctx, &id, metav1.ConditionTrue, "Authenticated",
 		fmt.Sprintf("authenticated on %s as %s", id.Spec.AuthParams.APIServer, user))
+}
+
+// pickUp takes, once the certificate is due for renewal, the renewed one
+// from the consumer's Tenant on the provider (read with the current
+// credentials) into the Identity, whose update writes the kubeconfig
+// again. It returns when to look next: the provider renews at two thirds
+// of the lifetime, the consumer looks a little later, then every minute
+// until it finds the new certificate. A certificate from the provider is
+// taken only if it is for this cluster's client key, another one, and
+// lives at least as long as the current one.
+func (r *IdentityReconciler) pickUp(ctx context.Context, id *authv1beta1.Identity, kubeconfig []byte) (time.Duration, error) {
+	clientKey, err := x509.MarshalPKIXPublicKey(r.Keys.Client.Public())
+	if err != nil {
+		return 0, err
+	}
+	now := r.Now.now()
+	cur, ok := certFor(id.Spec.AuthParams.SignedCRT, clientKey)
+	if !ok {
+		return 0, nil // refused above already: not ours to renew
+	}
+	if at := pickUpAt(cur); now.Before(at) || id.Spec.Namespace == nil {
+		return until(now, at), nil
+	}
+	cfg, err := RESTConfig(kubeconfig)
+	if err != nil {
+		return 0, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: r.Client.Scheme()})
+	if err != nil {
+		return 0, err
+	}
+	var t authv1beta1.Tenant
+	if err := c.Get(ctx, types.NamespacedName{Namespace: *id.Spec.Namespace, Name: r.ClusterID}, &t); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "reading the Tenant for the renewed certificate, will retry")
+		return time.Minute, nil
+	}
+	if t.Status.AuthParams == nil {
+		return time.Minute, nil
+	}
+	renewed, ok := certFor(t.Status.AuthParams.SignedCRT, clientKey)
+	if !ok || renewed.Equal(cur) || renewed.NotAfter.Before(cur.NotAfter) || now.After(renewed.NotAfter) {
+		return time.Minute, nil // not renewed yet
+	}
+	id.Spec.AuthParams.SignedCRT = t.Status.AuthParams.SignedCRT
+	if err := r.Client.Update(ctx, id); err != nil {
+		return 0, err
+	}
+	if r.Recorder != nil {
+		r.Recorder.Eventf(id, corev1.EventTypeNormal, "CertificateRenewed", "renewed client certificate valid until %s", renewed.NotAfter.UTC().Format(time.RFC3339))
+	}
+	return until(now, pickUpAt(renewed)), nil
 }
 
 func whoAmI(ctx context.Context, kubeconfig []byte) (string, error) {

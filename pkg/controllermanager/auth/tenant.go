@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -44,6 +46,11 @@ type TenantReconciler struct {
 	APIServerURL string
 	ClusterRole  string
 	Recorder     record.EventRecorder
+	// CertLifetime is the consumers' client certificates' (default
+	// DefaultCertLifetime); they are renewed at two thirds of it.
+	CertLifetime time.Duration
+	// Now is the reconciler's clock (time.Now if nil).
+	Now clock
 }
 
 // Reconcile drives one Tenant to Ready or explains why it cannot be.
@@ -72,13 +79,18 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 
 	crt := []byte(nil)
-	if t.Status.AuthParams != nil && certMatches(t.Status.AuthParams.SignedCRT, clientKey, nowUnix) {
+	if t.Status.AuthParams != nil && certMatches(t.Status.AuthParams.SignedCRT, clientKey, r.Now.now()) {
 		crt = t.Status.AuthParams.SignedCRT
 	} else {
-		if crt, err = r.issue(ctx, &t); err != nil {
+		if crt, err = r.issue(ctx, &t, clientKey); err != nil {
 			return ctrl.Result{}, err
 		}
 		if crt == nil { // the signer has not answered yet; its update requeues us
+			if r.renewing(&t, clientKey) {
+				// The current certificate still works: the Tenant stays as
+				// it is until the renewed one replaces it.
+				return ctrl.Result{RequeueAfter: 30 * time.Second}, nil
+			}
 			return ctrl.Result{}, r.setReady(ctx, &t, metav1.ConditionFalse, "CertificatePending", "waiting for the certificates API to sign the consumer's certificate")
 		}
 	}
@@ -86,14 +98,22 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 
+	// The parameters change without the condition when the certificate
+	// is renewed: both are compared with what was there before.
+	before := t.Status.DeepCopy()
 	t.Status.TenantNamespace = t.Namespace
 	t.Status.AuthParams = &authv1beta1.AuthParams{CA: r.CA, SignedCRT: crt, APIServer: r.APIServerURL}
-	if err := r.setReady(ctx, &t, metav1.ConditionTrue, "Authenticated", fmt.Sprintf("consumer %s authenticated as user %s", consumer, user)); err != nil {
+	if err := r.setReadyFrom(ctx, &t, before, metav1.ConditionTrue, "Authenticated", fmt.Sprintf("consumer %s authenticated as user %s", consumer, user)); err != nil {
 		return ctrl.Result{}, err
 	}
 	// The request served its purpose; its certificate now lives in the status.
 	err = r.Clientset.CertificatesV1().CertificateSigningRequests().Delete(ctx, csrName(consumer), metav1.DeleteOptions{})
-	return ctrl.Result{}, client.IgnoreNotFound(err)
+	// Back at the renewal: nothing else would wake us then.
+	result := ctrl.Result{}
+	if cert, ok := certFor(crt, clientKey); ok {
+		result.RequeueAfter = until(r.Now.now(), renewAt(cert))
+	}
+	return result, client.IgnoreNotFound(err)
 }
 
 // verify checks that the Tenant sits in the consumer's tenant namespace,
@@ -141,15 +161,46 @@ func (r *TenantReconciler) verify(ctx context.Context, t *authv1beta1.Tenant, us
 
 func csrName(consumer string) string { return "liqo-tenant-" + consumer }
 
+// spent reports whether the certificate csr holds is the one t has, or
+// one that has expired: a leftover that renewing must not hand out again.
+func (r *TenantReconciler) spent(t *authv1beta1.Tenant, csr *certv1.CertificateSigningRequest, clientKey []byte) bool {
+	if len(csr.Status.Certificate) == 0 {
+		return false
+	}
+	if t.Status.AuthParams != nil && bytes.Equal(csr.Status.Certificate, t.Status.AuthParams.SignedCRT) {
+		return true
+	}
+	cert, ok := certFor(csr.Status.Certificate, clientKey)
+	return !ok || !r.Now.now().Before(cert.NotAfter)
+}
+
+// renewing reports whether t's current certificate is for clientKey and
+// still valid: its renewal is under way.
+func (r *TenantReconciler) renewing(t *authv1beta1.Tenant, clientKey []byte) bool {
+	if t.Status.AuthParams == nil {
+		return false
+	}
+	cert, ok := certFor(t.Status.AuthParams.SignedCRT, clientKey)
+	return ok && r.Now.now().Before(cert.NotAfter)
+}
+
+func (r *TenantReconciler) certLifetime() time.Duration {
+	if r.CertLifetime > 0 {
+		return max(r.CertLifetime, MinCertLifetime)
+	}
+	return DefaultCertLifetime
+}
+
 // issue asks the certificates API for the consumer's certificate and returns
 // it once signed, or nil while the signer is still working.
-func (r *TenantReconciler) issue(ctx context.Context, t *authv1beta1.Tenant) ([]byte, error) {
+func (r *TenantReconciler) issue(ctx context.Context, t *authv1beta1.Tenant, clientKey []byte) ([]byte, error) {
 	csrs := r.Clientset.CertificatesV1().CertificateSigningRequests()
 	name := csrName(string(t.Spec.ClusterID))
 	csr, err := csrs.Get(ctx, name, metav1.GetOptions{})
 	switch {
-	case err == nil && string(csr.Spec.Request) != string(t.Spec.CSR):
-		// A request left from an earlier peering: replace it.
+	case err == nil && (string(csr.Spec.Request) != string(t.Spec.CSR) || r.spent(t, csr, clientKey)):
+		// A request left from an earlier peering, or from the issuance of
+		// the certificate being renewed: replace it.
 		if err := csrs.Delete(ctx, name, metav1.DeleteOptions{}); client.IgnoreNotFound(err) != nil {
 			return nil, err
 		}
@@ -162,9 +213,10 @@ func (r *TenantReconciler) issue(ctx context.Context, t *authv1beta1.Tenant) ([]
 				Labels:      map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: string(t.Spec.ClusterID)},
 				Annotations: map[string]string{tenantAnnotation: t.Namespace + "/" + t.Name}},
 			Spec: certv1.CertificateSigningRequestSpec{
-				Request:    t.Spec.CSR,
-				SignerName: certv1.KubeAPIServerClientSignerName,
-				Usages:     []certv1.KeyUsage{certv1.UsageDigitalSignature, certv1.UsageClientAuth},
+				Request:           t.Spec.CSR,
+				ExpirationSeconds: ptr.To(int32(r.certLifetime().Seconds())),
+				SignerName:        certv1.KubeAPIServerClientSignerName,
+				Usages:            []certv1.KeyUsage{certv1.UsageDigitalSignature, certv1.UsageClientAuth},
 			},
 		}
 		if csr, err = csrs.Create(ctx, csr, metav1.CreateOptions{}); err != nil {
@@ -207,7 +259,12 @@ func (r *TenantReconciler) ensureRoleBinding(ctx context.Context, t *authv1beta1
 }
 
 func (r *TenantReconciler) setReady(ctx context.Context, t *authv1beta1.Tenant, status metav1.ConditionStatus, reason, msg string) error {
-	before := t.Status.DeepCopy()
+	return r.setReadyFrom(ctx, t, t.Status.DeepCopy(), status, reason, msg)
+}
+
+// setReadyFrom sets the Ready condition and writes the status if it
+// differs from before.
+func (r *TenantReconciler) setReadyFrom(ctx context.Context, t *authv1beta1.Tenant, before *authv1beta1.TenantStatus, status metav1.ConditionStatus, reason, msg string) error {
 	meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{Type: ConditionReady, Status: status, Reason: reason,
 		Message: msg, ObservedGeneration: t.Generation})
 	if equality.Semantic.DeepEqual(before, &t.Status) {

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
@@ -165,9 +167,16 @@ func handshake(t *testing.T, consumer string, h identity.Handshake) material {
 // is for the TLS client key, so what the identity signs never yields a TLS
 // identity.
 func TestHandshakeEndToEnd(t *testing.T) {
+	handshakeEndToEnd(t, "florence", "siena", 0)
+}
+
+// handshakeEndToEnd peers consumer with provider, the provider issuing
+// certificates of lifetime (its default if 0), and returns the provider's
+// TenantReconciler, the Tenant's key, the consumer's IdentityReconciler
+// and its Identity's key.
+func handshakeEndToEnd(t *testing.T, consumer, provider string, lifetime time.Duration) (*TenantReconciler, types.NamespacedName, *IdentityReconciler, types.NamespacedName) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	const consumer, provider = "florence", "siena"
 	nonce := issueNonce(ctx, t, consumer)
 
 	// The consumer: liqoctl copies the nonce into its tenant namespace for
@@ -186,6 +195,7 @@ func TestHandshakeEndToEnd(t *testing.T) {
 	// The provider.
 	key := createTenant(ctx, t, consumer, s.Data[consts.PublicKeyKey], s.Data[consts.CSRKey], s.Data[consts.SignatureKey])
 	tr := newTenantReconciler(provider)
+	tr.CertLifetime = lifetime
 	var tn authv1beta1.Tenant
 	testbed.Eventually(ctx, t, "the Tenant to be Ready", func() (bool, error) {
 		if _, err := tr.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
@@ -218,10 +228,11 @@ func TestHandshakeEndToEnd(t *testing.T) {
 
 	// The consumer again: the Identity liqoctl writes becomes a kubeconfig
 	// that the provider accepts.
-	idNS := "identity-e2e"
+	idNS := "identity-" + consumer
 	createNamespace(ctx, t, idNS, nil)
 	id := &authv1beta1.Identity{ObjectMeta: metav1.ObjectMeta{Name: consts.IdentityName(provider), Namespace: idNS},
-		Spec: authv1beta1.IdentitySpec{ClusterID: corev1beta1.ClusterID(provider), AuthParams: *tn.Status.AuthParams}}
+		Spec: authv1beta1.IdentitySpec{ClusterID: corev1beta1.ClusterID(provider), AuthParams: *tn.Status.AuthParams,
+			Namespace: ptr.To(consts.TenantNamespace(consumer))}}
 	if err := cl.Create(ctx, id); err != nil {
 		t.Fatal(err)
 	}
@@ -253,5 +264,104 @@ func TestHandshakeEndToEnd(t *testing.T) {
 	}
 	if k.(ed25519.PrivateKey).Public().(ed25519.PublicKey).Equal(signer.Keys.Public) {
 		t.Fatal("the kubeconfig Secret holds the identity's private key")
+	}
+	return tr, key, ir, types.NamespacedName{Namespace: idNS, Name: id.Name}
+}
+
+// signedCert is the certificate in a Tenant's status or an Identity's
+// kubeconfig.
+func signedCert(t *testing.T, certPEM []byte) *x509.Certificate {
+	t.Helper()
+	cert, err := parseCert(certPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
+}
+
+// TestCertificateRotation: the provider issues certificates of the
+// configured lifetime and comes back at two thirds of it to renew; the
+// consumer comes back a little later, picks the renewed certificate up from
+// its Tenant and writes a kubeconfig the provider accepts. The Tenant
+// stays Ready throughout. Time is moved forward on both clocks.
+func TestCertificateRotation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// What a consumer may do in its tenant namespace: read its Tenant.
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "liqo-remote-controlplane"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"authentication.liqo.io"}, Resources: []string{"tenants"}, Verbs: []string{"get", "list", "watch"}}}}
+	if err := cl.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	const lifetime = time.Hour
+	tr, tkey, ir, ikey := handshakeEndToEnd(t, "cortona", "volterra", lifetime)
+
+	var tn authv1beta1.Tenant
+	if err := cl.Get(ctx, tkey, &tn); err != nil {
+		t.Fatal(err)
+	}
+	first := signedCert(t, tn.Status.AuthParams.SignedCRT)
+	if left := time.Until(first.NotAfter); left < lifetime-10*time.Minute || left > lifetime+time.Minute {
+		t.Fatalf("the certificate expires in %s, want about %s", left.Round(time.Second), lifetime)
+	}
+	res, err := tr.Reconcile(ctx, ctrl.Request{NamespacedName: tkey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := time.Now().Add(res.RequeueAfter); at.Sub(renewAt(first)).Abs() > 5*time.Second {
+		t.Errorf("the provider comes back at %s, want the renewal at %s", at, renewAt(first))
+	}
+	ires, err := ir.Reconcile(ctx, ctrl.Request{NamespacedName: ikey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ires.RequeueAfter < lifetime/2 {
+		t.Errorf("the consumer comes back in %s, before the renewal", ires.RequeueAfter)
+	}
+
+	// Forty-five minutes later: past the renewal.
+	later := clock(func() time.Time { return time.Now().Add(45 * time.Minute) })
+	tr.Now, ir.Now = later, later
+	testbed.Eventually(ctx, t, "the renewed certificate in the Tenant", func() (bool, error) {
+		if _, err := tr.Reconcile(ctx, ctrl.Request{NamespacedName: tkey}); err != nil {
+			return false, err
+		}
+		if err := cl.Get(ctx, tkey, &tn); err != nil {
+			return false, err
+		}
+		if cond := meta.FindStatusCondition(tn.Status.Conditions, ConditionReady); cond == nil || cond.Status != metav1.ConditionTrue {
+			t.Fatalf("the Tenant left Ready during the renewal: %+v", cond)
+		}
+		c := signedCert(t, tn.Status.AuthParams.SignedCRT)
+		return !c.Equal(first) && !c.NotAfter.Before(first.NotAfter), nil
+	})
+	renewed := signedCert(t, tn.Status.AuthParams.SignedCRT)
+
+	var id authv1beta1.Identity
+	testbed.Eventually(ctx, t, "the consumer picking the renewed certificate up", func() (bool, error) {
+		if _, err := ir.Reconcile(ctx, ctrl.Request{NamespacedName: ikey}); err != nil {
+			return false, err
+		}
+		if err := cl.Get(ctx, ikey, &id); err != nil {
+			return false, err
+		}
+		return signedCert(t, id.Spec.AuthParams.SignedCRT).Equal(renewed), nil
+	})
+	if _, err := ir.Reconcile(ctx, ctrl.Request{NamespacedName: ikey}); err != nil {
+		t.Fatal(err)
+	}
+	var kc corev1.Secret
+	if err := cl.Get(ctx, types.NamespacedName{Namespace: ikey.Namespace, Name: consts.KubeconfigSecretName(ikey.Name)}, &kc); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := RESTConfig(kc.Data[consts.KubeconfigKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !signedCert(t, cfg.CertData).Equal(renewed) {
+		t.Fatal("the kubeconfig does not hold the renewed certificate")
+	}
+	if who, err := whoAmI(ctx, kc.Data[consts.KubeconfigKey]); err != nil || who != consts.ConsumerUser("cortona") {
+		t.Fatalf("the renewed kubeconfig: %q, %v", who, err)
 	}
 }

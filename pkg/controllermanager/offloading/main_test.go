@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/apis"
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/deploy/crds"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
@@ -80,8 +82,8 @@ func startProvider(cfg *rest.Config) error {
 }
 
 // newConsumer makes the tenant namespace of consumer, as peering does, with
-// the consumer's right to keep NamespaceMaps there, and returns a client
-// acting as that consumer.
+// its Tenant and the consumer's right to keep NamespaceMaps there, and
+// returns a client acting as that consumer.
 func newConsumer(ctx context.Context, t *testing.T, consumer string) client.Client {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: consts.TenantNamespace(consumer), Labels: map[string]string{
@@ -91,7 +93,11 @@ func newConsumer(ctx context.Context, t *testing.T, consumer string) client.Clie
 	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "consumer", Namespace: ns.Name},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: consts.ConsumerUser(consumer)}}}
-	for _, o := range []client.Object{ns, role, rb} {
+	// The Tenant is what keeps the consumer's maps valid (unpeering deletes
+	// it); the TenantReconciler, which would check it, is not running here.
+	tenant := &authv1beta1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: consumer, Namespace: ns.Name},
+		Spec: authv1beta1.TenantSpec{ClusterID: corev1beta1.ClusterID(consumer)}}
+	for _, o := range []client.Object{ns, role, rb, tenant} {
 		if err := admin.Create(ctx, o); err != nil {
 			t.Fatalf("creating %s of consumer %s: %v", o.GetName(), consumer, err)
 		}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/podsecurity"
@@ -61,6 +62,12 @@ func (r *TwinReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	consumer, ok := consts.ClusterIDOfTenantNamespace(req.Namespace)
 	if !ok {
 		return ctrl.Result{}, nil
+	}
+	switch peered, err := r.peered(ctx, consumer); {
+	case err != nil:
+		return ctrl.Result{}, err
+	case !peered:
+		return ctrl.Result{}, r.revoke(ctx, consumer)
 	}
 	// A consumer may keep several maps here: the twins to keep are those any
 	// of them still wants.
@@ -371,6 +378,8 @@ func (r *TwinReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&networkingv1.NetworkPolicy{}, handler.EnqueueRequestsFromMapFunc(r.mapsOfConsumer), builder.WithPredicates(guards)).
 		// The consumer's networks, remapped, are in its policies.
 		Watches(&netv1beta1.Configuration{}, handler.EnqueueRequestsFromMapFunc(r.mapsOfConfiguration)).
+		// Unpeering (the Tenant's deletion) revokes the consumer's twins.
+		Watches(&authv1beta1.Tenant{}, handler.EnqueueRequestsFromMapFunc(r.mapsOfTenant)).
 		Complete(r)
 }
 
