@@ -6,7 +6,7 @@ CONTROLLER_GEN:= sigs.k8s.io/controller-tools/cmd/controller-gen@v0.19.0
 # Test timeout: the first run builds the testbed binaries (~8 min on 2 cores).
 TEST_TIMEOUT  ?= 40m
 
-.PHONY: all build liqoctl test playground playground-down bench generate lint testbed-binaries images
+.PHONY: all build liqoctl test fuzz playground playground-down bench generate lint testbed-binaries images
 
 all: build
 
@@ -21,9 +21,18 @@ liqoctl:
 testbed-binaries: liqoctl
 	$(BIN)/liqoctl playground build
 
-## test: every test, unit and against real testbed clusters.
+# Packages with native fuzz targets (what a peer's input reaches).
+FUZZ_PKGS     := ./test/fuzz ./pkg/ipam
+FUZZTIME      ?= 1m
+
+## test: every test, unit and against real testbed clusters, then each fuzz target briefly.
 test: testbed-binaries
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	FUZZTIME=3s GO=$(GO) hack/fuzz.sh $(FUZZ_PKGS)
+
+## fuzz: each fuzz target for FUZZTIME (default 1m).
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) hack/fuzz.sh $(FUZZ_PKGS)
 
 ## playground: two local clusters, rome and milan, ready for kubectl.
 playground: liqoctl
