@@ -137,7 +137,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		},
 		func() error {
 			return (&vnode.Reconciler{Client: mgr.GetClient(), Clientset: cs, ClusterID: local, Namespace: o.Namespace,
-				HealthCheckInterval: o.HealthCheckInterval, KubeletAddress: kubeletIP, KubeletPort: kubeletPort,
+				HealthCheckInterval: o.HealthCheckInterval, UnreachableGrace: o.ProviderUnreachableGrace, KubeletAddress: kubeletIP, KubeletPort: kubeletPort,
 				Reflected: o.Reflection}).SetupWithManager(mgr)
 		},
 		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },

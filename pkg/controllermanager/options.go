@@ -57,6 +57,9 @@ type Options struct {
 	QuotaEnforcement offv1beta1.LimitsEnforcement
 	// HealthCheckInterval is how often a virtual node checks its provider.
 	HealthCheckInterval time.Duration
+	// ProviderUnreachableGrace is how long a virtual node stays Ready, and
+	// its pods stay, while its provider is unreachable.
+	ProviderUnreachableGrace time.Duration
 	// NonceLifetime is how long a provider offers a nonce no consumer used
 	// before it rotates it (a used one rotates at once).
 	NonceLifetime time.Duration
@@ -119,20 +122,26 @@ const DefaultFabricImage = "ghcr.io/liqo-go/liqo-fabric"
 // defaultServiceCIDR is kubeadm's and the testbed's service CIDR.
 var defaultServiceCIDR = netip.MustParsePrefix("10.96.0.0/12")
 
+// DefaultProviderUnreachableGrace keeps a virtual node Ready through a
+// provider outage of up to five minutes: with the pods' default not-ready
+// toleration, they are evicted only after ten.
+const DefaultProviderUnreachableGrace = 5 * time.Minute
+
 // DefaultOptions returns the defaults the flags start from.
 func DefaultOptions() Options {
 	return Options{
-		Namespace:            consts.DefaultNamespace,
-		SharingPercentage:    50,
-		SlicePolicy:          SliceClamp,
-		QuotaEnforcement:     offv1beta1.HardLimitsEnforcement,
-		HealthCheckInterval:  5 * time.Second,
-		NonceLifetime:        auth.DefaultNonceLifetime,
-		ConsumerCertLifetime: auth.DefaultCertLifetime,
-		MetricsAddr:          "0",
-		HealthAddr:           "0",
-		WebhookAddr:          "127.0.0.1:0",
-		Webhook:              webhook.DefaultServingOptions(),
+		Namespace:                consts.DefaultNamespace,
+		SharingPercentage:        50,
+		SlicePolicy:              SliceClamp,
+		QuotaEnforcement:         offv1beta1.HardLimitsEnforcement,
+		HealthCheckInterval:      5 * time.Second,
+		ProviderUnreachableGrace: DefaultProviderUnreachableGrace,
+		NonceLifetime:            auth.DefaultNonceLifetime,
+		ConsumerCertLifetime:     auth.DefaultCertLifetime,
+		MetricsAddr:              "0",
+		HealthAddr:               "0",
+		WebhookAddr:              "127.0.0.1:0",
+		Webhook:                  webhook.DefaultServingOptions(),
 		// In a pod: --kubelet-api-address=0.0.0.0:10250 and the pod IP as
 		// --kubelet-api-advertise-ip.
 		KubeletAPIAddr:        kubeletapi.DefaultListenAddress,
@@ -155,6 +164,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar((*string)(&o.SlicePolicy), "resource-slice-policy", string(o.SlicePolicy), "what to do with a ResourceSlice asking for more than is left: Clamp (accept what is left) or Deny")
 	fs.StringVar((*string)(&o.QuotaEnforcement), "quota-enforcement", string(o.QuotaEnforcement), "limits enforcement of consumer quotas: Hard, Soft or None")
 	fs.DurationVar(&o.HealthCheckInterval, "health-check-interval", o.HealthCheckInterval, "how often virtual nodes check their provider's API server")
+	fs.DurationVar(&o.ProviderUnreachableGrace, "provider-unreachable-grace", o.ProviderUnreachableGrace,
+		"how long a virtual node stays Ready (taking no new pod) while its provider is unreachable, so that a short partition does not evict and recreate its pods; they are evicted after the grace and their not-ready toleration (300s by default); 0 turns the node NotReady at once")
 	fs.DurationVar(&o.ConsumerCertLifetime, "consumer-certificate-lifetime", o.ConsumerCertLifetime,
 		"lifetime of the client certificates issued to consumers; they are renewed at two thirds of it and the consumers pick the new one up (at least 10m)")
 	fs.DurationVar(&o.NonceLifetime, "nonce-lifetime", o.NonceLifetime, "how long the nonce a consumer signs to peer is offered before it is replaced (a used one is replaced at once; the one before stays valid for ten minutes)")
@@ -202,6 +213,9 @@ func (o *Options) Validate() error {
 	}
 	if o.HealthCheckInterval <= 0 {
 		return fmt.Errorf("--health-check-interval must be positive")
+	}
+	if o.ProviderUnreachableGrace < 0 {
+		return fmt.Errorf("--provider-unreachable-grace must not be negative, got %s", o.ProviderUnreachableGrace)
 	}
 	if o.ConsumerCertLifetime < auth.MinCertLifetime {
 		return fmt.Errorf("--consumer-certificate-lifetime must be at least %s (the certificates API's minimum), got %s", auth.MinCertLifetime, o.ConsumerCertLifetime)

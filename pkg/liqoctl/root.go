@@ -15,6 +15,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/offload"
 	"github.com/liqo-go/liqo/pkg/liqoctl/peer"
 	"github.com/liqo-go/liqo/pkg/liqoctl/playground"
+	"github.com/liqo-go/liqo/pkg/liqoctl/tenant"
 	"github.com/liqo-go/liqo/pkg/liqoctl/testnet"
 )
 
@@ -30,6 +31,7 @@ runs a local playground of real Kubernetes control planes with simulated nodes.`
 	}
 	root.AddCommand(playground.NewCommand(), peer.NewCommand(), peer.NewUnpeerCommand(), info.NewCommand(),
 		offload.NewCommand(), offload.NewUnoffloadCommand(), network.NewCommand(), testnet.NewCommand())
+	root.AddCommand(tenant.NewCommands()...)
 	markUsageErrors(root)
 	return root
 }

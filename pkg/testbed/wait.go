@@ -67,10 +67,16 @@ func (c *Cluster) waitWorkloadReady(ctx context.Context) error {
 
 // NodeReady tells whether a node's Ready condition is True.
 func NodeReady(n *corev1.Node) bool {
+	return NodeCondition(n, corev1.NodeReady) == corev1.ConditionTrue
+}
+
+// NodeCondition is the status of n's condition of type typ, Unknown if it
+// has none.
+func NodeCondition(n *corev1.Node, typ corev1.NodeConditionType) corev1.ConditionStatus {
 	for _, cond := range n.Status.Conditions {
-		if cond.Type == corev1.NodeReady {
-			return cond.Status == corev1.ConditionTrue
+		if cond.Type == typ {
+			return cond.Status
 		}
 	}
-	return false
+	return corev1.ConditionUnknown
 }

@@ -41,6 +41,11 @@ type NodeConfig struct {
 	// StatusUpdateInterval is how often the whole status is written again
 	// even if nothing changed; Ready transitions are written immediately.
 	StatusUpdateInterval time.Duration
+	// UnreachableGrace is how long the node stays Ready while the remote
+	// cluster is unreachable (taking no new pod): its pods are evicted only
+	// after the grace and their not-ready toleration (300 s by default).
+	// Unlike the durations above, zero means none: NotReady at once.
+	UnreachableGrace time.Duration
 }
 
 // Defaults of NodeConfig's durations.

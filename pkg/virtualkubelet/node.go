@@ -15,6 +15,12 @@ import (
 const (
 	ReasonRemoteReachable   = "RemoteClusterReachable"
 	ReasonRemoteUnreachable = "RemoteClusterUnreachable"
+	// ReasonUnreachableInGrace: the remote cluster is unreachable, but for
+	// less than the grace (NodeConfig.UnreachableGrace): the node stays
+	// Ready, so that its pods are not evicted and recreated in bulk after a
+	// glitch, and takes no new pod (NetworkUnavailable, whose taint the node
+	// lifecycle controller adds).
+	ReasonUnreachableInGrace = "RemoteClusterUnreachableInGrace"
 )
 
 // The platform every virtual node reports: the pods it runs are placed by
@@ -35,8 +41,13 @@ type remoteState struct {
 	ready bool
 	// message explains ready; empty takes a default.
 	message string
-	// since is when ready last changed, the Ready condition's transition time.
+	// since is when ready last changed.
 	since time.Time
+	// graced: unreachable for less than the grace, the Ready condition
+	// still True.
+	graced bool
+	// readySince is when the Ready condition last changed.
+	readySince time.Time
 	// version is the remote API server's git version.
 	version string
 }
@@ -111,16 +122,38 @@ func nodeConditions(st remoteState, started time.Time) []corev1.NodeCondition {
 		Reason:  ReasonRemoteReachable,
 		Message: "the remote cluster's API server is ready",
 	}
-	if !st.ready {
+	network := corev1.NodeCondition{Type: corev1.NodeNetworkUnavailable, Status: corev1.ConditionFalse,
+		Reason: "RemoteNetworkAvailable", Message: "the pod network is provided by the remote cluster"}
+	switch {
+	case !st.ready && st.graced:
+		ready.Reason = ReasonUnreachableInGrace
+		ready.Message = "the remote cluster is unreachable since " + st.since.UTC().Format(time.RFC3339) +
+			": its pods are kept; the node turns NotReady at the end of the grace (--provider-unreachable-grace)"
+	case !st.ready:
 		ready.Status = corev1.ConditionFalse
 		ready.Reason = ReasonRemoteUnreachable
 		ready.Message = "the remote cluster's API server is not reachable or not ready"
 	}
-	if st.message != "" {
+	if !st.ready {
+		// The node lifecycle controller taints a node whose network is
+		// unavailable NoSchedule: no new pod lands here meanwhile.
+		network.Status, network.Reason = corev1.ConditionTrue, ReasonRemoteUnreachable
+		network.Message = "the remote cluster is unreachable"
+	}
+	if st.message != "" && !st.graced {
 		ready.Message = st.message
 	}
-	ready.LastTransitionTime = metav1.NewTime(st.since)
+	if st.message != "" && !st.ready {
+		network.Message = st.message
+	}
+	readySince := st.readySince
+	if readySince.IsZero() {
+		readySince = st.since
+	}
+	ready.LastTransitionTime = metav1.NewTime(readySince)
 	ready.LastHeartbeatTime = ready.LastTransitionTime
+	network.LastTransitionTime = metav1.NewTime(st.since)
+	network.LastHeartbeatTime = network.LastTransitionTime
 
 	// The remote cluster, not this node, owns memory, disks, PIDs and the
 	// pod network, so the local pressure signals never fire.
@@ -136,7 +169,7 @@ func nodeConditions(st remoteState, started time.Time) []corev1.NodeCondition {
 		fixed(corev1.NodeMemoryPressure, "NoMemoryPressure", "memory is managed by the remote cluster"),
 		fixed(corev1.NodeDiskPressure, "NoDiskPressure", "disks are managed by the remote cluster"),
 		fixed(corev1.NodePIDPressure, "NoPIDPressure", "processes are managed by the remote cluster"),
-		fixed(corev1.NodeNetworkUnavailable, "RemoteNetworkAvailable", "the pod network is provided by the remote cluster"),
+		network,
 	}
 }
 

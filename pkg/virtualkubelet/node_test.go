@@ -79,6 +79,17 @@ func TestBuildNode(t *testing.T) {
 			transition: flipped,
 		},
 		{
+			name: "unreachable within the grace stays Ready, its network unavailable",
+			state: remoteState{ready: false, graced: true, since: flipped, readySince: started,
+				message: "the remote cluster's API server is not ready: connection refused"},
+			labels:     mandatory,
+			taints:     []corev1.Taint{virtualNodeTaint},
+			ready:      corev1.ConditionTrue,
+			reason:     ReasonUnreachableInGrace,
+			message:    "the remote cluster is unreachable since " + flipped.UTC().Format(time.RFC3339) + ": its pods are kept; the node turns NotReady at the end of the grace (--provider-unreachable-grace)",
+			transition: started,
+		},
+		{
 			name:       "unreachable without a message gets a default one",
 			state:      remoteState{since: started},
 			labels:     mandatory,
@@ -168,11 +179,20 @@ func TestBuildNode(t *testing.T) {
 			if r.Status != tc.ready || r.Reason != tc.reason || r.Message != tc.message || !r.LastTransitionTime.Time.Equal(tc.transition) {
 				t.Errorf("Ready condition %+v, want %s/%s/%q at %s", r, tc.ready, tc.reason, tc.message, tc.transition)
 			}
-			for _, ct := range []corev1.NodeConditionType{corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure, corev1.NodeNetworkUnavailable} {
+			for _, ct := range []corev1.NodeConditionType{corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure} {
 				c, ok := conds[ct]
 				if !ok || c.Status != corev1.ConditionFalse || c.Reason == "" || !c.LastTransitionTime.Time.Equal(started) {
 					t.Errorf("condition %s = %+v, want False since %s", ct, c, started)
 				}
+			}
+			// The network is the remote cluster's: unavailable (which
+			// taints the node NoSchedule) while it is unreachable.
+			wantNet := corev1.ConditionFalse
+			if !tc.state.ready {
+				wantNet = corev1.ConditionTrue
+			}
+			if c := conds[corev1.NodeNetworkUnavailable]; c.Status != wantNet || c.Reason == "" || !c.LastTransitionTime.Time.Equal(tc.state.since) {
+				t.Errorf("condition NetworkUnavailable = %+v, want %s since %s", c, wantNet, tc.state.since)
 			}
 			info := n.Status.NodeInfo
 			if info.KubeletVersion != tc.state.version || info.OperatingSystem != "linux" || info.Architecture != "amd64" {

@@ -106,9 +106,17 @@ func (p *provider) record(err error, version string, now time.Time) {
 	defer p.mu.Unlock()
 	changed := false
 	if ready := err == nil; !p.checked || ready != p.state.ready {
-		p.checked = true
+		wasReady := p.nodeReady()
 		p.state.ready = ready
 		p.state.since = now
+		// A first probe that fails (the consumer restarted during an
+		// outage) starts no grace: the node's pods may have been without
+		// their provider for long already.
+		p.state.graced = !ready && p.checked && p.cfg.UnreachableGrace > 0
+		p.checked = true
+		if p.nodeReady() != wasReady {
+			p.state.readySince = now
+		}
 		p.state.message = ""
 		if ready {
 			p.logger.Info("the remote cluster is reachable")
@@ -116,6 +124,12 @@ func (p *provider) record(err error, version string, now time.Time) {
 			p.state.message = truncate("the remote cluster's API server is not ready: " + err.Error())
 			p.logger.Info("the remote cluster is unreachable", "error", err.Error())
 		}
+		changed = true
+	}
+	if p.state.graced && now.Sub(p.state.since) >= p.cfg.UnreachableGrace {
+		p.state.graced = false
+		p.state.readySince = now
+		p.logger.Info("the remote cluster is still unreachable at the end of the grace: the node turns NotReady", "grace", p.cfg.UnreachableGrace)
 		changed = true
 	}
 	if version != "" && (!p.versionFromRemote || version != p.state.version) {
@@ -129,6 +143,12 @@ func (p *provider) record(err error, version string, now time.Time) {
 		default:
 		}
 	}
+}
+
+// nodeReady is the Node's Ready condition: reachable, or unreachable
+// within the grace. Called with mu held.
+func (p *provider) nodeReady() bool {
+	return p.state.ready || p.state.graced
 }
 
 // discardChange forgets a pending change, once the Node to be registered
@@ -177,11 +197,12 @@ func (p *provider) forward(ctx context.Context, running, stopped <-chan struct{}
 	case <-running:
 	}
 	p.mu.Lock()
-	last := p.state.ready
+	last, why := p.nodeReady(), p.reason()
 	p.mu.Unlock()
 	if ready != nil {
-		ready(last, reason(last))
+		ready(last, why)
 	}
+	lastWhy := why
 	for {
 		select {
 		case <-ctx.Done():
@@ -191,21 +212,25 @@ func (p *provider) forward(ctx context.Context, running, stopped <-chan struct{}
 		case <-p.changed:
 		}
 		p.mu.Lock()
-		notify, node, now := p.notify, buildNode(p.cfg, p.state, p.started), p.state.ready
+		notify, node, now, why := p.notify, buildNode(p.cfg, p.state, p.started), p.nodeReady(), p.reason()
 		p.mu.Unlock()
 		if notify != nil {
 			notify(node)
 		}
-		if ready != nil && now != last {
-			ready(now, reason(now))
+		if ready != nil && (now != last || why != lastWhy) {
+			ready(now, why)
 		}
-		last = now
+		last, lastWhy = now, why
 	}
 }
 
-func reason(ready bool) string {
-	if ready {
+// reason is the Ready condition's reason. Called with mu held.
+func (p *provider) reason() string {
+	switch {
+	case p.state.ready:
 		return ReasonRemoteReachable
+	case p.state.graced:
+		return ReasonUnreachableInGrace
 	}
 	return ReasonRemoteUnreachable
 }

@@ -80,6 +80,10 @@ func TestMain(m *testing.M) {
 	}, specs...)
 }
 
+// testGrace is how long virtual nodes stay Ready with their provider
+// unreachable here: short, so that the outage tests see it end.
+const testGrace = 10 * time.Second
+
 // Per cluster, what starts its controller manager, and what stops it and
 // waits until it has, for the outage tests.
 var startManagers, stopManagers = map[string]func(){}, map[string]func(){}
@@ -95,6 +99,7 @@ func startManager(ctx context.Context, cl *testbed.Cluster, labels map[string]st
 	o := controllermanager.DefaultOptions()
 	o.ClusterID, o.ClusterLabels, o.SlicePolicy = cl.Name, labels, policy
 	o.HealthCheckInterval = time.Second
+	o.ProviderUnreachableGrace = testGrace
 	o.IPAM.PodCIDR = netip.MustParsePrefix("10.244.0.0/16") // every testbed cluster's
 	// The namespaces the tests offload under EnforceSameName.
 	o.Twins.AllowedNames = []string{"liqo-demo", "shared-name", "flights-*", "policies*"}

@@ -246,17 +246,48 @@ func TestPeering(t *testing.T) {
 }
 
 // TestProviderOutage stops naples' API server: rome's virtual node for it
-// turns NotReady, and Ready again when it is back; then unpeer with naples
-// stopped cleans rome up within its timeout and says what is left on naples.
+// reports its network unavailable at once (no new pod lands there) but
+// stays Ready for the grace (testGrace here), then turns NotReady, and Ready
+// again when naples is back; then unpeer with naples stopped cleans rome
+// up within its timeout and says what is left on naples.
 func TestProviderOutage(t *testing.T) {
 	peer(t, "rome", "naples", "--cpu=2", "--memory=4Gi", "--pods=20")
 	naples := tb.Cluster("naples")
+	// An earlier outage may still show on the Node, and the peering above
+	// may have restarted the virtual node's runner: wait for a steady
+	// Ready (3 s in a row).
+	var steadySince time.Time
+	waitNode(t, "rome", "naples", "steadily Ready with its network available", func(n *corev1.Node) bool {
+		if !testbed.NodeReady(n) || testbed.NodeCondition(n, corev1.NodeNetworkUnavailable) != corev1.ConditionFalse {
+			steadySince = time.Time{}
+			return false
+		}
+		if steadySince.IsZero() {
+			steadySince = time.Now()
+		}
+		return time.Since(steadySince) > 3*time.Second
+	})
 
+	// The API server stops answering as its shutdown begins, which may
+	// take seconds: times count from before the stop.
+	stopping := time.Now()
 	naples.StopComponent(testbed.APIServer)
-	stopped := time.Now()
-	n := waitNode(t, "rome", "naples", "NotReady", func(n *corev1.Node) bool { return !testbed.NodeReady(n) })
-	t.Logf("virtual node NotReady %s after the provider's API server stopped (health check every 1s): %s",
-		time.Since(stopped).Round(time.Millisecond), readyMessage(n))
+	t.Logf("naples' API server stopped in %s", time.Since(stopping).Round(time.Millisecond))
+	n := waitNode(t, "rome", "naples", "network unavailable", func(n *corev1.Node) bool {
+		return testbed.NodeCondition(n, corev1.NodeNetworkUnavailable) == corev1.ConditionTrue
+	})
+	if took := time.Since(stopping); testbed.NodeReady(n) {
+		t.Logf("virtual node Ready, its network unavailable, %s after the stop began: %s", took.Round(time.Millisecond), readyMessage(n))
+	} else if took < testGrace {
+		t.Errorf("virtual node NotReady %s after the stop began, within the grace: %s", took, readyMessage(n))
+	}
+	n = waitNode(t, "rome", "naples", "NotReady", func(n *corev1.Node) bool { return !testbed.NodeReady(n) })
+	took := time.Since(stopping)
+	t.Logf("virtual node NotReady %s after the stop began (grace %s, health check every 1s): %s",
+		took.Round(time.Millisecond), testGrace, readyMessage(n))
+	if took < testGrace {
+		t.Errorf("NotReady after %s, within the grace of %s", took, testGrace)
+	}
 
 	if err := naples.StartComponent(testbed.APIServer); err != nil {
 		t.Fatal(err)
@@ -274,7 +305,7 @@ func TestProviderOutage(t *testing.T) {
 	}()
 	start := time.Now()
 	out, err := run(context.Background(), "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["naples"], "--timeout", "30s")
-	took := time.Since(start)
+	took = time.Since(start)
 	if err != nil {
 		t.Fatalf("unpeer with the provider down: %v\n%s", err, out)
 	}

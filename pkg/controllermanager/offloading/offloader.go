@@ -178,21 +178,29 @@ func unreachable(provider string, nodes []corev1.Node, giveUpAt time.Time) strin
 	switch {
 	case node == nil:
 		return "it is no longer peered (no virtual node)"
-	case !nodeReady(node):
-		return fmt.Sprintf("it is unreachable (virtual node %s is not Ready)", node.Name)
+	case !nodeReachable(node):
+		return fmt.Sprintf("it is unreachable (virtual node %s is not Ready, or its network unavailable)", node.Name)
 	case !time.Now().Before(giveUpAt):
 		return "it did not confirm the removal in time"
 	}
 	return ""
 }
 
-func nodeReady(n *corev1.Node) bool {
+// nodeReachable tells whether a virtual node's provider answers: the node
+// is Ready and its network (the provider's) available. Within its
+// unreachability grace a virtual node stays Ready but reports its network
+// unavailable.
+func nodeReachable(n *corev1.Node) bool {
+	ready, network := false, true
 	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
+		switch c.Type {
+		case corev1.NodeReady:
+			ready = c.Status == corev1.ConditionTrue
+		case corev1.NodeNetworkUnavailable:
+			network = c.Status != corev1.ConditionTrue
 		}
 	}
-	return false
+	return ready && network
 }
 
 // patchMeta adds the finalizer and records the selector's syntax error in

@@ -84,8 +84,8 @@ func (r *NamespaceOffloadingReconciler) allOffloadings(ctx context.Context, _ cl
 }
 
 // virtualNodeChanged passes virtual nodes appearing, going, changing labels
-// (the selector's input) or readiness (an unoffload stops waiting for an
-// unreachable provider), and not their frequent status updates.
+// (the selector's input) or reachability (an unoffload stops waiting for
+// an unreachable provider), and not their frequent status updates.
 var virtualNodeChanged = predicate.Funcs{
 	CreateFunc:  func(e event.CreateEvent) bool { return isVirtualNode(e.Object) },
 	DeleteFunc:  func(e event.DeleteEvent) bool { return isVirtualNode(e.Object) },
@@ -96,7 +96,7 @@ var virtualNodeChanged = predicate.Funcs{
 		if !ok1 || !ok2 || !isVirtualNode(o) && !isVirtualNode(n) {
 			return false
 		}
-		return !maps.Equal(o.Labels, n.Labels) || nodeReady(o) != nodeReady(n)
+		return !maps.Equal(o.Labels, n.Labels) || nodeReachable(o) != nodeReachable(n)
 	},
 }
 

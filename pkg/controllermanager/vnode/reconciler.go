@@ -42,6 +42,9 @@ type Reconciler struct {
 	Client              client.Client
 	Clientset           kubernetes.Interface
 	HealthCheckInterval time.Duration
+	// UnreachableGrace is how long a virtual node stays Ready while its
+	// provider is unreachable (virtualkubelet.NodeConfig.UnreachableGrace).
+	UnreachableGrace time.Duration
 	Recorder            record.EventRecorder
 	// KubeletAddress and KubeletPort are the kubelet API's endpoint
 	// (kubeletapi.Server.Endpoint), which every virtual node publishes.
@@ -107,7 +110,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.setStatus(ctx, &vn, offv1beta1.NoneVirtualNodeStatus, "NoCredentials", err.Error(), false, "")
 	}
 	cfg := nodeConfig(&vn, r.HealthCheckInterval)
-	cfg.Address, cfg.Port = r.KubeletAddress, r.KubeletPort
+	cfg.Address, cfg.Port, cfg.UnreachableGrace = r.KubeletAddress, r.KubeletPort, r.UnreachableGrace
 	hash := configHash(version, &cfg)
 	rn := r.ensureRunner(req.NamespacedName, hash, cfg, remote)
 	r.mu.Lock()
