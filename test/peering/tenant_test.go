@@ -72,7 +72,9 @@ func TestTenantAdministration(t *testing.T) {
 	}
 	running := func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning }
 	waitingFor := func(why string) func(*corev1.Pod) bool {
-		return func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodPending && strings.Contains(p.Status.Message, why) }
+		return func(p *corev1.Pod) bool {
+			return p.Status.Phase == corev1.PodPending && strings.Contains(p.Status.Message, why)
+		}
 	}
 	admin := func(args ...string) {
 		t.Helper()

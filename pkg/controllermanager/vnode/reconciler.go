@@ -45,7 +45,7 @@ type Reconciler struct {
 	// UnreachableGrace is how long a virtual node stays Ready while its
 	// provider is unreachable (virtualkubelet.NodeConfig.UnreachableGrace).
 	UnreachableGrace time.Duration
-	Recorder            record.EventRecorder
+	Recorder         record.EventRecorder
 	// KubeletAddress and KubeletPort are the kubelet API's endpoint
 	// (kubeletapi.Server.Endpoint), which every virtual node publishes.
 	KubeletAddress string
