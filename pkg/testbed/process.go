@@ -147,11 +147,15 @@ func (p *process) exitError() error {
 	return errors.New(msg + "\n--- last lines of " + p.logPath + " ---\n" + logTail)
 }
 
+// portTakenHint explains a component that could not bind its port; Start
+// tries again when it sees it.
+const portTakenHint = "a port it needs is already in use by another program"
+
 // diagnose turns well-known failure lines into advice.
 func diagnose(log string) string {
 	switch {
 	case strings.Contains(log, "address already in use"):
-		return "a port it needs is already in use by another program"
+		return portTakenHint
 	case strings.Contains(log, "permission denied"):
 		return "it lacks a permission it needs (see the log below)"
 	}

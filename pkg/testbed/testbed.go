@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,7 +55,27 @@ const tempPrefix = "liqo-testbed-"
 // Start builds (if needed) the binaries and starts the given clusters
 // concurrently, returning once every cluster can run pods. On error, whatever
 // was started is stopped again.
+//
+// A component's port is picked free, then bound by the component a moment
+// later; another program (any outgoing connection takes an ephemeral port)
+// may take it in between. Such a start is stopped and made again with new
+// ports, up to startAttempts times.
 func Start(ctx context.Context, opts Options, specs ...ClusterSpec) (*Testbed, error) {
+	for attempt := 1; ; attempt++ {
+		tb, err := startOnce(ctx, opts, specs...)
+		if err == nil || attempt == startAttempts || !strings.Contains(err.Error(), portTakenHint) || ctx.Err() != nil {
+			return tb, err
+		}
+		if opts.Progress != nil {
+			fmt.Fprintf(opts.Progress, "testbed: a port was taken by another program while starting; starting again (attempt %d of %d)\n", attempt+1, startAttempts)
+		}
+	}
+}
+
+// startAttempts bounds Start's retries after a port was taken.
+const startAttempts = 3
+
+func startOnce(ctx context.Context, opts Options, specs ...ClusterSpec) (*Testbed, error) {
 	if len(specs) == 0 {
 		return nil, errors.New("testbed: no clusters to start")
 	}
