@@ -6,7 +6,7 @@ CONTROLLER_GEN:= sigs.k8s.io/controller-tools/cmd/controller-gen@v0.19.0
 # Test timeout: the first run builds the testbed binaries (~8 min on 2 cores).
 TEST_TIMEOUT  ?= 40m
 
-.PHONY: all build liqoctl test fuzz playground playground-down bench generate lint testbed-binaries images
+.PHONY: all build liqoctl test fuzz docs playground playground-down bench generate lint testbed-binaries images
 
 all: build
 
@@ -44,6 +44,10 @@ playground-down: liqoctl
 ## bench: performance figures (cluster start, time to all pods Running, peering, offloading, reflection).
 bench: testbed-binaries
 	$(GO) run ./test/bench
+
+## docs: liqoctl's command reference in docs/liqoctl (a test checks it is up to date).
+docs:
+	$(GO) run ./hack/gendocs docs/liqoctl
 
 ## generate: deepcopy and CRD manifests (controller-gen, pinned).
 generate:
