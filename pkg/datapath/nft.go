@@ -151,7 +151,7 @@ func SNATTo(addr netip.Addr) Rule {
 // SetConnMark sets the connection's mark.
 func SetConnMark(mark uint32) Rule {
 	return Rule{
-		&expr.Immediate{Register: 1, Data: markBytes(mark)},
+		&expr.Immediate{Register: 1, Data: hostOrder(mark)},
 		&expr.Ct{Key: expr.CtKeyMARK, Register: 1, SourceRegister: true},
 	}
 }
@@ -160,34 +160,40 @@ func SetConnMark(mark uint32) Rule {
 func ConnMark(mark uint32) Rule {
 	return Rule{
 		&expr.Ct{Key: expr.CtKeyMARK, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: markBytes(mark)},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: hostOrder(mark)},
 	}
 }
 
 // SetMark sets the packet's firewall mark, which policy rules match.
 func SetMark(mark uint32) Rule {
 	return Rule{
-		&expr.Immediate{Register: 1, Data: markBytes(mark)},
+		&expr.Immediate{Register: 1, Data: hostOrder(mark)},
 		&expr.Meta{Key: expr.MetaKeyMARK, Register: 1, SourceRegister: true},
 	}
 }
 
-// markBytes is a mark in the host's byte order, as the kernel keeps it.
-func markBytes(v uint32) []byte {
+// hostOrder is a 32-bit value in the host's byte order, as the kernel
+// keeps marks and conntrack states and statuses.
+func hostOrder(v uint32) []byte {
 	b := make([]byte, 4)
 	binary.NativeEndian.PutUint32(b, v)
 	return b
 }
 
+// ctAnyBit matches packets whose connection has any of bits set in the
+// conntrack field key (its state or its status).
+func ctAnyBit(key expr.CtKey, bits uint32) Rule {
+	return Rule{
+		&expr.Ct{Key: key, Register: 1},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: hostOrder(bits), Xor: []byte{0, 0, 0, 0}},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte{0, 0, 0, 0}},
+	}
+}
+
 // ConnReply matches packets of connections already accepted (established
 // or related): answers.
 func ConnReply() Rule {
-	mask := markBytes(expr.CtStateBitESTABLISHED | expr.CtStateBitRELATED)
-	return Rule{
-		&expr.Ct{Key: expr.CtKeySTATE, Register: 1},
-		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: mask, Xor: []byte{0, 0, 0, 0}},
-		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte{0, 0, 0, 0}},
-	}
+	return ctAnyBit(expr.CtKeySTATE, expr.CtStateBitESTABLISHED|expr.CtStateBitRELATED)
 }
 
 // ipsDstNAT is the conntrack status bit of a connection whose destination
@@ -197,11 +203,7 @@ const ipsDstNAT = 1 << 5
 // DestNATed matches packets of connections whose destination a DNAT rule
 // translated: the address they carry now is not the one they were sent to.
 func DestNATed() Rule {
-	return Rule{
-		&expr.Ct{Key: expr.CtKeySTATUS, Register: 1},
-		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: markBytes(ipsDstNAT), Xor: []byte{0, 0, 0, 0}},
-		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte{0, 0, 0, 0}},
-	}
+	return ctAnyBit(expr.CtKeySTATUS, ipsDstNAT)
 }
 
 // Accept ends a rule by accepting the packet.

@@ -151,7 +151,6 @@ func NATChains(s State) []datapath.Chain {
 		Hook: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityNATDest}
 	post := datapath.Chain{Name: "incoming", Type: nftables.ChainTypeNAT,
 		Hook: nftables.ChainHookPostrouting, Priority: nftables.ChainPriorityNATSource}
-	fromTunnel := datapath.IfName(true, datapath.TunnelName, true)
 	for _, ip := range s.IPs {
 		pre.Rules = append(pre.Rules, datapath.Join(fromTunnel,
 			datapath.Addr(false, netip.PrefixFrom(ip.Twin, 32)), datapath.PrefixNAT(false, netip.PrefixFrom(ip.Real, 32))))
@@ -165,8 +164,7 @@ func NATChains(s State) []datapath.Chain {
 		}
 		pre.Rules = append(pre.Rules, datapath.Join(
 			datapath.IfName(true, datapath.TunnelName, false), datapath.Addr(false, p.Remapped), datapath.PrefixNAT(false, p.Real)))
-		post.Rules = append(post.Rules, datapath.Join(
-			datapath.IfName(true, datapath.TunnelName, true), datapath.Addr(true, p.Real), datapath.PrefixNAT(true, p.Remapped)))
+		post.Rules = append(post.Rules, datapath.Join(fromTunnel, datapath.Addr(true, p.Real), datapath.PrefixNAT(true, p.Remapped)))
 	}
 	mss := datapath.Chain{Name: "mss", Type: nftables.ChainTypeFilter,
 		Hook: nftables.ChainHookForward, Priority: nftables.ChainPriorityMangle,
@@ -182,6 +180,9 @@ func NATChains(s State) []datapath.Chain {
 	return []datapath.Chain{mark, pre, post, mss, fromTunnelFilter(s)}
 }
 
+// fromTunnel matches what comes out of the tunnel.
+var fromTunnel = datapath.IfName(true, datapath.TunnelName, true)
+
 // fromTunnelFilter is what a peer may reach through the tunnel: the
 // peer decides what it sends into it, so the gateway forwards only
 // answers, and new connections to this cluster's pods (the nodes' pod
@@ -189,7 +190,6 @@ func NATChains(s State) []datapath.Chain {
 // peer sending to the address itself is not let in); anything else
 // (nodes, Services, the underlay, other tenants' gateways) is dropped.
 func fromTunnelFilter(s State) datapath.Chain {
-	fromTunnel := datapath.IfName(true, datapath.TunnelName, true)
 	ch := datapath.Chain{Name: "from-tunnel", Type: nftables.ChainTypeFilter,
 		Hook: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter,
 		Rules: []datapath.Rule{datapath.Join(fromTunnel, datapath.ConnReply(), datapath.Accept())}}

@@ -4,16 +4,19 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/liqo-go/liqo/apis"
@@ -78,4 +81,24 @@ func Must(tb *Testbed, err error) {
 		tb.Stop()
 		os.Exit(1)
 	}
+}
+
+// LogDir makes a directory for the logs of a test package that runs
+// controller managers in-process, and sends what logs through klog
+// (client-go, leader election, virtual-kubelet) and through
+// controller-runtime's global logger to its shared.log, out of the test
+// output. It returns the directory.
+func LogDir(prefix string) (string, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", err
+	}
+	shared, err := os.Create(filepath.Join(dir, "shared.log"))
+	if err != nil {
+		return "", err
+	}
+	klog.LogToStderr(false)
+	klog.SetOutput(shared)
+	ctrl.SetLogger(zap.New(zap.WriteTo(shared)))
+	return dir, nil
 }

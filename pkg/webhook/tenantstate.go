@@ -27,8 +27,7 @@ func tenantRefusal(ctx context.Context, reader client.Reader, consumer string) (
 		if string(t.Spec.ClusterID) != consumer {
 			continue
 		}
-		switch t.Spec.TenantCondition {
-		case authv1beta1.TenantCordoned, authv1beta1.TenantDrained:
+		if !t.Spec.TenantCondition.Active() {
 			return fmt.Sprintf("the Tenant %s/%s of consumer %s is %s (spec.tenantCondition): new ShadowPods are refused until it is %s again",
 				t.Namespace, t.Name, consumer, t.Spec.TenantCondition, authv1beta1.TenantActive), nil
 		}

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/liqo-go/liqo/pkg/consts"
@@ -32,13 +30,8 @@ var (
 func TestMain(m *testing.M) {
 	testbed.Main(m, func(tb *testbed.Testbed) {
 		rome, milan = tb.Cluster("rome"), tb.Cluster("milan")
-		dir, err := os.MkdirTemp("", "liqo-faults-")
+		dir, err := testbed.LogDir("liqo-faults-")
 		testbed.Must(tb, err)
-		shared, err := os.Create(filepath.Join(dir, "shared.log"))
-		testbed.Must(tb, err)
-		klog.LogToStderr(false)
-		klog.SetOutput(shared)
-		ctrl.SetLogger(zap.New(zap.WriteTo(shared)))
 		for _, c := range []*testbed.Cluster{rome, milan} {
 			path := filepath.Join(dir, c.Name+".kubeconfig")
 			testbed.Must(tb, c.WriteKubeconfig(path))

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/liqo-go/liqo/pkg/consts"
@@ -42,16 +40,9 @@ func TestMain(m *testing.M) {
 	testbed.Main(m, func(tb *testbed.Testbed) {
 		rome, milan, paris = tb.Cluster("rome"), tb.Cluster("milan"), tb.Cluster("paris")
 		var err error
-		if logDir, err = os.MkdirTemp("", "liqo-networking-"); err != nil {
+		if logDir, err = testbed.LogDir("liqo-networking-"); err != nil {
 			panic(err)
 		}
-		shared, err := os.Create(filepath.Join(logDir, "shared.log"))
-		if err != nil {
-			panic(err)
-		}
-		klog.LogToStderr(false)
-		klog.SetOutput(shared)
-		ctrl.SetLogger(zap.New(zap.WriteTo(shared)))
 		ctx := context.Background()
 		for _, c := range []*testbed.Cluster{rome, milan, paris} {
 			if err := setup(ctx, c); err != nil {

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/liqo-go/liqo/pkg/consts"
@@ -50,19 +48,10 @@ func TestMain(m *testing.M) {
 		tb = t
 		ctx, cancel := context.WithCancel(context.Background())
 		cancelAll = cancel
-		dir, err := os.MkdirTemp("", "liqo-peering-")
+		dir, err := testbed.LogDir("liqo-peering-")
 		if err != nil {
 			panic(err)
 		}
-		// client-go, leader election and virtual-kubelet log through klog and
-		// the global controller-runtime logger: keep them out of the test output.
-		shared, err := os.Create(filepath.Join(dir, "shared.log"))
-		if err != nil {
-			panic(err)
-		}
-		klog.LogToStderr(false)
-		klog.SetOutput(shared)
-		ctrl.SetLogger(zap.New(zap.WriteTo(shared)))
 		for _, c := range clusters {
 			cl := tb.Cluster(c.name)
 			path := filepath.Join(dir, c.name+".kubeconfig")

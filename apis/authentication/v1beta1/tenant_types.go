@@ -30,6 +30,13 @@ const (
 	TenantDrained TenantCondition = "Drained"
 )
 
+// Active reports whether a tenant in condition c may start pods and be
+// granted resources: Active, or unset (the default). Cordoned and Drained
+// may not.
+func (c TenantCondition) Active() bool {
+	return c == "" || c == TenantActive
+}
+
 // TenantSpec is what a consumer presents to a provider.
 type TenantSpec struct {
 	// ClusterID of the consumer.

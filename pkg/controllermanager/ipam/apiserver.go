@@ -90,13 +90,13 @@ func (a *APIServerIP) ensure(ctx context.Context) error {
 }
 
 // HomeAPIServer is where this cluster's API server is reached from a peer,
-// in this cluster's own external CIDR (a peer translates it into its view),
-// and its port; false until the IP is allocated.
-func HomeAPIServer(ctx context.Context, r client.Reader, namespace string) (netip.Addr, bool) {
+// in this cluster's own external CIDR (a peer translates it into its view);
+// invalid until the IP is allocated. The port is the kubernetes Service's.
+func HomeAPIServer(ctx context.Context, r client.Reader, namespace string) netip.Addr {
 	var ip ipamv1alpha1.IP
 	if err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: APIServerIPName}, &ip); err != nil {
-		return netip.Addr{}, false
+		return netip.Addr{}
 	}
-	addr, err := netip.ParseAddr(string(ip.Status.IP))
-	return addr, err == nil
+	addr, _ := netip.ParseAddr(string(ip.Status.IP))
+	return addr
 }

@@ -34,3 +34,14 @@ func PeerMapping(ctx context.Context, r client.Reader, peer string) (m ipam.Mapp
 		strs(cfg.Status.Remote.CIDR.Pod, cfg.Status.Remote.CIDR.External))
 	return m, err == nil, err
 }
+
+// PeerTranslate is PeerMapping's Translate for peer, or nil when the fabric
+// with that peer is not configured (nothing to translate): what the
+// provider's forging of a consumer's Pods and EndpointSlices takes.
+func PeerTranslate(ctx context.Context, r client.Reader, peer string) (func(string) (string, bool), error) {
+	m, ok, err := PeerMapping(ctx, r, peer)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return m.Translate, nil
+}

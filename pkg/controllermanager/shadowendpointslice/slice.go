@@ -23,13 +23,9 @@ import (
 // tells how that went. An error is for a retry; the outcome is then either
 // empty (the status stays as it is) or worth writing all the same.
 func (r *Reconciler) ensureSlice(ctx context.Context, ses *offv1beta1.ShadowEndpointSlice) (outcome, error) {
-	var translate func(string) (string, bool)
-	m, ok, err := ipam.PeerMapping(ctx, r.Client, ses.Labels[consts.OriginClusterIDLabel])
+	translate, err := ipam.PeerTranslate(ctx, r.Client, ses.Labels[consts.OriginClusterIDLabel])
 	if err != nil {
 		return outcome{}, err
-	}
-	if ok {
-		translate = m.Translate
 	}
 	want, dropped := ForgeTranslatedEndpointSlice(ses, translate)
 	if len(dropped) > 0 {

@@ -111,13 +111,9 @@ func (r *Reconciler) deleteOrphan(ctx context.Context, key types.NamespacedName)
 // writing it here too would race that event and double the writes.
 func (r *Reconciler) create(ctx context.Context, sp *offv1beta1.ShadowPod) error {
 	existed := podExisted(&sp.Status)
-	var translate func(string) (string, bool)
-	m, ok, err := ipam.PeerMapping(ctx, r.Client, sp.Labels[consts.OriginClusterIDLabel])
+	translate, err := ipam.PeerTranslate(ctx, r.Client, sp.Labels[consts.OriginClusterIDLabel])
 	if err != nil {
 		return err
-	}
-	if ok {
-		translate = m.Translate
 	}
 	err = r.Client.Create(ctx, ForgePod(sp, r.NodeSelector, translate))
 	switch {

@@ -77,7 +77,7 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	// unnamed resources got their defaults is made again.
 	requested := WithDefaults(s.Spec.Resources)
 	decide := s.Annotations[DecidedAnnotation] != Canonical(requested)
-	if decide && !negotiates(tenant) {
+	if decide && !tenant.Spec.TenantCondition.Active() {
 		// Not decided, so not marked decided either: the request is decided
 		// once the Tenant is Active again (its change requeues the slice).
 		r.withhold(&s, tenant)

@@ -29,14 +29,6 @@ const (
 	ReasonShadowPodsEvicted = "ShadowPodsEvicted"
 )
 
-// negotiates reports whether a consumer may be granted more resources: only
-// an Active Tenant may (an unset condition is the CRD's default, Active).
-// Cordoned keeps what it has; Drained loses its ShadowPods too.
-func negotiates(t *authv1beta1.Tenant) bool {
-	c := t.Spec.TenantCondition
-	return c == "" || c == authv1beta1.TenantActive
-}
-
 // withhold answers a request of a tenant that may not negotiate: a slice
 // granted before keeps its grant (and its Quota), one never granted is
 // denied, and the request waits for the Tenant to be Active again.

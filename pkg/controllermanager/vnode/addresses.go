@@ -27,8 +27,7 @@ func addresses(r client.Reader, provider, namespace string) forge.Addresses {
 		if _, ok, err := ipam.PeerMapping(context.Background(), r, provider); err != nil || !ok {
 			return netip.Addr{}
 		}
-		addr, _ := ipam.HomeAPIServer(context.Background(), r, namespace)
-		return addr
+		return ipam.HomeAPIServer(context.Background(), r, namespace)
 	}, ToLocal: func(ip string) string {
 		m, ok, err := ipam.PeerMapping(context.Background(), r, provider)
 		if err != nil || !ok {
