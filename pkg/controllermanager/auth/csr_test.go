@@ -83,11 +83,52 @@ func TestBuildKubeconfig(t *testing.T) {
 
 func selfSigned(t *testing.T, key ed25519.PrivateKey) []byte {
 	t.Helper()
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "u"},
-		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
+	return certValid(t, key, 1, time.Now(), time.Now().Add(time.Hour))
+}
+
+// certValid is a self-signed certificate of key valid from notBefore to
+// notAfter.
+func certValid(t *testing.T, key ed25519.PrivateKey, serial int64, notBefore, notAfter time.Time) []byte {
+	t.Helper()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "u"}, NotBefore: notBefore, NotAfter: notAfter}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// TestRenewalOf: the consumer takes from its provider's Tenant only a
+// certificate that renews its own: for its client key, another one, living
+// at least as long, not expired. What a hostile or confused provider sends
+// instead is refused.
+func TestRenewalOf(t *testing.T) {
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	_, other, _ := ed25519.GenerateKey(rand.Reader)
+	clientKey, err := x509.MarshalPKIXPublicKey(key.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	curPEM := certValid(t, key, 1, now.Add(-time.Hour), now.Add(2*time.Hour))
+	cur, ok := certFor(curPEM, clientKey)
+	if !ok {
+		t.Fatal("the current certificate is not for the client key")
+	}
+	for _, tc := range []struct {
+		name string
+		pem  []byte
+		want bool
+	}{
+		{"a renewal", certValid(t, key, 2, now, now.Add(3*time.Hour)), true},
+		{"the same certificate", curPEM, false},
+		{"another key's", certValid(t, other, 3, now, now.Add(3*time.Hour)), false},
+		{"one expiring earlier", certValid(t, key, 4, now, now.Add(time.Hour)), false},
+		{"one already expired", certValid(t, key, 5, now.Add(-3*time.Hour), now.Add(-time.Minute)), false},
+		{"not a certificate", []byte("garbage"), false},
+	} {
+		if _, got := renewalOf(cur, tc.pem, clientKey, now); got != tc.want {
+			t.Errorf("%s: taken %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

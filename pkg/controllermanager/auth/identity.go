@@ -112,8 +112,8 @@ func (r *IdentityReconciler) pickUp(ctx context.Context, id *authv1beta1.Identit
 	if t.Status.AuthParams == nil {
 		return time.Minute, nil
 	}
-	renewed, ok := certFor(t.Status.AuthParams.SignedCRT, clientKey)
-	if !ok || renewed.Equal(cur) || renewed.NotAfter.Before(cur.NotAfter) || now.After(renewed.NotAfter) {
+	renewed, ok := renewalOf(cur, t.Status.AuthParams.SignedCRT, clientKey, now)
+	if !ok {
 		return time.Minute, nil // not renewed yet
 	}
 	id.Spec.AuthParams.SignedCRT = t.Status.AuthParams.SignedCRT
@@ -169,4 +169,15 @@ func (r *IdentityReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&authv1beta1.Identity{}).
 		Owns(&corev1.Secret{}).
 		Complete(r)
+}
+
+// renewalOf is the certificate in certPEM if it renews cur: for the client
+// key, another certificate, living at least as long, not expired at now.
+// It comes from the provider's Tenant: anything else is refused.
+func renewalOf(cur *x509.Certificate, certPEM, clientKey []byte, now time.Time) (*x509.Certificate, bool) {
+	renewed, ok := certFor(certPEM, clientKey)
+	if !ok || renewed.Equal(cur) || renewed.NotAfter.Before(cur.NotAfter) || now.After(renewed.NotAfter) {
+		return nil, false
+	}
+	return renewed, true
 }
