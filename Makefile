@@ -51,7 +51,7 @@ docs:
 
 ## generate: deepcopy and CRD manifests (controller-gen, pinned).
 generate:
-	$(GO) run $(CONTROLLER_GEN) object crd paths=./apis/... output:crd:artifacts:config=deploy/crds
+	$(GO) run $(CONTROLLER_GEN) object crd paths=./apis/... output:crd:artifacts:config=deploy/charts/liqo/crds
 
 ## images: OCI images of the server components into _output/images (IMAGES_FLAGS="--registry host:port --tag v1" also pushes them).
 images:

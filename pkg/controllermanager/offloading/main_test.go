@@ -16,7 +16,7 @@ import (
 	"github.com/liqo-go/liqo/apis"
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
-	"github.com/liqo-go/liqo/deploy/crds"
+	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )

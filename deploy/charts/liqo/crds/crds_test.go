@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-go/liqo/deploy/crds"
+	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
-	"github.com/liqo-go/liqo/deploy/crds"
+	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 )
 
 // wantInvalid fails unless err is the API server refusing an object with a

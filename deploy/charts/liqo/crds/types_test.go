@@ -18,7 +18,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
-	"github.com/liqo-go/liqo/deploy/crds"
+	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 )
 
 func newClient(t *testing.T) client.Client {

@@ -18,7 +18,7 @@ import (
 	"github.com/liqo-go/liqo/apis"
 	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
-	"github.com/liqo-go/liqo/deploy/crds"
+	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 )
 
 // fabricGroups are the API groups of the network fabric; the tests here
