@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/info"
 	"github.com/liqo-go/liqo/pkg/liqoctl/network"
 	"github.com/liqo-go/liqo/pkg/liqoctl/offload"
@@ -17,6 +18,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/playground"
 	"github.com/liqo-go/liqo/pkg/liqoctl/tenant"
 	"github.com/liqo-go/liqo/pkg/liqoctl/testnet"
+	"github.com/liqo-go/liqo/pkg/liqoctl/version"
 )
 
 // NewRootCommand returns the liqoctl command tree.
@@ -32,6 +34,10 @@ runs a local playground of real Kubernetes control planes with simulated nodes.`
 	root.AddCommand(playground.NewCommand(), peer.NewCommand(), peer.NewUnpeerCommand(), info.NewCommand(),
 		offload.NewCommand(), offload.NewUnoffloadCommand(), network.NewCommand(), testnet.NewCommand())
 	root.AddCommand(tenant.NewCommands()...)
+	root.AddCommand(version.NewCommand(), completion.NewCommand())
+	// completion.NewCommand is the only completion command, with the help on
+	// loading the scripts; cobra would otherwise add its own when none exists.
+	root.CompletionOptions.DisableDefaultCmd = true
 	markUsageErrors(root)
 	return root
 }

@@ -1,0 +1,3 @@
+// Package completion implements `liqoctl completion SHELL`: the shell
+// completion scripts that cobra generates for the whole command tree.
+package completion
