@@ -63,6 +63,10 @@ const (
 	// only ever touch their own.
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 	ManagedByValue = "liqo"
+	// PartOfLabel marks every cluster-wide object of an install (the chart
+	// sets it), which liqoctl uninstall looks for.
+	PartOfLabel = "app.kubernetes.io/part-of"
+	PartOfValue = "liqo"
 	// ReplicationLabel marks a copy of a consumer's object on the provider.
 	ReplicationLabel = "liqo.io/replication"
 	// OriginClusterIDLabel names the cluster a replicated object came from.

@@ -14,6 +14,7 @@ import (
 // and restarts the manager after a failure, as a Deployment would restart
 // its pod, until ctx is done. Errors are passed to onError.
 func RunLocal(ctx context.Context, cfg *rest.Config, o Options, onError func(error)) {
+	o.SelfProvision = true
 	for backoff := time.Second; ctx.Err() == nil; {
 		err := crds.Install(ctx, cfg)
 		if err == nil {

@@ -79,6 +79,17 @@ type Options struct {
 	// Webhook says who may call the webhook server, how long its
 	// certificates live and how often its registration is checked.
 	Webhook webhook.ServingOptions
+	// WebhookService is the Service in front of the webhook server when
+	// the manager runs in the cluster, installed by the chart with the
+	// webhook configurations; nil as a local process, which registers
+	// itself by URL.
+	WebhookService *webhook.ServiceRef
+	// SelfProvision makes the manager create at start what the chart
+	// installs in the cluster: its namespace, the peering ClusterRoles and
+	// (without WebhookService) its webhook configurations. For the
+	// playground and tests, which run it as a local process on a bare
+	// cluster; RunLocal sets it.
+	SelfProvision bool
 	// KubeletAPIAddr is the host:port the virtual nodes' kubelet API
 	// (logs, exec, port-forward) listens on (port 0: a free port);
 	// KubeletAPIAdvertiseIP is the IP the nodes publish, the host of
@@ -174,6 +185,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.WebhookAddr, "webhook-address", o.WebhookAddr, "host:port of the admission webhook server (port 0 picks a free port); it registers itself with the API server at start")
 	fs.StringVar(&o.WebhookAdvertiseHost, "webhook-advertise-host", o.WebhookAdvertiseHost, "IP or DNS name at which the API server reaches the webhook server (default: the host of --webhook-address)")
 	o.Webhook.AddFlags(fs)
+	fs.Var(&serviceRefValue{&o.WebhookService}, "webhook-service", "NAMESPACE/NAME of the Service in front of the webhook server in the cluster: the chart's webhook configurations call it, "+
+		"and the serving certificate, shared by the replicas, lives in the Secret NAME-certs (unset: the server registers itself by URL, for a local process)")
+	fs.BoolVar(&o.SelfProvision, "self-provision", o.SelfProvision, "create at start what the Helm chart installs in a cluster (the namespace, the peering ClusterRoles, the webhook configurations): "+
+		"for a manager run as a local process on a bare cluster")
 	fs.StringVar(&o.KubeletAPIAddr, "kubelet-api-address", o.KubeletAPIAddr, "host:port of the virtual nodes' kubelet API, which serves kubectl logs, exec and port-forward on offloaded pods (port 0 picks a free port)")
 	fs.StringVar(&o.KubeletAPIAdvertiseIP, "kubelet-api-advertise-ip", o.KubeletAPIAdvertiseIP, "IP the virtual nodes publish, at which the API server reaches their kubelet API (default: the host of --kubelet-api-address)")
 	o.addReflectionFlags(fs)
@@ -222,6 +237,9 @@ func (o *Options) Validate() error {
 	}
 	if o.NonceLifetime != 0 && o.NonceLifetime < time.Minute {
 		return fmt.Errorf("--nonce-lifetime must be at least 1m, to leave a peering the time to sign the nonce, got %s", o.NonceLifetime)
+	}
+	if o.WebhookService == nil && !o.SelfProvision {
+		return fmt.Errorf("--webhook-service is required in the cluster (the Helm chart sets it); a manager run as a local process on a bare cluster needs --self-provision")
 	}
 	if _, _, _, err := o.webhookOptions().Endpoint(); err != nil {
 		return fmt.Errorf("--webhook-address/--webhook-advertise-host: %w", err)
@@ -298,9 +316,30 @@ func (l *labelsValue) Set(s string) error {
 }
 func (l *labelsValue) Type() string { return "labels" }
 
+// serviceRefValue is a NAMESPACE/NAME flag.
+type serviceRefValue struct{ ref **webhook.ServiceRef }
+
+func (v *serviceRefValue) String() string {
+	if *v.ref == nil {
+		return ""
+	}
+	return (*v.ref).String()
+}
+
+func (v *serviceRefValue) Set(s string) error {
+	r, err := webhook.ParseServiceRef(s)
+	if err != nil {
+		return err
+	}
+	*v.ref = r
+	return nil
+}
+
+func (v *serviceRefValue) Type() string { return "namespace/name" }
+
 func (o *Options) webhookOptions() webhook.Options {
 	return webhook.Options{Addr: o.WebhookAddr, AdvertiseHost: o.WebhookAdvertiseHost, Pods: o.PodPolicy, Reflected: o.ReflectedPolicy,
-		Serving: o.Webhook}
+		Serving: o.Webhook, Service: o.WebhookService}
 }
 
 // kubeletAPIConfig is the kubelet API's configuration but for its client,

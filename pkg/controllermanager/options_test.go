@@ -9,6 +9,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/reflection"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/webhook"
 )
 
 func TestValidate(t *testing.T) {
@@ -31,11 +32,15 @@ func TestValidate(t *testing.T) {
 		{"kubelet API on every interface, no advertised IP", func(o *Options) { o.KubeletAPIAddr = "0.0.0.0:10250" }, "--kubelet-api-address"},
 		{"kubelet API on every interface, advertised", func(o *Options) { o.KubeletAPIAddr, o.KubeletAPIAdvertiseIP = ":10250", "10.0.0.5" }, ""},
 		{"kubelet API certificate unknown", func(o *Options) { o.KubeletAPICertificate = "acme" }, "certificate mode"},
+		{"neither in the cluster nor self-provisioned", func(o *Options) { o.SelfProvision = false }, "--webhook-service is required"},
+		{"in the cluster, webhook on every interface", func(o *Options) {
+			o.SelfProvision, o.WebhookAddr, o.WebhookService = false, ":9443", &webhook.ServiceRef{Namespace: "liqo", Name: "liqo-webhook"}
+		}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o := DefaultOptions()
-			o.ClusterID = "rome"
+			o.ClusterID, o.SelfProvision = "rome", true
 			c.mutate(&o)
 			err := o.Validate()
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {

@@ -14,11 +14,12 @@ import (
 	"time"
 )
 
-// servingCert makes a CA and, signed by it, a serving certificate for host
-// (an IP address or a DNS name), both valid from now for lifetime. The CA's
+// servingCert makes a CA and, signed by it, a serving certificate for the
+// names (IP addresses or DNS names; the first is the common name), both
+// valid from now for lifetime. The CA's
 // PEM goes into the webhook configurations' caBundle; its key is dropped, so
 // nothing else can ever be signed with it: renewing makes a new CA too.
-func servingCert(host string, now time.Time, lifetime time.Duration) (tls.Certificate, []byte, error) {
+func servingCert(names []string, now time.Time, lifetime time.Duration) (tls.Certificate, []byte, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, nil, err
@@ -47,16 +48,18 @@ func servingCert(host string, now time.Time, lifetime time.Duration) (tls.Certif
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: host},
+		Subject:      pkix.Name{CommonName: names[0]},
 		NotBefore:    now.Add(-time.Minute),
 		NotAfter:     now.Add(lifetime),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
-	if ip := net.ParseIP(host); ip != nil {
-		tmpl.IPAddresses = []net.IP{ip}
-	} else {
-		tmpl.DNSNames = []string{host}
+	for _, n := range names {
+		if ip := net.ParseIP(n); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, n)
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // server must.
 func TestServingCert(t *testing.T) {
 	for _, host := range []string{"127.0.0.1", "::1", "webhook.liqo.example"} {
-		cert, caPEM, err := servingCert(host, time.Now(), time.Hour)
+		cert, caPEM, err := servingCert([]string{host}, time.Now(), time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +35,7 @@ func TestServingCert(t *testing.T) {
 		_ = clientConn.Close()
 
 		// Another start makes another CA: the old bundle must not trust it.
-		other, _, err := servingCert(host, time.Now(), time.Hour)
+		other, _, err := servingCert([]string{host}, time.Now(), time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}

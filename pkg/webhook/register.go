@@ -35,7 +35,28 @@ const (
 // configurations are the webhook configurations pointing the API server at
 // base (https://host:port) and trusting caBundle.
 func configurations(base string, caBundle []byte) (*admissionv1.MutatingWebhookConfiguration, *admissionv1.ValidatingWebhookConfiguration) {
-	labels := map[string]string{consts.ManagedByLabel: consts.ManagedByValue}
+	return configurationsCalling(func(path string) admissionv1.WebhookClientConfig {
+		return admissionv1.WebhookClientConfig{URL: ptr.To(base + path), CABundle: caBundle}
+	})
+}
+
+// ServiceConfigurations are the webhook configurations the chart installs:
+// calling the server through svc, without a caBundle, which the manager
+// keeps (certPublisher).
+func ServiceConfigurations(svc ServiceRef) (*admissionv1.MutatingWebhookConfiguration, *admissionv1.ValidatingWebhookConfiguration) {
+	return configurationsCalling(func(path string) admissionv1.WebhookClientConfig {
+		return admissionv1.WebhookClientConfig{Service: &admissionv1.ServiceReference{
+			Namespace: svc.Namespace, Name: svc.Name, Path: ptr.To(path), Port: ptr.To[int32](ServicePort)}}
+	})
+}
+
+// ServicePort is the webhook Service's port.
+const ServicePort = 443
+
+// configurationsCalling are the webhook configurations, each webhook
+// calling the server as at says for its path.
+func configurationsCalling(at func(path string) admissionv1.WebhookClientConfig) (*admissionv1.MutatingWebhookConfiguration, *admissionv1.ValidatingWebhookConfiguration) {
+	labels := map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.PartOfLabel: consts.PartOfValue}
 	fail := ptr.To(admissionv1.Fail)
 	none := ptr.To(admissionv1.SideEffectClassNone)
 	namespaced := ptr.To(admissionv1.NamespacedScope)
@@ -44,7 +65,7 @@ func configurations(base string, caBundle []byte) (*admissionv1.MutatingWebhookC
 		ObjectMeta: metav1.ObjectMeta{Name: MutatingConfigurationName, Labels: labels},
 		Webhooks: []admissionv1.MutatingWebhook{{
 			Name:         PodWebhookName,
-			ClientConfig: admissionv1.WebhookClientConfig{URL: ptr.To(base + podPath), CABundle: caBundle},
+			ClientConfig: at(podPath),
 			Rules: []admissionv1.RuleWithOperations{{
 				Operations: []admissionv1.OperationType{admissionv1.Create},
 				Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
@@ -66,7 +87,7 @@ func configurations(base string, caBundle []byte) (*admissionv1.MutatingWebhookC
 		ObjectMeta: metav1.ObjectMeta{Name: ValidatingConfigurationName, Labels: labels},
 		Webhooks: []admissionv1.ValidatingWebhook{{
 			Name:         ShadowPodWebhookName,
-			ClientConfig: admissionv1.WebhookClientConfig{URL: ptr.To(base + shadowPodPath), CABundle: caBundle},
+			ClientConfig: at(shadowPodPath),
 			Rules: []admissionv1.RuleWithOperations{{
 				Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
 				Rule: admissionv1.Rule{APIGroups: []string{offv1beta1.GroupVersion.Group}, APIVersions: []string{offv1beta1.GroupVersion.Version},
@@ -76,7 +97,7 @@ func configurations(base string, caBundle []byte) (*admissionv1.MutatingWebhookC
 			SideEffects:             none,
 			TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
 			AdmissionReviewVersions: []string{"v1"},
-		}, reflectedWebhook(base, caBundle)},
+		}, reflectedWebhook(at(reflectedPath))},
 	}
 	return mutating, validating
 }
@@ -89,7 +110,7 @@ func configurations(base string, caBundle []byte) (*admissionv1.MutatingWebhookC
 // consumer identities (named or grouped as one, so that a half identity
 // reaches the webhook and is refused there), so the provider's own writes
 // in twins do not fail while we are down.
-func reflectedWebhook(base string, caBundle []byte) admissionv1.ValidatingWebhook {
+func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWebhook {
 	rule := func(group string, resources ...string) admissionv1.RuleWithOperations {
 		return admissionv1.RuleWithOperations{
 			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
@@ -99,7 +120,7 @@ func reflectedWebhook(base string, caBundle []byte) admissionv1.ValidatingWebhoo
 	}
 	return admissionv1.ValidatingWebhook{
 		Name:         ReflectedWebhookName,
-		ClientConfig: admissionv1.WebhookClientConfig{URL: ptr.To(base + reflectedPath), CABundle: caBundle},
+		ClientConfig: at,
 		Rules: []admissionv1.RuleWithOperations{
 			rule(servicesResource.Group, servicesResource.Resource, secretsResource.Resource),
 			rule(ingressesResource.Group, ingressesResource.Resource),

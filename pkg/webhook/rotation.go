@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"crypto/tls"
+	"errors"
 	"sync"
 	"time"
 )
@@ -32,7 +33,7 @@ type keyPair struct {
 // GetCertificate is called by the TLS server's goroutines, the other methods
 // by the registrar's: all lock.
 type servingKeys struct {
-	host     string
+	names    []string
 	lifetime time.Duration
 
 	mu      sync.Mutex
@@ -43,15 +44,15 @@ type servingKeys struct {
 	published time.Time
 }
 
-func newServingKeys(host string, lifetime time.Duration, now time.Time) (*servingKeys, error) {
-	k := &servingKeys{host: host, lifetime: lifetime}
+func newServingKeys(names []string, lifetime time.Duration, now time.Time) (*servingKeys, error) {
+	k := &servingKeys{names: names, lifetime: lifetime}
 	var err error
 	k.current, err = k.make(now)
 	return k, err
 }
 
 func (k *servingKeys) make(now time.Time) (*keyPair, error) {
-	cert, caPEM, err := servingCert(k.host, now, k.lifetime)
+	cert, caPEM, err := servingCert(k.names, now, k.lifetime)
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +63,10 @@ func (k *servingKeys) make(now time.Time) (*keyPair, error) {
 func (k *servingKeys) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.current == nil {
+		// In-cluster, before the first certificate is read from its Secret.
+		return nil, errors.New("no serving certificate yet")
+	}
 	return &k.current.cert, nil
 }
 

@@ -18,7 +18,7 @@ func verifies(t *testing.T, k *servingKeys, bundle []byte, at time.Time) bool {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(bundle)
-	_, err = cert.Leaf.Verify(x509.VerifyOptions{DNSName: k.host, Roots: pool, CurrentTime: at})
+	_, err = cert.Leaf.Verify(x509.VerifyOptions{DNSName: k.names[0], Roots: pool, CurrentTime: at})
 	return err == nil
 }
 
@@ -48,7 +48,7 @@ func served(t *testing.T, k *servingKeys) string {
 func TestServingKeysRenewal(t *testing.T) {
 	t0 := time.Now()
 	at := t0.Add
-	k, err := newServingKeys("127.0.0.1", 30*time.Second, t0)
+	k, err := newServingKeys([]string{"127.0.0.1"}, 30*time.Second, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestServingKeysRenewal(t *testing.T) {
 // certificate expires, rather than an expired one.
 func TestServingKeysUnpublished(t *testing.T) {
 	t0 := time.Now()
-	k, err := newServingKeys("webhook.example", 30*time.Second, t0)
+	k, err := newServingKeys([]string{"webhook.example"}, 30*time.Second, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestServingKeysUnpublished(t *testing.T) {
 
 func TestServingOptionsValidate(t *testing.T) {
 	caFile := t.TempDir() + "/ca.crt"
-	_, caPEM, err := servingCert("ca.example", time.Now(), time.Hour)
+	_, caPEM, err := servingCert([]string{"ca.example"}, time.Now(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

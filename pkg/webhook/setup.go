@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -32,6 +33,12 @@ type Options struct {
 	// Serving says who may call the server, how long its certificates
 	// live and how often its registration is checked.
 	Serving ServingOptions
+	// Service, when set, is the Service in front of the server in the
+	// cluster: the webhook configurations are the chart's, the serving
+	// keys live in a Secret every replica serves from, and AdvertiseHost
+	// is not used. Unset, the server registers itself by URL (the
+	// manager as a local process).
+	Service *ServiceRef
 }
 
 // Endpoint returns the host to listen on, the host to advertise and the
@@ -44,6 +51,9 @@ func (o Options) Endpoint() (listen, advertise string, port int, err error) {
 	port, err = strconv.Atoi(p)
 	if err != nil || port < 0 || port > 65535 {
 		return "", "", 0, fmt.Errorf("webhook address %q: port %q is not a number from 0 to 65535", o.Addr, p)
+	}
+	if o.Service != nil {
+		return listen, "", port, nil
 	}
 	advertise = o.AdvertiseHost
 	if advertise == "" {
@@ -78,8 +88,11 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	if err != nil {
 		return err
 	}
-	keys, err := newServingKeys(advertise, o.Serving.lifetime(), time.Now())
-	if err != nil {
+	var keys *servingKeys
+	if o.Service != nil {
+		// Filled from the Secret by the certFollower.
+		keys = &servingKeys{names: o.Service.dnsNames(), lifetime: o.Serving.lifetime()}
+	} else if keys, err = newServingKeys([]string{advertise}, o.Serving.lifetime(), time.Now()); err != nil {
 		return err
 	}
 	srv := crwebhook.NewServer(crwebhook.Options{Host: listen, Port: port,
@@ -108,11 +121,16 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		return err
 	}
 
-	if err := mgr.Add(&registrar{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), base: baseURL(advertise, port), keys: keys,
-		interval: o.Serving.interval(), probe: probeServer, log: mgr.GetLogger().WithName("webhook")}); err != nil {
+	if err := addKeeper(mgr, o, keys, baseURL(advertise, port)); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("webhook", srv.StartedChecker()); err != nil {
+	started := srv.StartedChecker()
+	if err := mgr.AddReadyzCheck("webhook", func(req *http.Request) error {
+		if !keys.ready() {
+			return errors.New("no serving certificate yet")
+		}
+		return started(req)
+	}); err != nil {
 		return err
 	}
 	if err := setupConflictReporter(mgr); err != nil {
@@ -120,6 +138,29 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	}
 	return setupQuotaUsage(mgr, usage)
 }
+
+// addKeeper adds what keeps the serving keys and the webhook
+// configurations in step: in the cluster, a publisher on the leader and a
+// follower on every replica sharing the keys through a Secret; as a local
+// process, the registrar writing this replica's URL.
+func addKeeper(mgr manager.Manager, o Options, keys *servingKeys, base string) error {
+	log := mgr.GetLogger().WithName("webhook")
+	if o.Service == nil {
+		return mgr.Add(&registrar{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), base: base, keys: keys,
+			interval: o.Serving.interval(), probe: probeServer, log: log})
+	}
+	follow := min(o.Serving.interval(), followInterval)
+	if err := mgr.Add(&certFollower{reader: mgr.GetAPIReader(), secret: o.Service.secret(), keys: keys, interval: follow, log: log}); err != nil {
+		return err
+	}
+	return mgr.Add(&certPublisher{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), service: *o.Service,
+		lifetime: o.Serving.lifetime(), interval: o.Serving.interval(), lag: 3 * follow,
+		mutating: MutatingConfigurationName, validating: ValidatingConfigurationName, log: log})
+}
+
+// followInterval bounds how long a replica serves a certificate after the
+// Secret moved past it.
+const followInterval = 5 * time.Second
 
 // freePort asks the kernel for a free port on host. The port is free again
 // when the server binds it a moment later: a race, but one only another
