@@ -14,7 +14,11 @@ func main() {
 	if len(os.Args) > 1 {
 		dir = os.Args[1]
 	}
-	if err := gen.Write(dir); err != nil {
+	err := gen.Write(dir)
+	if err == nil {
+		err = gen.WriteReadme("README.md", dir)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "genchart:", err)
 		os.Exit(1)
 	}

@@ -94,17 +94,24 @@ func pipe(ctx context.Context, a, b net.Conn) {
 // a packet off the machine.
 type egressProxy struct {
 	underlayNS string
+	// inCluster are the cluster's pod and service CIDRs, and nodeNS the
+	// namespace of a real node, where the routes to every pod and
+	// kube-proxy's Service rules are: in-cluster webhooks (a Service) and
+	// the virtual kubelets of an in-cluster manager (a pod IP) are
+	// reached from there, as from a control-plane node.
+	inCluster []netip.Prefix
+	nodeNS    string
 	srv        *http.Server
 	l          net.Listener
 	wg         sync.WaitGroup
 }
 
-func serveEgressProxy(socket, underlayNS string) (*egressProxy, error) {
+func serveEgressProxy(socket, underlayNS, nodeNS string, inCluster []netip.Prefix) (*egressProxy, error) {
 	l, err := net.Listen("unix", socket)
 	if err != nil {
 		return nil, fmt.Errorf("listening for the API server's egress on %s: %w", socket, err)
 	}
-	p := &egressProxy{underlayNS: underlayNS, l: l}
+	p := &egressProxy{underlayNS: underlayNS, nodeNS: nodeNS, inCluster: inCluster, l: l}
 	p.srv = &http.Server{Handler: http.HandlerFunc(p.connect), ReadHeaderTimeout: 10 * time.Second}
 	p.wg.Go(func() { _ = p.srv.Serve(l) })
 	return p, nil
@@ -164,7 +171,12 @@ func (p *egressProxy) dial(ctx context.Context, hostport string) (net.Conn, erro
 	case underlayNet.Contains(ap.Addr()):
 		return netns.Dial(ctx, p.underlayNS, "tcp", hostport)
 	}
-	return nil, errors.New("egress to " + hostport + " refused: outside loopback and the testbed's underlay")
+	for _, n := range p.inCluster {
+		if n.Contains(ap.Addr()) {
+			return netns.Dial(ctx, p.nodeNS, "tcp", hostport)
+		}
+	}
+	return nil, errors.New("egress to " + hostport + " refused: outside loopback, the testbed's underlay and the cluster's pod and service networks")
 }
 
 func (p *egressProxy) Close() {

@@ -60,6 +60,15 @@ func (c *Cluster) UnderlayAddress() netip.Addr {
 	return c.slot.addr()
 }
 
+// UnderlayServer is the API server's URL on the underlay, where real
+// nodes, pods and other clusters' pods reach it; empty without real nodes.
+func (c *Cluster) UnderlayServer() string {
+	if c.slot == nil {
+		return ""
+	}
+	return c.underlayServer()
+}
+
 // underlayServer is the API server's URL on the underlay.
 func (c *Cluster) underlayServer() string {
 	return "https://" + net.JoinHostPort(c.slot.addr().String(), strconv.Itoa(c.ports.apiServer))
@@ -77,7 +86,15 @@ func (c *Cluster) startClusterNet() error {
 	cn := &clusterNet{}
 	c.net = cn
 	var err error
-	if cn.egress, err = serveEgressProxy(c.egressSocket(), c.slot.ns()); err != nil {
+	var inCluster []netip.Prefix
+	for _, cidr := range []string{c.Spec.PodCIDR, c.Spec.ServiceCIDR} {
+		if p, err := netip.ParsePrefix(cidr); err == nil {
+			inCluster = append(inCluster, p.Masked())
+		}
+	}
+	// The first real node's namespace: it exists once the node starts,
+	// before anything in the cluster has an address to dial.
+	if cn.egress, err = serveEgressProxy(c.egressSocket(), c.slot.ns(), c.slot.nodeNS(0), inCluster); err != nil {
 		return err
 	}
 	cfg := fmt.Sprintf(`apiVersion: apiserver.k8s.io/v1beta1

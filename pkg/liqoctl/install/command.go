@@ -136,6 +136,10 @@ func (o *options) run(ctx context.Context, p *output.Printer, stdout io.Writer) 
 	}
 	cs := o.cluster.Clientset
 
+	apiURL, err := o.apiServer(ctx)
+	if err != nil {
+		return err
+	}
 	p.Step("Finding the cluster's networks (%s)", o.provider)
 	nets, err := detect(ctx, cs, o.provider, given)
 	if err != nil {
@@ -146,10 +150,6 @@ func (o *options) run(ctx context.Context, p *output.Printer, stdout io.Writer) 
 	}
 	p.Step("  pods %s, Services %s", nets.pod, nets.service)
 
-	apiURL, err := o.apiServer(ctx)
-	if err != nil {
-		return err
-	}
 	id, err := o.clusterIdentity(ctx, ns)
 	if err != nil {
 		return err

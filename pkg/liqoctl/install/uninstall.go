@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -128,7 +129,7 @@ func (o *uninstallOptions) refuseInUse(ctx context.Context) error {
 
 // isNoKind tells a list of a kind whose CRD is gone (an earlier purge).
 func isNoKind(err error) bool {
-	return apierrors.IsNotFound(err) || strings.Contains(err.Error(), "no matches for kind")
+	return apierrors.IsNotFound(err) || meta.IsNoMatchError(err) || strings.Contains(err.Error(), "no matches for")
 }
 
 // purgeTarget is one object purge deletes.

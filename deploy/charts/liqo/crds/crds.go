@@ -68,6 +68,9 @@ func Install(ctx context.Context, cfg *rest.Config, groups ...string) error {
 		case apierrors.IsNotFound(err):
 			_, err = api.Create(ctx, crd, metav1.CreateOptions{})
 		case err == nil:
+			if err := keepsStoredVersions(existing, crd); err != nil {
+				return err
+			}
 			crd.ResourceVersion = existing.ResourceVersion
 			_, err = api.Update(ctx, crd, metav1.UpdateOptions{})
 		}
@@ -90,6 +93,18 @@ func Install(ctx context.Context, cfg *rest.Config, groups ...string) error {
 		})
 		if err != nil {
 			return fmt.Errorf("waiting for CRD %s to be established: %w", crd.Name, err)
+		}
+	}
+	return nil
+}
+
+// keepsStoredVersions refuses an update dropping a version objects of the
+// CRD are stored in: the API server would refuse it too, but only after the
+// CRDs before it were updated, leaving them half upgraded.
+func keepsStoredVersions(existing, update *apiextensionsv1.CustomResourceDefinition) error {
+	for _, stored := range existing.Status.StoredVersions {
+		if !slices.ContainsFunc(update.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == stored }) {
+			return fmt.Errorf("refusing to update CRD %s: objects are stored as %s, which the new version drops (migrate them first)", existing.Name, stored)
 		}
 	}
 	return nil

@@ -95,3 +95,22 @@ func TestNamespaceOffloadingValidation(t *testing.T) {
 		t.Errorf("defaults: got %q (%v), want DefaultName/LocalAndRemote", out, err)
 	}
 }
+
+// TestRefusesDroppingAStoredVersion: an update whose CRD no longer has a
+// version objects are stored in is refused, naming it.
+func TestRefusesDroppingAStoredVersion(t *testing.T) {
+	all, err := crds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	existing := all[0].DeepCopy()
+	existing.Status.StoredVersions = []string{"v1alpha0", existing.Spec.Versions[0].Name}
+	err = crds.KeepsStoredVersions(existing, all[0])
+	if err == nil || !strings.Contains(err.Error(), "stored as v1alpha0") {
+		t.Fatalf("dropping a stored version: %v", err)
+	}
+	existing.Status.StoredVersions = existing.Status.StoredVersions[1:]
+	if err := crds.KeepsStoredVersions(existing, all[0]); err != nil {
+		t.Fatalf("keeping the stored version: %v", err)
+	}
+}

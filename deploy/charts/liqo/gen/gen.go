@@ -6,7 +6,9 @@ package gen
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"strings"
 	"path/filepath"
 
 	"sigs.k8s.io/yaml"
@@ -46,4 +48,43 @@ func Write(dir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, WebhooksFile), b, 0o644)
+}
+
+// Markers around the values reference in the README.
+const (
+	valuesBegin = "<!-- chart values: begin (make generate) -->\n"
+	valuesEnd   = "<!-- chart values: end -->"
+)
+
+// Readme returns readme with the values reference of the chart at dir
+// between its markers.
+func Readme(readme []byte, dir string) ([]byte, error) {
+	values, err := os.ReadFile(filepath.Join(dir, "values.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	table, err := ValuesReference(values)
+	if err != nil {
+		return nil, err
+	}
+	before, rest, ok := bytes.Cut(readme, []byte(valuesBegin))
+	_, after, ok2 := bytes.Cut(rest, []byte(valuesEnd))
+	if !ok || !ok2 {
+		return nil, fmt.Errorf("the README lacks the markers %q and %q", strings.TrimSpace(valuesBegin), valuesEnd)
+	}
+	out := append(append(append(append(bytes.Clone(before), valuesBegin...), table...), valuesEnd...), after...)
+	return out, nil
+}
+
+// WriteReadme updates the values reference in the README at path.
+func WriteReadme(path, dir string) error {
+	readme, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	out, err := Readme(readme, dir)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o644)
 }

@@ -22,3 +22,41 @@ func TestUpToDate(t *testing.T) {
 		t.Errorf("%s is stale: run make generate", WebhooksFile)
 	}
 }
+
+func TestValuesReference(t *testing.T) {
+	got, err := ValuesReference([]byte(`# -- top doc
+a: 1
+b:
+  # -- nested doc
+  # goes on
+  c: "x"
+  # -- a map
+  d: {}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "| value | default | description |\n|---|---|---|\n| `a` | `1` | top doc |\n| `b.c` | `\"x\"` | nested doc goes on |\n| `b.d` | `{}` | a map |\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if _, err := ValuesReference([]byte("a: 1\n")); err == nil {
+		t.Errorf("a value without a comment was accepted")
+	}
+}
+
+// TestReadmeUpToDate fails when the README's values reference is not the
+// chart's: run make generate.
+func TestReadmeUpToDate(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Readme(readme, "..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(readme, want) {
+		t.Errorf("the README's chart values reference is stale: run make generate")
+	}
+}

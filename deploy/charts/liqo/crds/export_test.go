@@ -1,0 +1,4 @@
+package crds
+
+// KeepsStoredVersions is keepsStoredVersions, for the external tests.
+var KeepsStoredVersions = keepsStoredVersions
