@@ -101,9 +101,9 @@ type egressProxy struct {
 	// reached from there, as from a control-plane node.
 	inCluster []netip.Prefix
 	nodeNS    string
-	srv        *http.Server
-	l          net.Listener
-	wg         sync.WaitGroup
+	srv       *http.Server
+	l         net.Listener
+	wg        sync.WaitGroup
 }
 
 func serveEgressProxy(socket, underlayNS, nodeNS string, inCluster []netip.Prefix) (*egressProxy, error) {

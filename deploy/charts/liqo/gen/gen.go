@@ -8,8 +8,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"strings"
 	"path/filepath"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 
