@@ -49,9 +49,24 @@ bench: testbed-binaries
 docs:
 	$(GO) run ./hack/gendocs docs/liqoctl
 
-## generate: deepcopy and CRD manifests (controller-gen, pinned).
+# ClusterRoles generated from +kubebuilder:rbac markers, one file each in
+# RBAC_DIR: the controller manager's own from the packages it runs
+# (MANAGER_RBAC, which leaves pkg/rbac out), and each role it hands out to
+# peers and gateways from its package under pkg/rbac (PEERING_RBAC, as
+# name=package).
+RBAC_DIR      := deploy/charts/liqo/files/rbac
+MANAGER_RBAC  := ./pkg/controllermanager/...;./pkg/identity/...;./pkg/reflection/...;./pkg/virtualkubelet/...;./pkg/webhook/...
+PEERING_RBAC  := liqo-remote-controlplane=remotecontrolplane liqo-remote-offloading=remoteoffloading liqo-gateway=gateway liqo-gateway-nodes=gatewaynodes
+
+## generate: deepcopy, CRD manifests and ClusterRoles (controller-gen, pinned).
 generate:
 	$(GO) run $(CONTROLLER_GEN) object crd paths=./apis/... output:crd:artifacts:config=deploy/charts/liqo/crds
+	$(GO) run $(CONTROLLER_GEN) rbac:roleName=liqo-controller-manager paths="$(MANAGER_RBAC)" output:rbac:stdout > $(RBAC_DIR)/liqo-controller-manager.yaml.tmp
+	mv $(RBAC_DIR)/liqo-controller-manager.yaml.tmp $(RBAC_DIR)/liqo-controller-manager.yaml
+	set -e; for r in $(PEERING_RBAC); do \
+		$(GO) run $(CONTROLLER_GEN) rbac:roleName=$${r%%=*} paths=./pkg/rbac/$${r#*=} output:rbac:stdout > $(RBAC_DIR)/$${r%%=*}.yaml.tmp; \
+		mv $(RBAC_DIR)/$${r%%=*}.yaml.tmp $(RBAC_DIR)/$${r%%=*}.yaml; \
+	done
 
 ## images: OCI images of the server components into _output/images (IMAGES_FLAGS="--registry host:port --tag v1" also pushes them).
 images:

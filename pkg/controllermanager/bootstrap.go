@@ -2,15 +2,20 @@ package controllermanager
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
+	"github.com/liqo-go/liqo/deploy/charts/liqo/files/rbac"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
 	"github.com/liqo-go/liqo/pkg/identity"
@@ -18,12 +23,18 @@ import (
 
 // bootstrap creates what must exist before any controller runs: the
 // components' namespace, the cluster-ID ConfigMap peers and liqoctl read,
-// the identity key pair, and the ClusterRole granted to consumers inside
-// their tenant namespaces.
+// the identity key pair, and the ClusterRoles the manager binds peers and
+// gateways to (generated from markers, embedded from the chart's files).
+//
+// In the cluster the chart installs the namespace and the ClusterRoles
+// (the manager has no right to write ClusterRoles): only a self-provisioned
+// manager creates them.
 func bootstrap(ctx context.Context, cs kubernetes.Interface, o *Options) (*identity.Keys, error) {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating namespace %s: %w", o.Namespace, err)
+	if o.SelfProvision {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}}
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("creating namespace %s: %w", o.Namespace, err)
+		}
 	}
 	if err := ensureClusterIDConfigMap(ctx, cs, o); err != nil {
 		return nil, err
@@ -32,17 +43,13 @@ func bootstrap(ctx context.Context, cs kubernetes.Interface, o *Options) (*ident
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureClusterRole(ctx, cs, ConsumerClusterRole, consumerRules()); err != nil {
-		return nil, err
+	if !o.SelfProvision {
+		return keys, nil
 	}
-	if err := ensureClusterRole(ctx, cs, gateway.GatewayClusterRole, gateway.Rules()); err != nil {
-		return nil, err
-	}
-	if err := ensureClusterRole(ctx, cs, gateway.GatewayNodesClusterRole, gateway.NodesRules()); err != nil {
-		return nil, err
-	}
-	if err := ensureClusterRole(ctx, cs, OffloadingClusterRole, offloadingRules()); err != nil {
-		return nil, err
+	for _, name := range peeringClusterRoles {
+		if err := ensureClusterRole(ctx, cs, name); err != nil {
+			return nil, err
+		}
 	}
 	return keys, nil
 }
@@ -81,64 +88,62 @@ func ensureClusterIDConfigMap(ctx context.Context, cs kubernetes.Interface, o *O
 	return err
 }
 
-// ConsumerClusterRole is what a consumer's control plane may do in its
-// tenant namespace on the provider: negotiate resources, read its Tenant
-// and Quotas, ask for namespaces. Nothing else; in particular no Secrets
-// and no Pods.
+// ConsumerClusterRole is the ClusterRole a provider binds a consumer's
+// control plane to in its tenant namespace; its rules are the markers of
+// pkg/rbac/remotecontrolplane.
 const ConsumerClusterRole = "liqo-remote-controlplane"
 
-func consumerRules() []rbacv1.PolicyRule {
-	return []rbacv1.PolicyRule{
-		{APIGroups: []string{"authentication.liqo.io"}, Resources: []string{"resourceslices"},
-			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-		{APIGroups: []string{"authentication.liqo.io"}, Resources: []string{"tenants"}, Verbs: []string{"get", "list", "watch"}},
-		{APIGroups: []string{"offloading.liqo.io"}, Resources: []string{"quotas"}, Verbs: []string{"get", "list", "watch"}},
-		{APIGroups: []string{"offloading.liqo.io"}, Resources: []string{"namespacemaps"},
-			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-	}
-}
-
-// OffloadingClusterRole is what a consumer may do in its twin namespaces on
-// the provider: run pods through ShadowPods (never Pods directly), publish
-// endpoints through ShadowEndpointSlices (never EndpointSlices directly, so
-// the provider decides what its Services route to), keep the reflected
-// objects they need, and read its pods' status, logs and events.
+// OffloadingClusterRole is the ClusterRole a provider binds a consumer to
+// in its twin namespaces; its rules are the markers of
+// pkg/rbac/remoteoffloading.
 const OffloadingClusterRole = "liqo-remote-offloading"
 
-func offloadingRules() []rbacv1.PolicyRule {
-	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
-	read := []string{"get", "list", "watch"}
-	return []rbacv1.PolicyRule{
-		{APIGroups: []string{"offloading.liqo.io"}, Resources: []string{"shadowpods", "shadowendpointslices"}, Verbs: all},
-		// No ServiceAccounts: one the consumer made in a twin would be the
-		// provider's to serve tokens for (issue 15); the consumer's pods
-		// get their tokens from the consumer.
-		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services"}, Verbs: all},
-		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: all},
-		{APIGroups: []string{""}, Resources: []string{"pods", "events"}, Verbs: read},
-		{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
-		{APIGroups: []string{""}, Resources: []string{"pods/exec", "pods/attach", "pods/portforward"}, Verbs: []string{"create", "get"}},
-	}
-}
+// peeringClusterRoles are the ClusterRoles the manager binds peers and
+// gateways to.
+var peeringClusterRoles = []string{ConsumerClusterRole, OffloadingClusterRole, gateway.GatewayClusterRole, gateway.GatewayNodesClusterRole}
 
-func ensureClusterRole(ctx context.Context, cs kubernetes.Interface, name string, rules []rbacv1.PolicyRule) error {
-	want := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue}},
-		Rules:      rules,
-	}
-	crs := cs.RbacV1().ClusterRoles()
-	got, err := crs.Get(ctx, want.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		_, err = crs.Create(ctx, want, metav1.CreateOptions{})
-		return err
-	}
+// clusterRoleFieldOwner is the field manager of the peering ClusterRoles.
+const clusterRoleFieldOwner = "liqo-controller-manager"
+
+// ensureClusterRole applies the generated ClusterRole name with our labels,
+// unless it finds it so: writing ClusterRoles takes an administrator's
+// rights (see rbac.go), reading these four does not. Server-side apply
+// replaces the rules (an atomic list) whoever wrote them last.
+func ensureClusterRole(ctx context.Context, cs kubernetes.Interface, name string) error {
+	r, err := rbac.ClusterRole(name)
 	if err != nil {
 		return err
 	}
-	got.Rules = want.Rules
-	_, err = crs.Update(ctx, got, metav1.UpdateOptions{})
-	return err
+	r.TypeMeta = metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"}
+	r.Labels = map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.PartOfLabel: consts.PartOfValue}
+	got, err := cs.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("reading ClusterRole %s: %w", name, err)
+	case equality.Semantic.DeepEqual(got.Rules, r.Rules) && hasLabels(got.Labels, r.Labels):
+		return nil
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = cs.RbacV1().ClusterRoles().Patch(ctx, name, types.ApplyPatchType, data,
+		metav1.PatchOptions{FieldManager: clusterRoleFieldOwner, Force: ptr.To(true)})
+	if err != nil {
+		return fmt.Errorf("applying ClusterRole %s: %w", name, err)
+	}
+	return nil
+}
+
+// hasLabels tells whether have holds every label of want.
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 func readFile(path string) ([]byte, error) {

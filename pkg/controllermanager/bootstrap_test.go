@@ -8,22 +8,20 @@ import (
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/liqo-go/liqo/deploy/charts/liqo/files/rbac"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
-// TestOffloadingRoleGrantsNoServiceAccounts installs the ClusterRole a
-// consumer gets in its twin namespaces on a real API server, binds it as
-// the provider does, and asks the authorizer (and the API, impersonating
-// the consumer) what the consumer may do with ServiceAccounts there:
-// nothing. A ServiceAccount of the consumer's making in a twin would be
-// one the provider's own token machinery serves.
-func TestOffloadingRoleGrantsNoServiceAccounts(t *testing.T) {
+// TestPeeringClusterRoles applies the generated peering ClusterRoles on a
+// real API server as bootstrap does, and checks what one of them grants.
+func TestPeeringClusterRoles(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	tb, err := testbed.Start(ctx, testbed.Options{}, testbed.ClusterSpec{Name: "rbac"})
@@ -32,8 +30,23 @@ func TestOffloadingRoleGrantsNoServiceAccounts(t *testing.T) {
 	}
 	t.Cleanup(tb.Stop)
 	cluster := tb.Clusters[0]
+	t.Run("applied with our labels, and again over an edit", func(t *testing.T) {
+		ensureClusterRoleTwice(ctx, t, cluster.Client())
+	})
+	t.Run("the offloading role grants no ServiceAccounts", func(t *testing.T) {
+		offloadingRoleGrantsNoServiceAccounts(ctx, t, cluster)
+	})
+}
+
+// offloadingRoleGrantsNoServiceAccounts installs the ClusterRole a
+// consumer gets in its twin namespaces, binds it as the provider does, and
+// asks the authorizer (and the API, impersonating the consumer) what the
+// consumer may do with ServiceAccounts there: nothing. A ServiceAccount of
+// the consumer's making in a twin would be one the provider's own token
+// machinery serves.
+func offloadingRoleGrantsNoServiceAccounts(ctx context.Context, t *testing.T, cluster *testbed.Cluster) {
 	cs := cluster.Client()
-	if err := ensureClusterRole(ctx, cs, OffloadingClusterRole, offloadingRules()); err != nil {
+	if err := ensureClusterRole(ctx, cs, OffloadingClusterRole); err != nil {
 		t.Fatal(err)
 	}
 	const twin = "shop-rome"
@@ -82,5 +95,58 @@ func TestOffloadingRoleGrantsNoServiceAccounts(t *testing.T) {
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "builder"}}
 	if _, err := asConsumer.CoreV1().ServiceAccounts(twin).Create(ctx, sa, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the consumer creating a ServiceAccount in its twin: err = %v, want Forbidden", err)
+	}
+}
+
+// ensureClusterRoleTwice applies a generated peering ClusterRole with our
+// labels, applies it again over rules someone else edited, and leaves it
+// alone once it is as generated.
+func ensureClusterRoleTwice(ctx context.Context, t *testing.T, cs kubernetes.Interface) {
+	want, err := rbac.ClusterRole(ConsumerClusterRole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string) {
+		t.Helper()
+		got, err := cs.RbacV1().ClusterRoles().Get(ctx, ConsumerClusterRole, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equality.Semantic.DeepEqual(got.Rules, want.Rules) {
+			t.Errorf("%s: rules %+v, want the generated %+v", what, got.Rules, want.Rules)
+		}
+		if got.Labels[consts.ManagedByLabel] != consts.ManagedByValue || got.Labels[consts.PartOfLabel] != consts.PartOfValue {
+			t.Errorf("%s: labels %v", what, got.Labels)
+		}
+	}
+	if err := ensureClusterRole(ctx, cs, ConsumerClusterRole); err != nil {
+		t.Fatal(err)
+	}
+	check("created")
+
+	edited, err := cs.RbacV1().ClusterRoles().Get(ctx, ConsumerClusterRole, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited.Rules = append(edited.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}})
+	if _, err := cs.RbacV1().ClusterRoles().Update(ctx, edited, metav1.UpdateOptions{FieldManager: "someone"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ensureClusterRole(ctx, cs, ConsumerClusterRole); err != nil {
+		t.Fatal(err)
+	}
+	check("applied over an edit")
+	before, err := cs.RbacV1().ClusterRoles().Get(ctx, ConsumerClusterRole, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ensureClusterRole(ctx, cs, ConsumerClusterRole); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := cs.RbacV1().ClusterRoles().Get(ctx, ConsumerClusterRole, metav1.GetOptions{}); err != nil || after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("a ClusterRole found as generated was written again (%v)", err)
+	}
+	if err := ensureClusterRole(ctx, cs, "liqo-nothing"); err == nil {
+		t.Error("a ClusterRole that is not generated: no error")
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/gateway"
@@ -54,7 +53,8 @@ const (
 
 // ClusterRoles the gateways are bound to: their rights in their own tenant
 // namespace (through a RoleBinding) and, cluster-wide, reading Nodes (the
-// overlay back to each node needs their addresses).
+// overlay back to each node needs their addresses). Their rules are the
+// markers of pkg/rbac/gateway and pkg/rbac/gatewaynodes.
 const (
 	GatewayClusterRole      = "liqo-gateway"
 	GatewayNodesClusterRole = "liqo-gateway-nodes"
@@ -62,31 +62,6 @@ const (
 	// GatewayNodesClusterRole; it is rebuilt from the gateways that exist.
 	NodesBinding = "liqo-gateway-nodes"
 )
-
-// Rules of GatewayClusterRole.
-func Rules() []rbacv1.PolicyRule {
-	read := []string{"get", "list", "watch"}
-	return []rbacv1.PolicyRule{
-		{APIGroups: []string{netv1beta1.GroupVersion.Group},
-			Resources: []string{"publickeies", "configurations", "gatewayservers", "gatewayclients"}, Verbs: read},
-		{APIGroups: []string{netv1beta1.GroupVersion.Group}, Resources: []string{"connections"},
-			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-		{APIGroups: []string{netv1beta1.GroupVersion.Group}, Resources: []string{"connections/status"},
-			Verbs: []string{"get", "update", "patch"}},
-		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-	}
-}
-
-// NodesRules are the rules of GatewayNodesClusterRole: the Nodes, and the
-// IPs (the local addresses peers reach through the gateways, such as the
-// API server's, which the gateways translate).
-func NodesRules() []rbacv1.PolicyRule {
-	read := []string{"get", "list", "watch"}
-	return []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: read},
-		{APIGroups: []string{ipamv1alpha1.GroupVersion.Group}, Resources: []string{"ips"}, Verbs: read},
-	}
-}
 
 // GatewayUIDAnnotation holds, on a gateway pod, the UID of its gateway
 // object.
