@@ -58,7 +58,7 @@ RBAC_DIR      := deploy/charts/liqo/files/rbac
 MANAGER_RBAC  := ./pkg/controllermanager/...;./pkg/identity/...;./pkg/reflection/...;./pkg/virtualkubelet/...;./pkg/webhook/...
 PEERING_RBAC  := liqo-remote-controlplane=remotecontrolplane liqo-remote-offloading=remoteoffloading liqo-gateway=gateway liqo-gateway-nodes=gatewaynodes
 
-## generate: deepcopy, CRD manifests and ClusterRoles (controller-gen, pinned).
+## generate: deepcopy, CRD manifests and ClusterRoles (controller-gen, pinned); the chart's webhook configurations and the README's values reference.
 generate:
 	$(GO) run $(CONTROLLER_GEN) object crd paths=./apis/... output:crd:artifacts:config=deploy/charts/liqo/crds
 	$(GO) run $(CONTROLLER_GEN) rbac:roleName=liqo-controller-manager paths="$(MANAGER_RBAC)" output:rbac:stdout > $(RBAC_DIR)/liqo-controller-manager.yaml.tmp
@@ -67,6 +67,7 @@ generate:
 		$(GO) run $(CONTROLLER_GEN) rbac:roleName=$${r%%=*} paths=./pkg/rbac/$${r#*=} output:rbac:stdout > $(RBAC_DIR)/$${r%%=*}.yaml.tmp; \
 		mv $(RBAC_DIR)/$${r%%=*}.yaml.tmp $(RBAC_DIR)/$${r%%=*}.yaml; \
 	done
+	$(GO) run ./hack/genchart
 
 ## images: OCI images of the server components into _output/images (IMAGES_FLAGS="--registry host:port --tag v1" also pushes them).
 images:

@@ -13,9 +13,19 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/liqo-go/liqo/pkg/liqoctl"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
+
+// simulatedTaint keeps off milan's simulated nodes every pod that does not
+// tolerate it.
+var simulatedTaint = corev1.Taint{Key: "liqo.io/test-simulated", Value: "true", Effect: corev1.TaintEffectNoSchedule}
+
+// simPoolLabel marks milan's simulated nodes, where TestHAFailover's milan
+// runs its consumers' pods (offloading.nodeSelector).
+const simPoolLabel = "liqo-test-pool"
 
 var (
 	rome, milan *testbed.Cluster
@@ -51,7 +61,10 @@ func TestMain(m *testing.M) {
 		}
 	},
 		testbed.ClusterSpec{Name: "rome", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
-		testbed.ClusterSpec{Name: "milan", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
+		// Simulated nodes too, for TestHAFailover's 200 pods; tainted, so that
+		// nothing else (the manager, TestInstallPeerOffload's pod) lands there.
+		testbed.ClusterSpec{Name: "milan", RealNodes: 1, Nodes: []testbed.NodePool{{Prefix: "sim", Count: 2, CPU: "64", Memory: "256Gi", Pods: 250,
+			Labels: map[string]string{simPoolLabel: "sim"}, Taints: []corev1.Taint{simulatedTaint}}}},
 	)
 }
 

@@ -40,6 +40,9 @@ func NewUninstallCommand() *cobra.Command {
 It refuses while the cluster has peerings (ForeignClusters) or offloaded
 namespaces (NamespaceOffloadings), naming them: unpeer and unoffload first,
 so that no peer is left with half a peering and no remote pod is orphaned.
+What the controller manager created outside the chart (the node agent's
+DaemonSet, ClusterRoles and bindings, certificate requests: everything
+labelled app.kubernetes.io/managed-by=liqo) goes with it.
 
 The CRDs, with every Liqo object still stored, and the cluster's identity
 (its cluster ID, which peers know it by) are kept, so that installing again
@@ -88,11 +91,39 @@ func (o *uninstallOptions) run(ctx context.Context, p *output.Printer) error {
 			return fmt.Errorf("uninstalling release %s: %w", ReleaseName, err)
 		}
 	}
+	if err := o.removeManagerObjects(ctx, p); err != nil {
+		return err
+	}
 	if !o.purge {
 		p.Info("Liqo uninstalled; the CRDs and the cluster's identity are kept (--purge removes them)")
 		return nil
 	}
 	return o.purgeAll(ctx, p)
+}
+
+// removeManagerObjects deletes what the controller manager created outside
+// the chart and nobody else would remove once it is gone: the node agent's
+// DaemonSet, ServiceAccount, ClusterRole and binding, the gateways'
+// ClusterRoleBinding, certificate requests. They all carry its label.
+func (o *uninstallOptions) removeManagerObjects(ctx context.Context, p *output.Printer) error {
+	cs := o.cluster.Clientset
+	sel := metav1.ListOptions{LabelSelector: consts.ManagedByLabel + "=" + consts.ManagedByValue}
+	ns := o.cluster.Namespace
+	p.Step("Removing what the controller manager created (label %s)", sel.LabelSelector)
+	for what, del := range map[string]func() error{
+		"DaemonSets":          func() error { return cs.AppsV1().DaemonSets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel) },
+		"ServiceAccounts":     func() error { return cs.CoreV1().ServiceAccounts(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel) },
+		"ClusterRoleBindings": func() error { return cs.RbacV1().ClusterRoleBindings().DeleteCollection(ctx, metav1.DeleteOptions{}, sel) },
+		"ClusterRoles":        func() error { return cs.RbacV1().ClusterRoles().DeleteCollection(ctx, metav1.DeleteOptions{}, sel) },
+		"CertificateSigningRequests": func() error {
+			return cs.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+		},
+	} {
+		if err := del(); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting the controller manager's %s: %w", what, err)
+		}
+	}
+	return nil
 }
 
 // refuseInUse names the peerings and offloaded namespaces that uninstalling

@@ -138,6 +138,10 @@ func (i *issuer) kubeletServing(ctx context.Context, key *ecdsa.PrivateKey) ([]b
 		return nil, fmt.Errorf("waiting for certificate request %s to be signed (does kube-controller-manager sign %s?): %w",
 			name, certv1.KubeletServingSignerName, err)
 	}
+	// Served from memory: the request has done its job, and one left per
+	// renewal would outlive an uninstall (the cluster cleans issued ones
+	// only after an hour). Failing to delete it loses nothing.
+	_ = csrs.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	block, _ := pem.Decode(certPEM)
 	if block == nil {
 		return nil, fmt.Errorf("certificate request %s: the issued certificate is not PEM", name)

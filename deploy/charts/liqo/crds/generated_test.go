@@ -14,7 +14,7 @@ import (
 // edited without `make generate` (or a doc-comment reformat that changes a
 // validation rule) fails here rather than in a cluster.
 func TestGeneratedUpToDate(t *testing.T) {
-	makefile, err := os.ReadFile("../../Makefile")
+	makefile, err := os.ReadFile("../../../../Makefile")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestGeneratedUpToDate(t *testing.T) {
 	}
 	out := t.TempDir()
 	cmd := exec.Command("go", "run", string(m[1]), "crd", "paths=./apis/...", "output:crd:artifacts:config="+out)
-	cmd.Dir = "../.."
+	cmd.Dir = "../../../.."
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("controller-gen: %v\n%s", err, msg)
 	}
