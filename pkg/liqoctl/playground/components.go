@@ -13,17 +13,20 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/liqoctl/install"
 	"github.com/liqo-go/liqo/pkg/testbed"
-	"github.com/liqo-go/liqo/pkg/testbed/fabricopts"
 )
 
-// startControllerManager runs our controller manager for the cluster inside
-// this owner process, logging to the owner's log, and waits until it holds
-// its lease so that the cluster is ready to peer when it is reported ready.
-// With real nodes it also publishes the network fabric's images (gateway,
-// node agent) in the cluster's registry, built from these sources, and
-// turns the fabric on; networking says whether it did.
+// startControllerManager runs our controller manager for the cluster and
+// waits until it holds its lease, so that the cluster is ready to peer when
+// it is reported ready. With real nodes the components run in the cluster,
+// installed as a user would (installInCluster); on simulated nodes alone,
+// which run no container, the manager runs inside this owner process,
+// logging to the owner's log.
 func startControllerManager(ctx context.Context, c *testbed.Cluster, kubeconfig string, realNodes bool) (done <-chan struct{}, networking bool, err error) {
+	if realNodes {
+		return installInCluster(ctx, c, kubeconfig)
+	}
 	log := zap.New(zap.WriteTo(os.Stdout))
 	ctrl.SetLogger(log)
 	klog.SetLogger(log)
@@ -31,9 +34,6 @@ func startControllerManager(ctx context.Context, c *testbed.Cluster, kubeconfig 
 	o.ClusterID = c.Name
 	o.ClusterLabels = map[string]string{"liqo.io/playground": "true"}
 	o.Logger = log
-	if realNodes {
-		networking = enableNetworking(ctx, c, &o)
-	}
 	ch := make(chan struct{})
 	go func() {
 		defer close(ch)
@@ -49,16 +49,28 @@ func startControllerManager(ctx context.Context, c *testbed.Cluster, kubeconfig 
 	return ch, networking, nil
 }
 
-// enableNetworking turns the network fabric on (fabricopts.Enable). A
-// failure (sources not at hand to build from, say) leaves the playground
-// without networking, said in the log, rather than failing it.
-func enableNetworking(ctx context.Context, c *testbed.Cluster, o *controllermanager.Options) bool {
-	pushCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+// installInCluster publishes the components' images, built from these
+// sources, in the cluster's registry and installs them with liqoctl
+// install, the network fabric on. done closes with ctx: nothing runs in
+// this process.
+func installInCluster(ctx context.Context, c *testbed.Cluster, kubeconfig string) (<-chan struct{}, bool, error) {
+	fmt.Println("playground: building the components' images for", c.Name)
+	pushCtx, cancel := context.WithTimeout(ctx, 15*time.Minute) // a cold build compiles every image
 	defer cancel()
-	fmt.Println("playground: building the network fabric's images for", c.Name)
-	if err := fabricopts.Enable(pushCtx, c, o); err != nil {
-		fmt.Println("playground: no network fabric in", c.Name+":", err)
-		return false
+	if err := c.PushComponents(pushCtx); err != nil {
+		return ctx.Done(), false, fmt.Errorf("publishing the components' images in %s: %w", c.Name, err)
 	}
-	return true
+	cmd := install.NewCommand()
+	cmd.SetArgs([]string{"generic", "--kubeconfig", kubeconfig, "--cluster-id", c.Name, "--cluster-labels", "liqo.io/playground=true",
+		"--pod-cidr", c.Spec.PodCIDR, "--service-cidr", c.Spec.ServiceCIDR,
+		// Peers' pods reach the API server on the underlay, not at the
+		// kubeconfig's loopback address.
+		"--api-server-url", c.UnderlayServer(), "--version", testbed.TestImageTag, "--timeout", "5m"})
+	cmd.SetOut(os.Stdout)
+	cmd.SetErr(os.Stdout)
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		return ctx.Done(), false, fmt.Errorf("installing liqo in %s: %w", c.Name, err)
+	}
+	fmt.Println("playground: liqo installed in", c.Name)
+	return ctx.Done(), true, nil
 }
