@@ -16,6 +16,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/network"
 	"github.com/liqo-go/liqo/pkg/liqoctl/offload"
 	"github.com/liqo-go/liqo/pkg/liqoctl/peer"
+	"github.com/liqo-go/liqo/pkg/liqoctl/peeringuser"
 	"github.com/liqo-go/liqo/pkg/liqoctl/playground"
 	"github.com/liqo-go/liqo/pkg/liqoctl/tenant"
 	"github.com/liqo-go/liqo/pkg/liqoctl/testnet"
@@ -36,6 +37,7 @@ runs a local playground of real Kubernetes control planes with simulated nodes.`
 		offload.NewCommand(), offload.NewUnoffloadCommand(), network.NewCommand(), testnet.NewCommand())
 	root.AddCommand(tenant.NewCommands()...)
 	root.AddCommand(version.NewCommand(), completion.NewCommand(), install.NewCommand(), install.NewUninstallCommand())
+	root.AddCommand(peeringuser.NewGenerateCommand(), peeringuser.NewDeleteCommand())
 	// completion.NewCommand is the only completion command, with the help on
 	// loading the scripts; cobra would otherwise add its own when none exists.
 	root.CompletionOptions.DisableDefaultCmd = true

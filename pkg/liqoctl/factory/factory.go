@@ -26,6 +26,9 @@ type Cluster struct {
 	Kubeconfig string
 	Context    string
 	Namespace  string
+	// RESTConfig, if set, is used instead of a kubeconfig: credentials
+	// built in memory (liqoctl peer out-of-band).
+	RESTConfig *rest.Config
 
 	Config    *rest.Config
 	Client    client.Client
@@ -58,6 +61,9 @@ func (c *Cluster) Connect(ctx context.Context, timeout time.Duration) error {
 	}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
 		&clientcmd.ConfigOverrides{CurrentContext: c.Context}).ClientConfig()
+	if c.RESTConfig != nil {
+		cfg, err = rest.CopyConfig(c.RESTConfig), nil
+	}
 	if err != nil {
 		if clientcmd.IsEmptyConfig(err) {
 			flag := "--kubeconfig"

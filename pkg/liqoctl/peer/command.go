@@ -62,9 +62,18 @@ repairs a partial peering and changes nothing on a complete one.`,
 			return o.Run(ctx)
 		},
 	}
+	o.Remote.AddRemoteFlags(cmd.Flags())
+	o.addFlags(cmd)
+	_ = cmd.MarkFlagRequired("remote-kubeconfig")
+	cmd.AddCommand(newOutOfBandCommand())
+	return cmd
+}
+
+// addFlags binds the flags peer and peer out-of-band share: the local
+// cluster's, the network's, the resources'.
+func (o *Options) addFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	o.Local.AddLocalFlags(fs)
-	o.Remote.AddRemoteFlags(fs)
 	fs.BoolVar(&o.NetworkingDisabled, "networking-disabled", false, "do not set up the network fabric between the clusters (offloaded pods run, but no packet crosses)")
 	o.Network.AddConnectFlags(fs)
 	// The flags default to what a slice naming nothing asks for.
@@ -75,8 +84,6 @@ repairs a partial peering and changes nothing on a complete one.`,
 	fs.StringArrayVar(&o.Resources, "resource", nil, "other resource to ask for, as name=quantity (repeatable), e.g. nvidia.com/gpu=1")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print how long each step took")
-	_ = cmd.MarkFlagRequired("remote-kubeconfig")
-	return cmd
 }
 
 func quantity(l corev1.ResourceList, name corev1.ResourceName) string {

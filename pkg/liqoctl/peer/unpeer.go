@@ -19,6 +19,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
+	"github.com/liqo-go/liqo/pkg/liqoctl/peeringuser"
 	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
 )
 
@@ -27,6 +28,9 @@ type UnpeerOptions struct {
 	Local, Remote factory.Cluster
 	Timeout       time.Duration
 	out           *output.Printer
+	// remoteID, if known, names the peering when the remote cluster
+	// cannot be reached.
+	remoteID string
 }
 
 // NewUnpeerCommand returns liqoctl unpeer.
@@ -38,7 +42,8 @@ func NewUnpeerCommand() *cobra.Command {
 		Long: `Tear down the peering in which the local cluster consumes resources of a
 remote cluster: the virtual node, the ResourceSlice, the Identity and the
 Tenant are removed, with the tenant namespaces on both sides unless the
-reverse peering still uses them.
+reverse peering still uses them or a peering user holds them (liqoctl
+delete peering-user removes those).
 
 If the remote cluster cannot be reached, the local side is still cleaned up
 within --timeout, and the command lists what it could not remove remotely.`,
@@ -56,6 +61,7 @@ within --timeout, and the command lists what it could not remove remotely.`,
 	o.Remote.AddRemoteFlags(fs)
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
 	_ = cmd.MarkFlagRequired("remote-kubeconfig")
+	cmd.AddCommand(newUnpeerOutOfBandCommand())
 	return cmd
 }
 
@@ -78,6 +84,9 @@ func (o *UnpeerOptions) Run(ctx context.Context) error {
 	switch {
 	case remote != nil:
 		remoteID = remote.ID
+	case o.remoteID != "":
+		remoteID = o.remoteID
+		o.out.Warn("the remote cluster cannot be reached (%v); cleaning up the local side only", remoteErr)
 	default:
 		// The provider is unreachable: the kubeconfig still tells which
 		// peering to remove if exactly one local peering matches its server.
@@ -269,7 +278,8 @@ func (o *UnpeerOptions) cleanRemote(ctx context.Context, localID string) []strin
 
 // removeTenantNamespace deletes a tenant namespace unless the reverse
 // peering still lives in it (a Tenant for, or an Identity towards, the same
-// peer).
+// peer) or a peering user holds it (liqoctl delete peering-user removes
+// it).
 func (o *UnpeerOptions) removeTenantNamespace(ctx context.Context, c client.Client, ns, peer string) error {
 	var tenants authv1beta1.TenantList
 	var ids authv1beta1.IdentityList
@@ -282,7 +292,15 @@ func (o *UnpeerOptions) removeTenantNamespace(ctx context.Context, c client.Clie
 	if len(tenants.Items)+len(ids.Items) > 0 {
 		return nil
 	}
-	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	n := &corev1.Namespace{}
+	if err := c.Get(ctx, types.NamespacedName{Name: ns}, n); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if user := n.Labels[peeringuser.Label]; user != "" {
+		// A peering user needs it to peer again; delete peering-user removes it.
+		o.out.Info("Namespace %s kept for peering user %s", ns, peeringuser.Name(user))
+		return nil
+	}
 	if err := c.Delete(ctx, n); err != nil {
 		return client.IgnoreNotFound(err)
 	}

@@ -1,0 +1,106 @@
+package peeringuser
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"io"
+	"log"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func serverCA(srv *httptest.Server) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+}
+
+func TestTokenRoundTrip(t *testing.T) {
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer srv.Close()
+	tok := Token{CA: serverCA(srv), Bearer: "eyJhbGciOi.eyJpc3Mi.c2ln"}
+	got, err := ParseToken(tok.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.CA) != string(tok.CA) || got.Bearer != tok.Bearer {
+		t.Fatalf("round trip: got %+v, want %+v", got, tok)
+	}
+	if strings.ContainsAny(tok.String(), " \n=+/") {
+		t.Errorf("the token is not one shell word of base64url: %q", tok.String())
+	}
+}
+
+func TestParseTokenRefusesGarbage(t *testing.T) {
+	for _, s := range []string{"", "abc", ".bearer", "!!!.bearer", "YWJj.bearer", "MII.bear er"} {
+		if _, err := ParseToken(s); err == nil || !strings.Contains(err.Error(), "--auth-token") {
+			t.Errorf("ParseToken(%q) = %v, want an error naming --auth-token", s, err)
+		}
+	}
+}
+
+// TestVerifyServer: the handshake checks the server's certificate against
+// the token's CA and sends no request, whether it matches or not.
+func TestVerifyServer(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { requests.Add(1) }))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake
+	srv.StartTLS()
+	defer srv.Close()
+	ctx := context.Background()
+	if err := VerifyServer(ctx, srv.URL, serverCA(srv), 5*time.Second); err != nil {
+		t.Errorf("the server's own CA: %v", err)
+	}
+	wrong := otherCA(t)
+	if err := VerifyServer(ctx, srv.URL, wrong, 5*time.Second); !errors.Is(err, ErrUntrustedServer) {
+		t.Errorf("another CA: got %v, want ErrUntrustedServer", err)
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("the server got %d requests", n)
+	}
+	if err := VerifyServer(ctx, "http://"+strings.TrimPrefix(srv.URL, "https://"), serverCA(srv), time.Second); err == nil {
+		t.Error("an http:// URL was accepted")
+	}
+}
+
+func TestArgValue(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--cluster-id=milan", "--api-server-url=https://a:6443"}, "https://a:6443"},
+		{[]string{"--api-server-url", "https://b:6443"}, "https://b:6443"},
+		{[]string{"--api-server-url"}, ""},
+		{nil, ""},
+	} {
+		if got := argValue(c.args, apiServerURLFlag); got != c.want {
+			t.Errorf("argValue(%v) = %q, want %q", c.args, got, c.want)
+		}
+	}
+}
+
+// otherCA is a self-signed CA unrelated to httptest's certificate.
+func otherCA(t *testing.T) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "other-ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
