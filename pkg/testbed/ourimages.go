@@ -21,6 +21,12 @@ const TestImageTag = "testbed"
 // cluster's pods run them as a user's would. Each image is built once per
 // process; Go's build cache makes a rebuild of unchanged sources quick.
 func (c *Cluster) PushComponents(ctx context.Context, names ...string) error {
+	return c.PushComponentsTagged(ctx, TestImageTag, names...)
+}
+
+// PushComponentsTagged is PushComponents under another tag: the same
+// images as another version, for upgrade tests.
+func (c *Cluster) PushComponentsTagged(ctx context.Context, tag string, names ...string) error {
 	if c.RegistryAddr() == "" {
 		return fmt.Errorf("cluster %s has no registry: our images need real nodes", c.Name)
 	}
@@ -38,7 +44,7 @@ func (c *Cluster) PushComponents(ctx context.Context, names ...string) error {
 		if err != nil {
 			return err
 		}
-		if err := images.Push(ctx, c.RegistryAddr(), comp.Ref(TestImageTag), idx); err != nil {
+		if err := images.Push(ctx, c.RegistryAddr(), comp.Ref(tag), idx); err != nil {
 			return err
 		}
 	}

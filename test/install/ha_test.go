@@ -33,7 +33,7 @@ func TestHAFailover(t *testing.T) {
 	if out, err := install(ctx, milan, "--set", "offloading.nodeSelector."+simPoolLabel+"=sim"); err != nil {
 		t.Fatalf("install on milan: %v\n%s", err, out)
 	}
-	t.Cleanup(func() { cleanupHA(t) })
+	t.Cleanup(func() { cleanup(t, "ha-") })
 	managers, err := rome.Client().CoreV1().Pods(consts.DefaultNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=liqo-controller-manager"})
 	if err != nil || len(managers.Items) != 2 {
 		t.Fatalf("rome's controller managers: %v, %v; want 2 with --enable-ha", podSummary(managers), err)
@@ -148,25 +148,3 @@ func leaderPod(ctx context.Context, t *testing.T) string {
 	return name
 }
 
-// cleanupHA undoes the test's peering and installs, so that the package's
-// other tests start from bare clusters.
-func cleanupHA(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	nss, _ := rome.Client().CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-	for _, n := range nss.Items {
-		if strings.HasPrefix(n.Name, "ha-") {
-			if out, err := run(ctx, "unoffload", "namespace", n.Name, "--kubeconfig", kubeconfigs["rome"], "--timeout", "3m"); err != nil {
-				t.Logf("cleanup: unoffload %s: %v\n%s", n.Name, err, out)
-			}
-		}
-	}
-	if out, err := run(ctx, "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"], "--timeout", "3m"); err != nil {
-		t.Logf("cleanup: unpeer: %v\n%s", err, out)
-	}
-	for _, c := range []string{"rome", "milan"} {
-		if out, err := run(ctx, "uninstall", "--purge", "--kubeconfig", kubeconfigs[c], "--timeout", "3m"); err != nil {
-			t.Logf("cleanup: uninstall %s: %v\n%s", c, err, out)
-		}
-	}
-}

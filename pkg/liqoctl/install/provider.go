@@ -141,7 +141,7 @@ func validate(ctx context.Context, cs kubernetes.Interface, n networks) error {
 				continue // None, or IPv6
 			}
 			if !n.service.Contains(a) {
-				return fmt.Errorf("Service %s/%s has ClusterIP %s, outside the service CIDR %s: give the cluster's service network with --service-cidr", s.Namespace, s.Name, a, n.service)
+				return fmt.Errorf("the Service %s/%s has ClusterIP %s, outside the service CIDR %s: give the cluster's service network with --service-cidr", s.Namespace, s.Name, a, n.service)
 			}
 		}
 	}
