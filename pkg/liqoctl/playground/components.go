@@ -65,7 +65,10 @@ func installInCluster(ctx context.Context, c *testbed.Cluster, kubeconfig string
 		"--pod-cidr", c.Spec.PodCIDR, "--service-cidr", c.Spec.ServiceCIDR,
 		// Peers' pods reach the API server on the underlay, not at the
 		// kubeconfig's loopback address.
-		"--api-server-url", c.UnderlayServer(), "--version", testbed.TestImageTag, "--timeout", "5m"})
+		"--api-server-url", c.UnderlayServer(), "--version", testbed.TestImageTag, "--timeout", "5m",
+		// The simulated nodes run no container: the manager, the gateways
+		// and consumers' pods go to the real ones.
+		"--set", realOnly("controllerManager"), "--set", realOnly("gateway"), "--set", realOnly("offloading")})
 	cmd.SetOut(os.Stdout)
 	cmd.SetErr(os.Stdout)
 	if err := cmd.ExecuteContext(ctx); err != nil {
@@ -73,4 +76,9 @@ func installInCluster(ctx context.Context, c *testbed.Cluster, kubeconfig string
 	}
 	fmt.Println("playground: liqo installed in", c.Name)
 	return ctx.Done(), true, nil
+}
+
+// realOnly is a --set pinning the component's pods to the real nodes.
+func realOnly(component string) string {
+	return component + ".nodeSelector." + testbed.NodeTypeLabel + "=" + testbed.RealNodeType
 }
