@@ -13,8 +13,11 @@ all: build
 build:
 	$(GO) build ./...
 
+# liqoctl and, next to it, the controller manager the playground runs as a
+# local process on simulated-only clusters (liqoctl does not link it).
 liqoctl:
 	$(GO) build -o $(BIN)/liqoctl ./cmd/liqoctl
+	$(GO) build -o $(BIN)/liqo-controller-manager ./cmd/liqo-controller-manager
 
 # Builds (once, cached under ~/.cache/liqo-go/testbed) the control-plane
 # binaries the tests and the playground run.

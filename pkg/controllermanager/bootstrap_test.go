@@ -17,6 +17,7 @@ import (
 	"github.com/liqo-go/liqo/deploy/charts/liqo/files/rbac"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // TestPeeringClusterRoles applies the generated peering ClusterRoles on a
@@ -73,7 +74,7 @@ func offloadingRoleGrantsNoServiceAccounts(ctx context.Context, t *testing.T, cl
 	}
 	// The binding reaches the authorizer's cache shortly after: the
 	// rights the role must grant say when.
-	testbed.Eventually(ctx, t, "the consumer's binding in force", func() (bool, error) {
+	harness.Eventually(ctx, t, "the consumer's binding in force", func() (bool, error) {
 		ok, _ := allowed("create", "offloading.liqo.io", "shadowpods", "")
 		return ok, nil
 	})

@@ -2,24 +2,24 @@ package controllermanager
 
 import (
 	"context"
+	"math"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-
-	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 )
 
-// RunLocal runs the controller manager as a supervised local process part:
-// it applies the CRDs (there is no Helm chart to do it for a bare cluster)
-// and restarts the manager after a failure, as a Deployment would restart
-// its pod, until ctx is done. Errors are passed to onError.
+// RunLocal runs the controller manager as a supervised part of a local
+// process, self-provisioned (there is no Helm chart to install the CRDs and
+// the rest on a bare cluster), and restarts it after a failure (after 1 s,
+// doubling up to 10 s), as a Deployment would restart its pod, until ctx is
+// done. Errors are passed to onError. Tests and benchmarks use it; the
+// playground runs the liqo-controller-manager binary with --self-provision.
 func RunLocal(ctx context.Context, cfg *rest.Config, o Options, onError func(error)) {
 	o.SelfProvision = true
-	for backoff := time.Second; ctx.Err() == nil; {
-		err := crds.Install(ctx, cfg)
-		if err == nil {
-			err = Run(ctx, cfg, o)
-		}
+	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Cap: 10 * time.Second, Steps: math.MaxInt32}
+	for ctx.Err() == nil {
+		err := Run(ctx, cfg, o)
 		if ctx.Err() != nil {
 			return
 		}
@@ -29,8 +29,7 @@ func RunLocal(ctx context.Context, cfg *rest.Config, o Options, onError func(err
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(backoff):
+		case <-time.After(backoff.Step()):
 		}
-		backoff = min(2*backoff, 10*time.Second)
 	}
 }

@@ -85,8 +85,8 @@ type Options struct {
 	// itself by URL.
 	WebhookService *webhook.ServiceRef
 	// SelfProvision makes the manager create at start what the chart
-	// installs in the cluster: its namespace, the peering ClusterRoles and
-	// (without WebhookService) its webhook configurations. For the
+	// installs in the cluster: the CRDs, its namespace, the peering
+	// ClusterRoles and (without WebhookService) its webhook configurations. For the
 	// playground and tests, which run it as a local process on a bare
 	// cluster; RunLocal sets it.
 	SelfProvision bool
@@ -187,7 +187,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Webhook.AddFlags(fs)
 	fs.Var(&serviceRefValue{&o.WebhookService}, "webhook-service", "NAMESPACE/NAME of the Service in front of the webhook server in the cluster: the chart's webhook configurations call it, "+
 		"and the serving certificate, shared by the replicas, lives in the Secret NAME-certs (unset: the server registers itself by URL, for a local process)")
-	fs.BoolVar(&o.SelfProvision, "self-provision", o.SelfProvision, "create at start what the Helm chart installs in a cluster (the namespace, the peering ClusterRoles, the webhook configurations): "+
+	fs.BoolVar(&o.SelfProvision, "self-provision", o.SelfProvision, "create at start what the Helm chart installs in a cluster (the CRDs, the namespace, the peering ClusterRoles, the webhook configurations): "+
 		"for a manager run as a local process on a bare cluster")
 	fs.StringVar(&o.KubeletAPIAddr, "kubelet-api-address", o.KubeletAPIAddr, "host:port of the virtual nodes' kubelet API, which serves kubectl logs, exec and port-forward on offloaded pods (port 0 picks a free port)")
 	fs.StringVar(&o.KubeletAPIAdvertiseIP, "kubelet-api-advertise-ip", o.KubeletAPIAdvertiseIP, "IP the virtual nodes publish, at which the API server reaches their kubelet API (default: the host of --kubelet-api-address)")

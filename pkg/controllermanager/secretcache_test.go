@@ -22,6 +22,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // TestSecretCacheHoldsNoContents runs the nonce controller in a manager
@@ -106,7 +107,7 @@ func TestSecretCacheHoldsNoContents(t *testing.T) {
 	nonces := map[string][]byte{}
 	for i := range tenants {
 		key := types.NamespacedName{Namespace: consts.TenantNamespace(fmt.Sprintf("consumer-%d", i)), Name: consts.NonceSecret}
-		testbed.Eventually(ctx, t, "the nonce of "+key.Namespace, func() (bool, error) {
+		harness.Eventually(ctx, t, "the nonce of "+key.Namespace, func() (bool, error) {
 			var s corev1.Secret
 			if err := admin.Get(ctx, key, &s); err != nil {
 				return false, err

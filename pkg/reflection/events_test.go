@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // TestRemoteEvents: what happens to the provider's pod (its scheduling
@@ -36,7 +36,7 @@ func TestRemoteEvents(t *testing.T) {
 	}
 
 	byReason := map[string]corev1.Event{}
-	testbed.Eventually(ctx, t, "the remote scheduling and the probe failure on the local pod", func() (bool, error) {
+	harness.Eventually(ctx, t, "the remote scheduling and the probe failure on the local pod", func() (bool, error) {
 		var events corev1.EventList
 		if err := consumer.List(ctx, &events, client.InNamespace("events"), client.MatchingFieldsSelector{
 			Selector: fields.OneTermEqualSelector("involvedObject.uid", string(local.UID))}); err != nil {
@@ -61,7 +61,7 @@ func TestRemoteEvents(t *testing.T) {
 	if err := provider.Update(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the copy's count updated", func() (bool, error) {
+	harness.Eventually(ctx, t, "the copy's count updated", func() (bool, error) {
 		var got corev1.Event
 		err := consumer.Get(ctx, client.ObjectKey{Namespace: "events", Name: ev.Name}, &got)
 		return err == nil && got.Count == 4, client.IgnoreNotFound(err)

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // bombs makes the reflection of chosen objects panic while they are armed
@@ -67,7 +67,7 @@ func TestPanicsStayWithTheirObject(t *testing.T) {
 	at := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: twin, Name: name} }
 	waitFor[corev1.ConfigMap](ctx, t, "the ConfigMap next to the panicking one", at("calm"), nil)
 	waitFor[offv1beta1.ShadowPod](ctx, t, "the ShadowPod of the pod next to the panicking one", at("calm-pod"), nil)
-	testbed.Eventually(ctx, t, "the panics counted", func() (bool, error) {
+	harness.Eventually(ctx, t, "the panics counted", func() (bool, error) {
 		return testutil.ToFloat64(mapPanics) > mapsBefore && testutil.ToFloat64(podPanics) > podsBefore, nil
 	})
 	var cm corev1.ConfigMap

@@ -20,7 +20,7 @@ import (
 	"github.com/liqo-go/liqo/apis"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // TestForbiddenKind: a provider that does not let the consumer touch one
@@ -119,7 +119,7 @@ func restrictedIdentity(ctx context.Context, t *testing.T, twin string) *rest.Co
 	}
 	cfg := rest.AnonymousClientConfig(providerConfig)
 	cfg.BearerToken = tok.Status.Token
-	testbed.Eventually(ctx, t, "the restricted identity allowed ConfigMaps", func() (bool, error) {
+	harness.Eventually(ctx, t, "the restricted identity allowed ConfigMaps", func() (bool, error) {
 		cs, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			return false, err

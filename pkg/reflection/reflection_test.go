@@ -17,7 +17,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // offload creates a local namespace, its twin on the provider, and the
@@ -102,7 +102,7 @@ func getPod(ctx context.Context, cl client.Client, ns, name string) (*corev1.Pod
 // returns both.
 func waitRunning(ctx context.Context, t *testing.T, ns, twin, name string) (local, remote *corev1.Pod) {
 	t.Helper()
-	testbed.Eventually(ctx, t, "pod "+name+" Running on both sides", func() (bool, error) {
+	harness.Eventually(ctx, t, "pod "+name+" Running on both sides", func() (bool, error) {
 		var err error
 		if remote, err = getPod(ctx, provider, twin, name); err != nil {
 			return false, err
@@ -159,7 +159,7 @@ func TestPodLifecycle(t *testing.T) {
 		if err := provider.Delete(ctx, remote); err != nil {
 			t.Fatal(err)
 		}
-		testbed.Eventually(ctx, t, "a new remote pod Running", func() (bool, error) {
+		harness.Eventually(ctx, t, "a new remote pod Running", func() (bool, error) {
 			p, err := getPod(ctx, provider, twin, "web")
 			return err == nil && p.UID != remote.UID && p.Status.Phase == corev1.PodRunning, client.IgnoreNotFound(err)
 		})
@@ -173,9 +173,9 @@ func TestPodLifecycle(t *testing.T) {
 		if err := consumer.Delete(ctx, local); err != nil {
 			t.Fatal(err)
 		}
-		testbed.Eventually(ctx, t, "ShadowPod gone", gone(ctx, provider, &offv1beta1.ShadowPod{}, twin, "web"))
-		testbed.Eventually(ctx, t, "remote pod gone", gone(ctx, provider, &corev1.Pod{}, twin, "web"))
-		testbed.Eventually(ctx, t, "local pod gone", gone(ctx, consumer, &corev1.Pod{}, "lifecycle", "web"))
+		harness.Eventually(ctx, t, "ShadowPod gone", gone(ctx, provider, &offv1beta1.ShadowPod{}, twin, "web"))
+		harness.Eventually(ctx, t, "remote pod gone", gone(ctx, provider, &corev1.Pod{}, twin, "web"))
+		harness.Eventually(ctx, t, "local pod gone", gone(ctx, consumer, &corev1.Pod{}, "lifecycle", "web"))
 	})
 
 	t.Run("deleting the ShadowPod on the provider deletes the local pod", func(t *testing.T) {
@@ -187,7 +187,7 @@ func TestPodLifecycle(t *testing.T) {
 		if err := provider.Delete(ctx, sp); err != nil {
 			t.Fatal(err)
 		}
-		testbed.Eventually(ctx, t, "local pod gone", gone(ctx, consumer, &corev1.Pod{}, "lifecycle", "evicted"))
+		harness.Eventually(ctx, t, "local pod gone", gone(ctx, consumer, &corev1.Pod{}, "lifecycle", "evicted"))
 		events, err := consumerCS.CoreV1().Events("lifecycle").List(ctx, metav1.ListOptions{
 			FieldSelector: fields.OneTermEqualSelector("involvedObject.name", "evicted").String()})
 		if err != nil {
@@ -212,7 +212,7 @@ func TestNotOffloaded(t *testing.T) {
 	if err := consumer.Create(ctx, testPod("stray", "lost")); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the pod Pending with reason "+forge.ReasonOffloadingBackOff, func() (bool, error) {
+	harness.Eventually(ctx, t, "the pod Pending with reason "+forge.ReasonOffloadingBackOff, func() (bool, error) {
 		p, err := getPod(ctx, consumer, "stray", "lost")
 		return err == nil && p.Status.Phase == corev1.PodPending && p.Status.Reason == forge.ReasonOffloadingBackOff &&
 			p.Status.Message == fmt.Sprintf("namespace stray is not offloaded to cluster %s", providerID), err
@@ -226,7 +226,7 @@ func TestNotOffloaded(t *testing.T) {
 	}
 	waitRunning(ctx, t, "unoffload", twin, "moving")
 	setMapping(ctx, t, "unoffload", "")
-	testbed.Eventually(ctx, t, "the local pod deleted", gone(ctx, consumer, &corev1.Pod{}, "unoffload", "moving"))
+	harness.Eventually(ctx, t, "the local pod deleted", gone(ctx, consumer, &corev1.Pod{}, "unoffload", "moving"))
 }
 
 // TestBurst offloads many pods at once and reports how long they took to
@@ -243,7 +243,7 @@ func TestBurst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testbed.Eventually(ctx, t, fmt.Sprintf("%d local pods Running", n), func() (bool, error) {
+	harness.Eventually(ctx, t, fmt.Sprintf("%d local pods Running", n), func() (bool, error) {
 		var list corev1.PodList
 		if err := consumer.List(ctx, &list, client.InNamespace("burst")); err != nil {
 			return false, err

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // waitFor polls the provider until the object named key satisfies cond
@@ -32,7 +32,7 @@ func waitFor[T any, P interface {
 }](ctx context.Context, t *testing.T, what string, key types.NamespacedName, cond func(P) bool) P {
 	t.Helper()
 	obj := P(new(T))
-	testbed.Eventually(ctx, t, what, func() (bool, error) {
+	harness.Eventually(ctx, t, what, func() (bool, error) {
 		if err := provider.Get(ctx, key, obj); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
@@ -49,7 +49,7 @@ func TestConfigMaps(t *testing.T) {
 
 	t.Run("the root CA is reflected under another name", func(t *testing.T) {
 		var local corev1.ConfigMap
-		testbed.Eventually(ctx, t, "the local root CA ConfigMap", func() (bool, error) {
+		harness.Eventually(ctx, t, "the local root CA ConfigMap", func() (bool, error) {
 			return client.IgnoreNotFound(consumer.Get(ctx, types.NamespacedName{Namespace: "configs", Name: forge.RootCAConfigMap}, &local)) == nil &&
 				local.Name != "", nil
 		})
@@ -95,7 +95,7 @@ func TestConfigMaps(t *testing.T) {
 		if err := consumer.Delete(ctx, local); err != nil {
 			t.Fatal(err)
 		}
-		testbed.Eventually(ctx, t, "the copy deleted", gone(ctx, provider, &corev1.ConfigMap{}, twin, "settings"))
+		harness.Eventually(ctx, t, "the copy deleted", gone(ctx, provider, &corev1.ConfigMap{}, twin, "settings"))
 		t.Logf("deletion mirrored after %v", time.Since(start))
 	})
 
@@ -108,7 +108,7 @@ func TestConfigMaps(t *testing.T) {
 			Data: map[string]string{"owner": "consumer"}}); err != nil {
 			t.Fatal(err)
 		}
-		testbed.Eventually(ctx, t, "a ReflectionConflict event", func() (bool, error) {
+		harness.Eventually(ctx, t, "a ReflectionConflict event", func() (bool, error) {
 			var events corev1.EventList
 			err := consumer.List(ctx, &events, client.InNamespace("configs"),
 				client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("involvedObject.name", "taken")})
@@ -198,7 +198,7 @@ func TestSecretsServicesIngresses(t *testing.T) {
 		if err := consumer.Delete(ctx, s); err != nil {
 			t.Fatal(err)
 		}
-		testbed.Eventually(ctx, t, "the Secret copy deleted", gone(ctx, provider, &corev1.Secret{}, twin, "creds"))
+		harness.Eventually(ctx, t, "the Secret copy deleted", gone(ctx, provider, &corev1.Secret{}, twin, "creds"))
 	})
 
 	t.Run("services without cluster-assigned fields", func(t *testing.T) {
@@ -234,7 +234,7 @@ func TestSecretsServicesIngresses(t *testing.T) {
 		if err := consumer.Delete(ctx, web); err != nil {
 			t.Fatal(err)
 		}
-		testbed.Eventually(ctx, t, "the Service copy deleted", gone(ctx, provider, &corev1.Service{}, twin, "web"))
+		harness.Eventually(ctx, t, "the Service copy deleted", gone(ctx, provider, &corev1.Service{}, twin, "web"))
 	})
 
 	t.Run("ingresses without their class", func(t *testing.T) {

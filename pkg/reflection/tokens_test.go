@@ -24,7 +24,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // startTokens runs a token reflection for the virtual node's pods, as a
@@ -82,7 +82,7 @@ func TestTokens(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	twin := offload(ctx, t, ns)
-	testbed.Eventually(ctx, t, "the default ServiceAccount and root CA of "+ns, func() (bool, error) {
+	harness.Eventually(ctx, t, "the default ServiceAccount and root CA of "+ns, func() (bool, error) {
 		_, err1 := consumerCS.CoreV1().ServiceAccounts(ns).Get(ctx, sa, metav1.GetOptions{})
 		_, err2 := consumerCS.CoreV1().ConfigMaps(ns).Get(ctx, forge.RootCAConfigMap, metav1.GetOptions{})
 		return err1 == nil && err2 == nil, client.IgnoreNotFound(errors.Join(err1, err2))
@@ -169,7 +169,7 @@ func TestTokens(t *testing.T) {
 
 	t.Run("the token is refreshed and still authenticates", func(t *testing.T) {
 		first := secret.Data[forge.TokenKey]
-		testbed.Eventually(ctx, t, "a new token in the Secret", func() (bool, error) {
+		harness.Eventually(ctx, t, "a new token in the Secret", func() (bool, error) {
 			s, err := getSecret(ctx, secrets, secretName)
 			if err != nil {
 				return false, err
@@ -196,7 +196,7 @@ func TestTokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		testbed.Eventually(ctx, t, "a new token in the Secret", func() (bool, error) {
+		harness.Eventually(ctx, t, "a new token in the Secret", func() (bool, error) {
 			s, err := getSecret(ctx, secrets, secretName)
 			return err == nil && !bytes.Equal(s.Data[forge.TokenKey], before.Data[forge.TokenKey]), err
 		})
@@ -237,8 +237,8 @@ func TestTokens(t *testing.T) {
 		if err := consumer.Delete(ctx, local); err != nil {
 			t.Fatal(err)
 		}
-		testbed.Eventually(ctx, t, "local pod gone", gone(ctx, consumer, &corev1.Pod{}, ns, "api"))
-		testbed.Eventually(ctx, t, "token Secret gone", gone(ctx, provider, &corev1.Secret{}, secrets, secretName))
+		harness.Eventually(ctx, t, "local pod gone", gone(ctx, consumer, &corev1.Pod{}, ns, "api"))
+		harness.Eventually(ctx, t, "token Secret gone", gone(ctx, provider, &corev1.Secret{}, secrets, secretName))
 		if _, err := getSecret(ctx, secrets, forge.TokenSecretName("other", "")); err != nil {
 			t.Errorf("the foreign Secret: %v", err)
 		}

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // TestTokensReflected checks the token reflection as the node's
@@ -25,7 +25,7 @@ func TestTokensReflected(t *testing.T) {
 	if err := consumer.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"}}); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the default ServiceAccount of "+ns, func() (bool, error) {
+	harness.Eventually(ctx, t, "the default ServiceAccount of "+ns, func() (bool, error) {
 		_, err := consumerCS.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, client.IgnoreNotFound(err)
 	})
@@ -50,7 +50,7 @@ func TestTokensReflected(t *testing.T) {
 	if err := consumer.Create(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the pod Pending with reason "+forge.ReasonOffloadingBackOff, func() (bool, error) {
+	harness.Eventually(ctx, t, "the pod Pending with reason "+forge.ReasonOffloadingBackOff, func() (bool, error) {
 		p, err := getPod(ctx, consumer, ns, "blocked")
 		return err == nil && p.Status.Reason == forge.ReasonOffloadingBackOff &&
 			strings.Contains(p.Status.Message, "not created by this cluster"), err

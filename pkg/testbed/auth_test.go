@@ -1,6 +1,8 @@
 package testbed
 
 import (
+	"github.com/liqo-go/liqo/test/harness"
+
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -60,7 +62,7 @@ func TestCSRSigning(t *testing.T) {
 				t.Fatal(err)
 			}
 			var cert []byte
-			Eventually(ctx, t, "the signed certificate", func() (bool, error) {
+			harness.Eventually(ctx, t, "the signed certificate", func() (bool, error) {
 				got, err := cs.CertificatesV1().CertificateSigningRequests().Get(ctx, csr.Name, metav1.GetOptions{})
 				if err != nil {
 					return false, err

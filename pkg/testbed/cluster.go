@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -277,7 +278,16 @@ func (c *Cluster) Stop() {
 	// FIN: close them, or the API server's graceful shutdown waits on their
 	// watches until it is killed.
 	c.closeAPIForward()
-	for _, name := range stopOrder {
+	// What Supervise runs (our components) goes before the control plane.
+	c.mu.Lock()
+	var extra []string
+	for name := range c.procs {
+		if !slices.Contains(stopOrder, name) {
+			extra = append(extra, name)
+		}
+	}
+	c.mu.Unlock()
+	for _, name := range append(extra, stopOrder...) {
 		c.StopComponent(name)
 	}
 	c.stopClusterNet()

@@ -1,6 +1,8 @@
 package testbed
 
 import (
+	"github.com/liqo-go/liqo/test/harness"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -59,7 +61,7 @@ func crash(t *testing.T, kind string) footprint {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	Eventually(ctx, t, "the crashed owner's processes to die and ports to be freed", func() (bool, error) {
+	harness.Eventually(ctx, t, "the crashed owner's processes to die and ports to be freed", func() (bool, error) {
 		for _, pid := range r.PIDs {
 			if proc.Alive(pid) {
 				return false, nil

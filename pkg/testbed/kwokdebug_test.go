@@ -1,6 +1,8 @@
 package testbed
 
 import (
+	"github.com/liqo-go/liqo/test/harness"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -29,7 +31,7 @@ func TestKwokLogsExec(t *testing.T) {
 	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	Eventually(ctx, t, "the pod to run", func() (bool, error) {
+	harness.Eventually(ctx, t, "the pod to run", func() (bool, error) {
 		p, err := cs.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
 		return err == nil && p.Status.Phase == corev1.PodRunning, err
 	})

@@ -1,6 +1,8 @@
 package testbed
 
 import (
+	"github.com/liqo-go/liqo/test/harness"
+
 	"context"
 	"net/netip"
 	"testing"
@@ -54,7 +56,7 @@ func TestDeploymentAndService(t *testing.T) {
 			}
 
 			var podIPs map[string]bool
-			Eventually(ctx, t, "10 Running pods with pod IPs", func() (bool, error) {
+			harness.Eventually(ctx, t, "10 Running pods with pod IPs", func() (bool, error) {
 				pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 				if err != nil {
 					return false, err
@@ -73,7 +75,7 @@ func TestDeploymentAndService(t *testing.T) {
 				}
 			}
 
-			Eventually(ctx, t, "an EndpointSlice with the 10 pod addresses", func() (bool, error) {
+			harness.Eventually(ctx, t, "an EndpointSlice with the 10 pod addresses", func() (bool, error) {
 				slices, err := cs.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{
 					LabelSelector: discoveryv1.LabelServiceName + "=web",
 				})

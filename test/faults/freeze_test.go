@@ -16,6 +16,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/liqoctl"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 const replicas = 10
@@ -85,7 +86,7 @@ func TestProviderFrozen(t *testing.T) {
 			thawedAt := time.Now()
 
 			// Reconverged: the virtual node Ready with its network back.
-			testbed.Eventually(ctx, t, "the virtual node reachable again", func() (bool, error) {
+			harness.Eventually(ctx, t, "the virtual node reachable again", func() (bool, error) {
 				n := nodeOf(ctx, t)
 				return testbed.NodeReady(n) && testbed.NodeCondition(n, corev1.NodeNetworkUnavailable) == corev1.ConditionFalse, nil
 			})
@@ -113,7 +114,7 @@ func TestProviderFrozen(t *testing.T) {
 func waitRunning(ctx context.Context, t *testing.T, ns string) map[string]types.UID {
 	t.Helper()
 	var out map[string]types.UID
-	testbed.Eventually(ctx, t, "the offloaded pods Running", func() (bool, error) {
+	harness.Eventually(ctx, t, "the offloaded pods Running", func() (bool, error) {
 		pods, err := rome.Client().CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=frozen"})
 		if err != nil {
 			return false, err
@@ -178,7 +179,7 @@ func readiness(n *corev1.Node) string {
 func countRemote(ctx context.Context, t *testing.T, twin string) (pods, shadows int) {
 	t.Helper()
 	var podList *corev1.PodList
-	testbed.Eventually(ctx, t, "milan answering", func() (bool, error) {
+	harness.Eventually(ctx, t, "milan answering", func() (bool, error) {
 		var err error
 		podList, err = milan.Client().CoreV1().Pods(twin).List(ctx, metav1.ListOptions{})
 		return err == nil, err

@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 	"github.com/liqo-go/liqo/test/realpods"
 )
 
@@ -71,7 +71,7 @@ func TestHAFailover(t *testing.T) {
 		}
 		return l.Items, nil
 	}
-	testbed.Eventually(ctx, t, "a fifth of the pods offloaded", func() (bool, error) {
+	harness.Eventually(ctx, t, "a fifth of the pods offloaded", func() (bool, error) {
 		pods, err := remotePods()
 		return len(pods) >= haPods/5, err
 	})
@@ -109,7 +109,7 @@ func TestHAFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("deleted the active controller manager %s", leader)
-	testbed.Eventually(ctx, t, "another replica leading", func() (bool, error) {
+	harness.Eventually(ctx, t, "another replica leading", func() (bool, error) {
 		l := leaderPod(ctx, t)
 		return l != "" && l != leader, nil
 	})
@@ -147,4 +147,3 @@ func leaderPod(ctx context.Context, t *testing.T) string {
 	name, _, _ := strings.Cut(*l.Spec.HolderIdentity, "_")
 	return name
 }
-

@@ -12,6 +12,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 	"github.com/liqo-go/liqo/test/realpods"
 )
 
@@ -60,7 +61,7 @@ func TestInstallPeerOffload(t *testing.T) {
 		t.Fatal(err)
 	}
 	realpods.RunningPods(ctx, t, rome, ns, "app=talker", 1)
-	testbed.Eventually(ctx, t, "the offloaded container's log through rome's API server", func() (bool, error) {
+	harness.Eventually(ctx, t, "the offloaded container's log through rome's API server", func() (bool, error) {
 		out, err := realpods.Kubectl(ctx, rome, "logs", "-n", ns, "talker")
 		return strings.Contains(out, "hello from milan"), err
 	})

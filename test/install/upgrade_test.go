@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -19,7 +20,8 @@ import (
 // then runs liqoctl install again with a build tagged upgraded on both
 // clusters: the release is upgraded in place, the components run the new
 // tag, the offloaded pod is untouched (same pod on milan, never
-// restarted), the peering still works (a new pod is offloaded after it),
+// restarted), the CRDs are updated (one lacking a field gets it back),
+// the peering still works (a new pod is offloaded after it),
 // and renaming the cluster on the way is refused.
 func TestUpgrade(t *testing.T) {
 	ctx := realpods.Timeout(t, 20*time.Minute)
@@ -56,6 +58,13 @@ func TestUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Build A predates a field: its VirtualNode CRD lacks the optional
+	// spec.loadBalancerClasses, which build B's has (the CRDs are embedded
+	// in liqoctl, so A's schema is made by hand on the installed CRD).
+	for _, c := range []*testbed.Cluster{milan, rome} {
+		setCRDField(ctx, t, c, false)
+	}
+
 	if out, err := install(ctx, rome, "--cluster-id", "rome2"); err == nil || !strings.Contains(err.Error(), `already known to its peers as "rome"`) {
 		t.Fatalf("renaming rome on upgrade: %v; want a refusal\n%s", err, out)
 	}
@@ -71,6 +80,15 @@ func TestUpgrade(t *testing.T) {
 		if err != nil || !strings.HasSuffix(dep.Spec.Template.Spec.Containers[0].Image, ":"+tagB) {
 			t.Errorf("%s's controller manager after the upgrade: %v, %v", c.Name, dep.Spec.Template.Spec.Containers[0].Image, err)
 		}
+	}
+
+	for _, c := range []*testbed.Cluster{milan, rome} {
+		if !setCRDField(ctx, t, c, true) {
+			t.Errorf("%s: the upgrade did not bring the VirtualNode CRD's new optional field", c.Name)
+		}
+	}
+	if out, err := realpods.Kubectl(ctx, rome, "get", "virtualnodes", "-A", "--no-headers"); err != nil || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.Contains(out, "milan") {
+		t.Errorf("VirtualNodes on rome after the upgrade: %v\n%s\nwant milan's, kept", err, out)
 	}
 
 	if out, err := run(ctx, "uninstall", "--kubeconfig", kubeconfigs["rome"]); err == nil {
@@ -124,4 +142,31 @@ func cleanup(t *testing.T, prefix string) {
 			t.Logf("cleanup: uninstall %s: %v\n%s", c, err, out)
 		}
 	}
+}
+
+// setCRDField reports whether c's VirtualNode CRD has the optional
+// spec.loadBalancerClasses; with present false it first removes the field,
+// as an older build's CRD would lack it.
+func setCRDField(ctx context.Context, t *testing.T, c *testbed.Cluster, present bool) bool {
+	t.Helper()
+	cs, err := apiextensionsclient.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := cs.ApiextensionsV1().CustomResourceDefinitions()
+	crd, err := api.Get(ctx, "virtualnodes.offloading.liqo.io", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	_, has := spec.Properties["loadBalancerClasses"]
+	if present || !has {
+		return has
+	}
+	delete(spec.Properties, "loadBalancerClasses")
+	crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+	if _, err := api.Update(ctx, crd, metav1.UpdateOptions{FieldManager: "older-build"}); err != nil {
+		t.Fatalf("%s: removing the field from the VirtualNode CRD: %v", c.Name, err)
+	}
+	return false
 }

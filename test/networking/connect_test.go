@@ -20,6 +20,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/ipam"
 	"github.com/liqo-go/liqo/pkg/liqoctl"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 	"github.com/liqo-go/liqo/test/realpods"
 )
 
@@ -110,7 +111,7 @@ func nothingLeftOnNodes(ctx context.Context, t *testing.T, clusters ...*testbed.
 	t.Helper()
 	for _, c := range clusters {
 		for _, node := range c.RealNodeNames() {
-			testbed.Eventually(ctx, t, "nothing of ours left on "+c.Name+"/"+node, func() (bool, error) {
+			harness.Eventually(ctx, t, "nothing of ours left on "+c.Name+"/"+node, func() (bool, error) {
 				var left []string
 				err := c.InNode(node, func() error {
 					exists, err := datapath.TableExists(fabric.NATTable)

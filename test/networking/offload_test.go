@@ -14,6 +14,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 	"github.com/liqo-go/liqo/test/realpods"
 )
 
@@ -38,7 +39,7 @@ func webPod(ns, name string, nodeSelector map[string]string, tolerate bool) *cor
 func fetchAll(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, pod, url string, want ...string) {
 	t.Helper()
 	seen := map[string]bool{}
-	testbed.Eventually(ctx, t, url+" answered by each of "+strings.Join(want, ", "), func() (bool, error) {
+	harness.Eventually(ctx, t, url+" answered by each of "+strings.Join(want, ", "), func() (bool, error) {
 		out, err := realpods.Kubectl(ctx, c, "exec", "-n", ns, pod, "--", "timeout", "5", "wget", "-q", "-O", "-", url)
 		if err == nil {
 			seen[strings.TrimSpace(out)] = true
@@ -145,7 +146,7 @@ func homeAPIServer(ctx context.Context, t *testing.T, ns string) {
 	list := `wget -q -O - --header "Authorization: Bearer $(cat /var/run/secrets/kubernetes.io/serviceaccount/token)" ` +
 		`"https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT/api/v1/namespaces/` + ns + `/pods"`
 	var out string
-	testbed.Eventually(ctx, t, "the offloaded pod listing its pods on rome's API server", func() (bool, error) {
+	harness.Eventually(ctx, t, "the offloaded pod listing its pods on rome's API server", func() (bool, error) {
 		out, err = realpods.Kubectl(ctx, rome, "exec", "-n", ns, "web-remote", "--", "timeout", "10", "sh", "-c", list)
 		return err == nil, err
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 	"github.com/liqo-go/liqo/test/realpods"
 )
 
@@ -55,7 +56,7 @@ func TestManagerRestart(t *testing.T) {
 		}
 		return strings.Fields(out)
 	}
-	testbed.Eventually(ctx, t, "the first lines through the tunnel", func() (bool, error) { return len(received()) >= 5, nil })
+	harness.Eventually(ctx, t, "the first lines through the tunnel", func() (bool, error) { return len(received()) >= 5, nil })
 
 	fabricPods := func() map[types.UID]string {
 		out := map[types.UID]string{}
@@ -87,7 +88,7 @@ func TestManagerRestart(t *testing.T) {
 	}
 	t.Logf("both managers restarted and ready in %s", time.Since(start).Round(100*time.Millisecond))
 	atRestart := len(received())
-	testbed.Eventually(ctx, t, "lines after the restart", func() (bool, error) { return len(received()) >= atRestart+75, nil })
+	harness.Eventually(ctx, t, "lines after the restart", func() (bool, error) { return len(received()) >= atRestart+75, nil })
 
 	lines := received()
 	for i, l := range lines {

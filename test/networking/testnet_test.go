@@ -10,6 +10,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 	"github.com/liqo-go/liqo/test/realpods"
 )
 
@@ -49,7 +50,7 @@ func TestNetworkCheck(t *testing.T) {
 	t.Logf("liqoctl test network:\n%s", out)
 
 	scaleGateway(ctx, t, 0)
-	testbed.Eventually(ctx, t, "rome's gateway pod gone", func() (bool, error) {
+	harness.Eventually(ctx, t, "rome's gateway pod gone", func() (bool, error) {
 		pods, err := rome.Client().CoreV1().Pods(consts.TenantNamespace("milan")).List(ctx, metav1.ListOptions{})
 		return err == nil && len(pods.Items) == 0, err
 	})
@@ -103,7 +104,7 @@ func TestNetworkCheck(t *testing.T) {
 	if err := milan.Client().CoreV1().Pods(gwNS).Delete(ctx, pods.Items[0].Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the old gateway pod gone", func() (bool, error) {
+	harness.Eventually(ctx, t, "the old gateway pod gone", func() (bool, error) {
 		_, err := milan.Client().CoreV1().Pods(gwNS).Get(ctx, pods.Items[0].Name, metav1.GetOptions{})
 		return err != nil, nil
 	})
@@ -157,7 +158,7 @@ func TestReversePeering(t *testing.T) {
 		c    *testbed.Cluster
 		peer string
 	}{{rome, "milan"}, {milan, "rome"}} {
-		testbed.Eventually(ctx, t, x.c.Name+"'s gateway pods for "+x.peer+" gone", func() (bool, error) {
+		harness.Eventually(ctx, t, x.c.Name+"'s gateway pods for "+x.peer+" gone", func() (bool, error) {
 			pods, err := x.c.Client().CoreV1().Pods(consts.TenantNamespace(x.peer)).List(ctx, metav1.ListOptions{})
 			return err == nil && len(pods.Items) == 0, err
 		})

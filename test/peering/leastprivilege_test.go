@@ -33,6 +33,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // managerRole is the generated ClusterRole of the controller manager, and
@@ -85,7 +86,7 @@ func TestLeastPrivilege(t *testing.T) {
 		// Deleting the namespace unoffloads it: the twin goes too.
 		t.Cleanup(func() {
 			_ = tb.Cluster("rome").Client().CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
-			testbed.Eventually(ctx, t, "the twin namespace gone", func() (bool, error) {
+			harness.Eventually(ctx, t, "the twin namespace gone", func() (bool, error) {
 				err := milan.Get(ctx, client.ObjectKey{Name: twin}, &corev1.Namespace{})
 				return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 			})
@@ -124,7 +125,7 @@ func TestLeastPrivilege(t *testing.T) {
 			t.Fatal(err)
 		}
 		var last string
-		testbed.Eventually(ctx, t, "the Service's endpoints on milan", func() (bool, error) {
+		harness.Eventually(ctx, t, "the Service's endpoints on milan", func() (bool, error) {
 			if err := rome.Get(ctx, client.ObjectKeyFromObject(local), local); err != nil {
 				return false, err
 			}
@@ -158,7 +159,7 @@ func TestLeastPrivilege(t *testing.T) {
 		if err := unpeer(ctx); err != nil {
 			t.Fatal(err)
 		}
-		testbed.Eventually(ctx, t, "the virtual node gone", func() (bool, error) {
+		harness.Eventually(ctx, t, "the virtual node gone", func() (bool, error) {
 			err := rome.Get(ctx, client.ObjectKey{Name: "milan"}, &corev1.Node{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
@@ -390,7 +391,7 @@ func managerCredentials(ctx context.Context, t *testing.T, cl *testbed.Cluster) 
 		t.Fatalf("the token authenticates as %+v (%v), want %s", who, err, serviceAccountUser())
 	}
 	// The authorizer sees a new binding shortly after it is written.
-	testbed.Eventually(ctx, t, "the binding of "+managerRole+" in force on "+cl.Name, func() (bool, error) {
+	harness.Eventually(ctx, t, "the binding of "+managerRole+" in force on "+cl.Name, func() (bool, error) {
 		return allowedTo(ctx, cs, "approve", "certificates.k8s.io", "signers", "kubernetes.io/kubelet-serving")
 	})
 	// Nothing but that binding: no way to cluster-admin.

@@ -18,7 +18,7 @@ import (
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // TestNetworkConnect runs liqoctl network connect between naples (gateway
@@ -116,7 +116,7 @@ func TestNetworkConnect(t *testing.T) {
 	}
 	gone := func(c client.Client, obj client.Object) {
 		t.Helper()
-		testbed.Eventually(ctx, t, "deletion of "+obj.GetName(), func() (bool, error) {
+		harness.Eventually(ctx, t, "deletion of "+obj.GetName(), func() (bool, error) {
 			err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 func peer(t *testing.T, consumer, provider string, extra ...string) string {
@@ -37,7 +38,7 @@ func peer(t *testing.T, consumer, provider string, extra ...string) string {
 func waitNodesReady(ctx context.Context, t *testing.T, cluster string) {
 	t.Helper()
 	cs := tb.Cluster(cluster).Client()
-	testbed.Eventually(ctx, t, "the Ready simulated nodes of "+cluster, func() (bool, error) {
+	harness.Eventually(ctx, t, "the Ready simulated nodes of "+cluster, func() (bool, error) {
 		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: testbed.NodeTypeLabel + "=kwok"})
 		if err != nil || len(nodes.Items) == 0 {
 			return false, err

@@ -31,6 +31,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl/peeringuser"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // TestPeeringUser: milan's administrator generates a peering user for rome
@@ -161,7 +162,7 @@ func TestPeeringUser(t *testing.T) {
 			t.Errorf("delete peering-user does not remove the unused tenant namespace:\n%s", out)
 		}
 		cs := kubernetes.NewForConfigOrDie(cfg)
-		testbed.Eventually(ctx, t, "the token refused", func() (bool, error) {
+		harness.Eventually(ctx, t, "the token refused", func() (bool, error) {
 			_, err := cs.CoreV1().ConfigMaps(consts.DefaultNamespace).Get(ctx, consts.ClusterIDConfigMap, metav1.GetOptions{})
 			return apierrors.IsUnauthorized(err), nil
 		})
@@ -301,7 +302,7 @@ func TestGenericPeeringUserPolicy(t *testing.T) {
 	if err := user.Update(ctx, &claim); err != nil {
 		t.Fatalf("claiming: %v", err)
 	}
-	testbed.Eventually(ctx, t, "the policy to see the claim", func() (bool, error) {
+	harness.Eventually(ctx, t, "the policy to see the claim", func() (bool, error) {
 		return user.Create(ctx, tenantNS(claimed, u), dry) == nil, nil
 	})
 	claim.Data[peeringuser.ClaimKey] = "rome"
@@ -570,7 +571,7 @@ func waitNamespaceGone(t *testing.T, cluster, ns string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := clusterClient(t, cluster)
-	testbed.Eventually(ctx, t, "namespace "+ns+" gone from "+cluster, func() (bool, error) {
+	harness.Eventually(ctx, t, "namespace "+ns+" gone from "+cluster, func() (bool, error) {
 		err := c.Get(ctx, types.NamespacedName{Name: ns}, &corev1.Namespace{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
@@ -579,7 +580,7 @@ func waitNamespaceGone(t *testing.T, cluster, ns string) {
 func waitGoneNode(ctx context.Context, t *testing.T, cluster, name string) {
 	t.Helper()
 	c := clusterClient(t, cluster)
-	testbed.Eventually(ctx, t, "virtual node "+name+" gone from "+cluster, func() (bool, error) {
+	harness.Eventually(ctx, t, "virtual node "+name+" gone from "+cluster, func() (bool, error) {
 		err := c.Get(ctx, types.NamespacedName{Name: name}, &corev1.Node{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})

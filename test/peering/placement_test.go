@@ -15,7 +15,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // TestOffloadingPolicies follows the guide's "Offloading with Policies"
@@ -148,7 +148,7 @@ func placementPod(ns, name, key, value string) *corev1.Pod {
 // node.
 func waitScheduled(ctx context.Context, t *testing.T, c client.Client, p *corev1.Pod) string {
 	t.Helper()
-	testbed.Eventually(ctx, t, "pod "+p.Name+" Running", func() (bool, error) {
+	harness.Eventually(ctx, t, "pod "+p.Name+" Running", func() (bool, error) {
 		err := c.Get(ctx, client.ObjectKeyFromObject(p), p)
 		return err == nil && p.Status.Phase == corev1.PodRunning, err
 	})
@@ -171,7 +171,7 @@ func waitOffloadedTo(ctx context.Context, t *testing.T, rome client.Client, p *c
 func waitEvent(ctx context.Context, t *testing.T, ns, pod, reason string) {
 	t.Helper()
 	cs := tb.Cluster("rome").Client()
-	testbed.Eventually(ctx, t, "event "+reason+" on pod "+pod, func() (bool, error) {
+	harness.Eventually(ctx, t, "event "+reason+" on pod "+pod, func() (bool, error) {
 		list, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
 			FieldSelector: fields.OneTermEqualSelector("involvedObject.name", pod).String()})
 		if err != nil {

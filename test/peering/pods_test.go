@@ -15,6 +15,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // seedPod is the pod of the user's guide (seed 003) for the virtual node,
@@ -82,7 +83,7 @@ func TestSeedPod(t *testing.T) {
 		// its Event is copied onto the local pod.
 		want := "Successfully assigned " + twin + "/test-offload"
 		var out string
-		testbed.Eventually(ctx, t, "the remote scheduling in kubectl describe", func() (bool, error) {
+		harness.Eventually(ctx, t, "the remote scheduling in kubectl describe", func() (bool, error) {
 			out = kubectl(t, "rome", "", "describe", "pod", "test-offload", "-n", "default")
 			return strings.Contains(out, want), nil
 		})
@@ -95,7 +96,7 @@ func TestSeedPod(t *testing.T) {
 		if err := remoteCl.Delete(ctx, remote); err != nil {
 			t.Fatal(err)
 		}
-		testbed.Eventually(ctx, t, "a new remote pod Running", func() (bool, error) {
+		harness.Eventually(ctx, t, "a new remote pod Running", func() (bool, error) {
 			var p corev1.Pod
 			err := remoteCl.Get(ctx, types.NamespacedName{Namespace: twin, Name: "test-offload"}, &p)
 			return err == nil && p.UID != remote.UID && p.Status.Phase == corev1.PodRunning, client.IgnoreNotFound(err)
@@ -133,11 +134,11 @@ func TestSeedPod(t *testing.T) {
 
 	t.Run("deleting the local pod removes the remote one", func(t *testing.T) {
 		kubectl(t, "rome", "", "delete", "pod", "test-offload", "-n", "default", "--wait=true")
-		testbed.Eventually(ctx, t, "the remote pod gone", func() (bool, error) {
+		harness.Eventually(ctx, t, "the remote pod gone", func() (bool, error) {
 			err := remoteCl.Get(ctx, client.ObjectKeyFromObject(remote), &corev1.Pod{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
-		testbed.Eventually(ctx, t, "the ShadowPod gone", func() (bool, error) {
+		harness.Eventually(ctx, t, "the ShadowPod gone", func() (bool, error) {
 			err := remoteCl.Get(ctx, client.ObjectKeyFromObject(remote), &offv1beta1.ShadowPod{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
@@ -151,7 +152,7 @@ func waitOffloaded(ctx context.Context, t *testing.T, rome client.Client, ns, na
 	t.Helper()
 	var local, remote corev1.Pod
 	var provider string
-	testbed.Eventually(ctx, t, "pod "+name+" Running on a virtual node and remotely", func() (bool, error) {
+	harness.Eventually(ctx, t, "pod "+name+" Running on a virtual node and remotely", func() (bool, error) {
 		if err := rome.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &local); err != nil {
 			return false, err
 		}

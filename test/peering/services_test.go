@@ -18,7 +18,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowendpointslice"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // flightsApp is the guide's "Offloading a Service" application in the
@@ -138,7 +138,7 @@ func TestServiceReflection(t *testing.T) {
 			// The guide: `kubectl get services` on the provider shows it,
 			// with its own cluster IP.
 			var local, remote corev1.Service
-			testbed.Eventually(ctx, t, "the Service on milan", func() (bool, error) {
+			harness.Eventually(ctx, t, "the Service on milan", func() (bool, error) {
 				err := milan.Get(ctx, client.ObjectKeyFromObject(s), &remote)
 				return err == nil, client.IgnoreNotFound(err)
 			})
@@ -154,7 +154,7 @@ func TestServiceReflection(t *testing.T) {
 			t.Logf("cluster IPs: rome %s, milan %s", local.Spec.ClusterIP, remote.Spec.ClusterIP)
 
 			var last string
-			testbed.Eventually(ctx, t, "every replica listed exactly once in each cluster", func() (bool, error) {
+			harness.Eventually(ctx, t, "every replica listed exactly once in each cluster", func() (bool, error) {
 				physical, virtual, err := runningPods(ctx, rome, c.ns)
 				if err != nil || len(physical) != c.wantLocal || len(virtual) != c.wantRemote {
 					last = fmt.Sprintf("rome runs %v locally and %v on the virtual node", physical, virtual)

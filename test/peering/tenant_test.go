@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // TestTenantAdministration: milan's administrator cordons, drains and
@@ -46,7 +46,7 @@ func TestTenantAdministration(t *testing.T) {
 	pods := func(what string, n int, ok func([]corev1.Pod) bool) []corev1.Pod {
 		t.Helper()
 		var live []corev1.Pod
-		testbed.Eventually(ctx, t, what, func() (bool, error) {
+		harness.Eventually(ctx, t, what, func() (bool, error) {
 			list, err := rome.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=admin"})
 			if err != nil {
 				return false, err

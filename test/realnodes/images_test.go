@@ -11,6 +11,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/images"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 	"github.com/liqo-go/liqo/test/realpods"
 )
 
@@ -36,7 +37,7 @@ func TestOurImagesRun(t *testing.T) {
 	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the manager's image to run to completion", func() (bool, error) {
+	harness.Eventually(ctx, t, "the manager's image to run to completion", func() (bool, error) {
 		p, err := cs.CoreV1().Pods(ns).Get(ctx, "version", metav1.GetOptions{})
 		if err != nil {
 			return false, err

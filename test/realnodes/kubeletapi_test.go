@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 	"github.com/liqo-go/liqo/test/realpods"
 )
 
@@ -41,7 +41,7 @@ func TestKubeletAPI(t *testing.T) {
 	}
 	realpods.RunningPods(ctx, t, east, ns, "app=talker", 1)
 
-	testbed.Eventually(ctx, t, "the container's log", func() (bool, error) {
+	harness.Eventually(ctx, t, "the container's log", func() (bool, error) {
 		out, err := realpods.Kubectl(ctx, east, "logs", "-n", ns, "talker")
 		return strings.Contains(out, "hello from a real container"), err
 	})
@@ -96,7 +96,7 @@ func TestCrashingContainerRestarts(t *testing.T) {
 	if _, err := east.Client().CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the crashing container restarted twice", func() (bool, error) {
+	harness.Eventually(ctx, t, "the crashing container restarted twice", func() (bool, error) {
 		p, err := east.Client().CoreV1().Pods(ns).Get(ctx, "crasher", metav1.GetOptions{})
 		if err != nil || len(p.Status.ContainerStatuses) == 0 {
 			return false, err

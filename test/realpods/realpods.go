@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // Kubectl runs the cluster's kubectl and returns its combined output.
@@ -104,7 +105,7 @@ func DeployWeb(ctx context.Context, t *testing.T, c *testbed.Cluster, ns string,
 func RunningPods(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, selector string, n int) []corev1.Pod {
 	t.Helper()
 	var pods []corev1.Pod
-	testbed.Eventually(ctx, t, fmt.Sprintf("%d Ready pods %s in %s/%s", n, selector, c.Name, ns), func() (bool, error) {
+	harness.Eventually(ctx, t, fmt.Sprintf("%d Ready pods %s in %s/%s", n, selector, c.Name, ns), func() (bool, error) {
 		list, err := c.Client().CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return false, err
@@ -155,7 +156,7 @@ func Client(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, node stri
 func Fetch(ctx context.Context, t *testing.T, c *testbed.Cluster, ns, pod, url string) string {
 	t.Helper()
 	var body string
-	testbed.Eventually(ctx, t, fmt.Sprintf("%s from pod %s/%s in %s", url, ns, pod, c.Name), func() (bool, error) {
+	harness.Eventually(ctx, t, fmt.Sprintf("%s from pod %s/%s in %s", url, ns, pod, c.Name), func() (bool, error) {
 		// busybox's own timeout: Debian's static busybox 1.35 wget crashes
 		// (SIGSEGV) with -T.
 		out, err := Kubectl(ctx, c, "exec", "-n", ns, pod, "--", "timeout", "5", "wget", "-q", "-O", "-", url)

@@ -16,7 +16,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/identity"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 func nonceKey(consumer string) types.NamespacedName {
@@ -55,7 +55,7 @@ func editNonceSecret(ctx context.Context, t *testing.T, consumer string, edit fu
 func tenantCondition(ctx context.Context, t *testing.T, tr *TenantReconciler, key types.NamespacedName) *metav1.Condition {
 	t.Helper()
 	var cond *metav1.Condition
-	testbed.Eventually(ctx, t, "the Tenant answered", func() (bool, error) {
+	harness.Eventually(ctx, t, "the Tenant answered", func() (bool, error) {
 		if _, err := tr.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
 			return false, err
 		}
@@ -123,7 +123,7 @@ func TestNonceRotatesOnceUsed(t *testing.T) {
 	if err := cl.Delete(ctx, &tn); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the Tenant deleted", func() (bool, error) {
+	harness.Eventually(ctx, t, "the Tenant deleted", func() (bool, error) {
 		err := cl.Get(ctx, key, &authv1beta1.Tenant{})
 		return err != nil, nil
 	})

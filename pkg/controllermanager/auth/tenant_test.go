@@ -23,7 +23,7 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/identity"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // The provider in the Tenant tests.
@@ -197,7 +197,7 @@ func handshakeEndToEnd(t *testing.T, consumer, provider string, lifetime time.Du
 	tr := newTenantReconciler(provider)
 	tr.CertLifetime = lifetime
 	var tn authv1beta1.Tenant
-	testbed.Eventually(ctx, t, "the Tenant to be Ready", func() (bool, error) {
+	harness.Eventually(ctx, t, "the Tenant to be Ready", func() (bool, error) {
 		if _, err := tr.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
 			return false, err
 		}
@@ -322,7 +322,7 @@ func TestCertificateRotation(t *testing.T) {
 	// Forty-five minutes later: past the renewal.
 	later := clock(func() time.Time { return time.Now().Add(45 * time.Minute) })
 	tr.Now, ir.Now = later, later
-	testbed.Eventually(ctx, t, "the renewed certificate in the Tenant", func() (bool, error) {
+	harness.Eventually(ctx, t, "the renewed certificate in the Tenant", func() (bool, error) {
 		if _, err := tr.Reconcile(ctx, ctrl.Request{NamespacedName: tkey}); err != nil {
 			return false, err
 		}
@@ -338,7 +338,7 @@ func TestCertificateRotation(t *testing.T) {
 	renewed := signedCert(t, tn.Status.AuthParams.SignedCRT)
 
 	var id authv1beta1.Identity
-	testbed.Eventually(ctx, t, "the consumer picking the renewed certificate up", func() (bool, error) {
+	harness.Eventually(ctx, t, "the consumer picking the renewed certificate up", func() (bool, error) {
 		if _, err := ir.Reconcile(ctx, ctrl.Request{NamespacedName: ikey}); err != nil {
 			return false, err
 		}

@@ -14,7 +14,7 @@ import (
 
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // TestConnectionDownWhenScaledToZero: a gateway scaled to zero has no pod
@@ -30,7 +30,7 @@ func TestConnectionDownWhenScaledToZero(t *testing.T) {
 	if err := cl.Create(ctx, gws); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the server Ready", func() (bool, error) {
+	harness.Eventually(ctx, t, "the server Ready", func() (bool, error) {
 		if err := cl.Get(ctx, client.ObjectKeyFromObject(gws), gws); err != nil {
 			return false, err
 		}
@@ -58,7 +58,7 @@ func TestConnectionDownWhenScaledToZero(t *testing.T) {
 	if _, err := deps.UpdateScale(ctx, "gw-lisbon", s, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the Connection marked down", func() (bool, error) {
+	harness.Eventually(ctx, t, "the Connection marked down", func() (bool, error) {
 		if err := cl.Get(ctx, types.NamespacedName{Namespace: ns, Name: "lisbon"}, conn); err != nil {
 			return false, err
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/fabric"
 	"github.com/liqo-go/liqo/pkg/gateway"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // recorder is the node agent's kernel side as seen from outside: the last
@@ -81,14 +81,14 @@ func TestNodeAgentFollowsGateways(t *testing.T) {
 	if err := cl.Create(ctx, gws); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the gateway's pod address", func() (bool, error) {
+	harness.Eventually(ctx, t, "the gateway's pod address", func() (bool, error) {
 		err := cl.Get(ctx, client.ObjectKeyFromObject(gws), gws)
 		return err == nil && gws.Status.InternalEndpoint != nil && gws.Status.InternalEndpoint.IP != nil, err
 	})
 	podIP := netip.MustParseAddr(string(*gws.Status.InternalEndpoint.IP))
 	want := fmt.Sprint([]fabric.Link{{Gateway: ns + "/oslo", VNI: gateway.OverlayVNI(string(gws.UID), "node-a"), Remote: podIP,
 		Routes: []netip.Prefix{netip.MustParsePrefix("10.71.0.0/16"), netip.MustParsePrefix("10.72.0.0/16")}}})
-	testbed.Eventually(ctx, t, "the link to the gateway", func() (bool, error) {
+	harness.Eventually(ctx, t, "the link to the gateway", func() (bool, error) {
 		links, _ := rec.last()
 		return fmt.Sprint(links) == want, nil
 	})
@@ -101,7 +101,7 @@ func TestNodeAgentFollowsGateways(t *testing.T) {
 	}
 	want = fmt.Sprint([]fabric.Link{{Gateway: ns + "/oslo", VNI: gateway.OverlayVNI(string(gws.UID), "node-a"), Remote: podIP,
 		Routes: []netip.Prefix{netip.MustParsePrefix("10.71.0.0/16")}}})
-	testbed.Eventually(ctx, t, "the refused CIDR left out", func() (bool, error) {
+	harness.Eventually(ctx, t, "the refused CIDR left out", func() (bool, error) {
 		links, _ := rec.last()
 		return fmt.Sprint(links) == want, nil
 	})
@@ -109,7 +109,7 @@ func TestNodeAgentFollowsGateways(t *testing.T) {
 	if err := cl.Delete(ctx, gws); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "no link once the gateway is gone", func() (bool, error) {
+	harness.Eventually(ctx, t, "no link once the gateway is gone", func() (bool, error) {
 		links, calls := rec.last()
 		return calls > 0 && len(links) == 0, nil
 	})

@@ -17,7 +17,7 @@ import (
 
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 func tenant(t *testing.T, ctx context.Context, remote string) string {
@@ -62,7 +62,7 @@ func TestServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := client.ObjectKeyFromObject(gws)
-	testbed.Eventually(ctx, t, "the server Ready", func() (bool, error) {
+	harness.Eventually(ctx, t, "the server Ready", func() (bool, error) {
 		if err := cl.Get(ctx, key, gws); err != nil {
 			return false, err
 		}
@@ -114,14 +114,14 @@ func TestServer(t *testing.T) {
 	if sa := pod.Spec.ServiceAccountName; sa != "gw-milan" {
 		t.Errorf("service account %q", sa)
 	}
-	testbed.Eventually(ctx, t, "the gateway may read nodes", func() (bool, error) { return boundToNodes(ctx, ns, "milan") })
+	harness.Eventually(ctx, t, "the gateway may read nodes", func() (bool, error) { return boundToNodes(ctx, ns, "milan") })
 
 	// The key pair is kept across reconciles: a change would cut the tunnel.
 	gws.Spec.MTU = 1300
 	if err := cl.Update(ctx, gws); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the new MTU in the Deployment", func() (bool, error) {
+	harness.Eventually(ctx, t, "the new MTU in the Deployment", func() (bool, error) {
 		var d appsv1.Deployment
 		if err := cl.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gw-milan"}, &d); err != nil {
 			return false, err
@@ -139,7 +139,7 @@ func TestServer(t *testing.T) {
 	if err := cl.Delete(ctx, gws); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the binding to drop the deleted gateway", func() (bool, error) {
+	harness.Eventually(ctx, t, "the binding to drop the deleted gateway", func() (bool, error) {
 		bound, err := boundToNodes(ctx, ns, "milan")
 		return !bound, err
 	})
@@ -159,7 +159,7 @@ func TestClient(t *testing.T) {
 	if err := cl.Create(ctx, gwc); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the client Ready", func() (bool, error) {
+	harness.Eventually(ctx, t, "the client Ready", func() (bool, error) {
 		if err := cl.Get(ctx, client.ObjectKeyFromObject(gwc), gwc); err != nil {
 			return false, err
 		}
@@ -195,7 +195,7 @@ func TestClient(t *testing.T) {
 		}
 	}
 	for g, reason := range map[*netv1beta1.GatewayClient]string{missing: ReasonSecretNotFound, badRef: ReasonKeysInvalid} {
-		testbed.Eventually(ctx, t, g.Name+" reported "+reason, func() (bool, error) {
+		harness.Eventually(ctx, t, g.Name+" reported "+reason, func() (bool, error) {
 			if err := cl.Get(ctx, client.ObjectKeyFromObject(g), g); err != nil {
 				return false, err
 			}

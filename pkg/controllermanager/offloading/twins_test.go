@@ -19,7 +19,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/replicator"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // putMap writes, as consumer, a NamespaceMap in its tenant namespace, as
@@ -39,7 +39,7 @@ func putMap(ctx context.Context, t *testing.T, as client.Client, consumer, name 
 func waitDecided(ctx context.Context, t *testing.T, as client.Client, m *offv1beta1.NamespaceMap) map[string]offv1beta1.RemoteNamespaceStatus {
 	t.Helper()
 	got := &offv1beta1.NamespaceMap{}
-	testbed.Eventually(ctx, t, "the provider's answer to every entry of "+m.Name, func() (bool, error) {
+	harness.Eventually(ctx, t, "the provider's answer to every entry of "+m.Name, func() (bool, error) {
 		if err := as.Get(ctx, client.ObjectKeyFromObject(m), got); err != nil {
 			return false, err
 		}
@@ -69,7 +69,7 @@ func checkRefused(ctx context.Context, t *testing.T, m *offv1beta1.NamespaceMap,
 	if err := admin.Get(ctx, types.NamespacedName{Name: remote}, &ns); err == nil && isTwinOf(&ns, consumer) {
 		t.Errorf("%s → %s: the refused twin exists: %v", local, remote, ns.Labels)
 	}
-	testbed.Eventually(ctx, t, "a "+reason+" Event on "+m.Name+" for "+remote, func() (bool, error) {
+	harness.Eventually(ctx, t, "a "+reason+" Event on "+m.Name+" for "+remote, func() (bool, error) {
 		var events corev1.EventList
 		if err := admin.List(ctx, &events, client.InNamespace(m.Namespace)); err != nil {
 			return false, err
@@ -238,7 +238,7 @@ func TestTwinCapPerTenant(t *testing.T) {
 	if err := asTurin.Update(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "d or e accepted in a's slot, the other refused", func() (bool, error) {
+	harness.Eventually(ctx, t, "d or e accepted in a's slot, the other refused", func() (bool, error) {
 		if n := twins(); n > testTwinOptions.MaxPerTenant {
 			t.Fatalf("turin has %d twins, more than %d", n, testTwinOptions.MaxPerTenant)
 		}
@@ -297,7 +297,7 @@ func TestTwinQuotaAndNetworkPolicy(t *testing.T) {
 	if err := admin.Status().Update(ctx, conf); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "genoa's remapped networks in the NetworkPolicy", func() (bool, error) {
+	harness.Eventually(ctx, t, "genoa's remapped networks in the NetworkPolicy", func() (bool, error) {
 		if err := admin.Get(ctx, client.ObjectKeyFromObject(&np), &np); err != nil {
 			return false, err
 		}
@@ -346,7 +346,7 @@ func TestTwinQuotaAndNetworkPolicy(t *testing.T) {
 	if err := admin.Update(ctx, &np); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the ResourceQuota and NetworkPolicy restored", func() (bool, error) {
+	harness.Eventually(ctx, t, "the ResourceQuota and NetworkPolicy restored", func() (bool, error) {
 		var rq corev1.ResourceQuota
 		if err := admin.Get(ctx, types.NamespacedName{Namespace: twin, Name: TwinQuotaName}, &rq); err != nil || !rq.DeletionTimestamp.IsZero() {
 			return false, client.IgnoreNotFound(err)

@@ -18,6 +18,7 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // sliceKind replicates consumer rome's ResourceSlices as they are.
@@ -85,7 +86,7 @@ func TestUnpeerForgetsTheProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	replica := types.NamespacedName{Namespace: remote, Name: "milan"}
-	testbed.Eventually(ctx, t, "the replica on the provider", func() (bool, error) {
+	harness.Eventually(ctx, t, "the replica on the provider", func() (bool, error) {
 		return cl.Get(ctx, replica, &authv1beta1.ResourceSlice{}) == nil, nil
 	})
 	if n := r.pool.Len(); n != 1 {
@@ -95,14 +96,14 @@ func TestUnpeerForgetsTheProvider(t *testing.T) {
 	if err := cl.Delete(ctx, slice); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the replica deleted", func() (bool, error) {
+	harness.Eventually(ctx, t, "the replica deleted", func() (bool, error) {
 		err := cl.Get(ctx, replica, &authv1beta1.ResourceSlice{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
 	if err := cl.Delete(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "the provider forgotten once its Identity is gone", func() (bool, error) {
+	harness.Eventually(ctx, t, "the provider forgotten once its Identity is gone", func() (bool, error) {
 		return r.pool.Len() == 0, nil
 	})
 }

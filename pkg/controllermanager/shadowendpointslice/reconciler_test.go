@@ -21,7 +21,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // consumer is the cluster the twin namespaces of the tests belong to.
@@ -101,7 +101,7 @@ func create(ctx context.Context, t *testing.T, o client.Object) {
 func waitSlice(ctx context.Context, t *testing.T, key client.Object, what string, cond func(*discoveryv1.EndpointSlice) bool) *discoveryv1.EndpointSlice {
 	t.Helper()
 	var s discoveryv1.EndpointSlice
-	testbed.Eventually(ctx, t, "EndpointSlice "+key.GetName()+" "+what, func() (bool, error) {
+	harness.Eventually(ctx, t, "EndpointSlice "+key.GetName()+" "+what, func() (bool, error) {
 		err := cl.Get(ctx, client.ObjectKeyFromObject(key), &s)
 		return err == nil && cond(&s), client.IgnoreNotFound(err)
 	})
@@ -110,7 +110,7 @@ func waitSlice(ctx context.Context, t *testing.T, key client.Object, what string
 
 func waitSliceGone(ctx context.Context, t *testing.T, key client.Object) {
 	t.Helper()
-	testbed.Eventually(ctx, t, "EndpointSlice "+key.GetName()+" gone", func() (bool, error) {
+	harness.Eventually(ctx, t, "EndpointSlice "+key.GetName()+" gone", func() (bool, error) {
 		err := cl.Get(ctx, client.ObjectKeyFromObject(key), &discoveryv1.EndpointSlice{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
@@ -126,7 +126,7 @@ func waitReason(ctx context.Context, t *testing.T, ses *offv1beta1.ShadowEndpoin
 	if reason == ReasonSynced {
 		want = metav1.ConditionTrue
 	}
-	testbed.Eventually(ctx, t, "ShadowEndpointSlice "+ses.Name+" "+reason, func() (bool, error) {
+	harness.Eventually(ctx, t, "ShadowEndpointSlice "+ses.Name+" "+reason, func() (bool, error) {
 		if err := cl.Get(ctx, client.ObjectKeyFromObject(ses), &got); err != nil {
 			return false, err
 		}
@@ -139,7 +139,7 @@ func waitReason(ctx context.Context, t *testing.T, ses *offv1beta1.ShadowEndpoin
 // waitEvent waits for a Warning Event of the given reason about ses.
 func waitEvent(ctx context.Context, t *testing.T, ses *offv1beta1.ShadowEndpointSlice, reason string) {
 	t.Helper()
-	testbed.Eventually(ctx, t, fmt.Sprintf("a Warning event %s on %s", reason, ses.Name), func() (bool, error) {
+	harness.Eventually(ctx, t, fmt.Sprintf("a Warning event %s on %s", reason, ses.Name), func() (bool, error) {
 		var events corev1.EventList
 		if err := cl.List(ctx, &events, client.InNamespace(ses.Namespace)); err != nil {
 			return false, err
@@ -238,7 +238,7 @@ func TestProviderControllerLeavesItAlone(t *testing.T) {
 		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"},
 			Ports: []corev1.ServicePort{{Port: 80}}},
 	})
-	testbed.Eventually(ctx, t, "the provider's own slice of Service web", func() (bool, error) {
+	harness.Eventually(ctx, t, "the provider's own slice of Service web", func() (bool, error) {
 		var list discoveryv1.EndpointSliceList
 		err := cl.List(ctx, &list, client.InNamespace(ns),
 			client.MatchingLabels{discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io", discoveryv1.LabelServiceName: "web"})

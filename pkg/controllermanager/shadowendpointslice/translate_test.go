@@ -13,7 +13,7 @@ import (
 
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // TestAddressesThroughTheFabric: once the network fabric maps the
@@ -60,7 +60,7 @@ func TestAddressesThroughTheFabric(t *testing.T) {
 	if len(s.Endpoints) != 2 {
 		t.Errorf("endpoints %+v, want the two translated ones", s.Endpoints)
 	}
-	testbed.Eventually(ctx, t, "the AddressRefused Event", func() (bool, error) {
+	harness.Eventually(ctx, t, "the AddressRefused Event", func() (bool, error) {
 		var events corev1.EventList
 		if err := cl.List(ctx, &events, client.InNamespace(ns)); err != nil {
 			return false, err

@@ -15,7 +15,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/podsecurity"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // TestPodSecurityRefusalReported creates, in a namespace labelled as the
@@ -31,7 +31,7 @@ func TestPodSecurityRefusalReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cl.Delete(context.Background(), ns) })
-	testbed.Eventually(ctx, t, "the default ServiceAccount", func() (bool, error) {
+	harness.Eventually(ctx, t, "the default ServiceAccount", func() (bool, error) {
 		err := cl.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: "default"}, &corev1.ServiceAccount{})
 		return err == nil, client.IgnoreNotFound(err)
 	})

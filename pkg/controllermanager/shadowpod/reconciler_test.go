@@ -17,7 +17,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // newNamespace creates a namespace for one test and waits for its default
@@ -29,7 +29,7 @@ func newNamespace(ctx context.Context, t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cl.Delete(context.Background(), ns) })
-	testbed.Eventually(ctx, t, "the default ServiceAccount", func() (bool, error) {
+	harness.Eventually(ctx, t, "the default ServiceAccount", func() (bool, error) {
 		err := cl.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: "default"}, &corev1.ServiceAccount{})
 		return err == nil, client.IgnoreNotFound(err)
 	})
@@ -58,7 +58,7 @@ func ready(sp *offv1beta1.ShadowPod) bool {
 func waitPod(ctx context.Context, t *testing.T, sp *offv1beta1.ShadowPod, what string, more func(*corev1.Pod) bool) *corev1.Pod {
 	t.Helper()
 	var pod corev1.Pod
-	testbed.Eventually(ctx, t, "pod "+sp.Name+" Running"+what, func() (bool, error) {
+	harness.Eventually(ctx, t, "pod "+sp.Name+" Running"+what, func() (bool, error) {
 		err := cl.Get(ctx, client.ObjectKeyFromObject(sp), &pod)
 		return err == nil && running(&pod) && (more == nil || more(&pod)), client.IgnoreNotFound(err)
 	})
@@ -68,7 +68,7 @@ func waitPod(ctx context.Context, t *testing.T, sp *offv1beta1.ShadowPod, what s
 // waitStatus waits until the ShadowPod's status satisfies cond.
 func waitStatus(ctx context.Context, t *testing.T, sp *offv1beta1.ShadowPod, what string, cond func(*offv1beta1.ShadowPod) bool) {
 	t.Helper()
-	testbed.Eventually(ctx, t, "ShadowPod "+sp.Name+" "+what, func() (bool, error) {
+	harness.Eventually(ctx, t, "ShadowPod "+sp.Name+" "+what, func() (bool, error) {
 		var got offv1beta1.ShadowPod
 		if err := cl.Get(ctx, client.ObjectKeyFromObject(sp), &got); err != nil {
 			return false, err
@@ -87,7 +87,7 @@ func hasCondition(reason string) func(*offv1beta1.ShadowPod) bool {
 // waitEvent waits for an Event of the given reason about the ShadowPod.
 func waitEvent(ctx context.Context, t *testing.T, sp *offv1beta1.ShadowPod, eventType, reason string) {
 	t.Helper()
-	testbed.Eventually(ctx, t, fmt.Sprintf("a %s event %s on %s", eventType, reason, sp.Name), func() (bool, error) {
+	harness.Eventually(ctx, t, fmt.Sprintf("a %s event %s on %s", eventType, reason, sp.Name), func() (bool, error) {
 		n, err := countEvents(ctx, sp, reason)
 		return n > 0, err
 	})
@@ -206,7 +206,7 @@ func TestDeletingShadowPodDeletesPod(t *testing.T) {
 			}
 			// In the foreground the ShadowPod waits, terminating, for its Pod
 			// to go: the controller must not bring the Pod back meanwhile.
-			testbed.Eventually(ctx, t, "the pod and the ShadowPod gone", func() (bool, error) {
+			harness.Eventually(ctx, t, "the pod and the ShadowPod gone", func() (bool, error) {
 				perr := cl.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
 				serr := cl.Get(ctx, client.ObjectKeyFromObject(sp), &offv1beta1.ShadowPod{})
 				return apierrors.IsNotFound(perr) && apierrors.IsNotFound(serr), nil
@@ -384,7 +384,7 @@ func TestBurst(t *testing.T) {
 	// up to the scheduler (whose client is limited to 50 requests a second,
 	// one binding per pod) and kwok.
 	var podsCreated, podsRunning time.Duration
-	testbed.Eventually(ctx, t, fmt.Sprintf("%d Running pods", n), func() (bool, error) {
+	harness.Eventually(ctx, t, fmt.Sprintf("%d Running pods", n), func() (bool, error) {
 		var pods corev1.PodList
 		if err := cl.List(ctx, &pods, client.InNamespace(ns)); err != nil {
 			return false, err
@@ -401,7 +401,7 @@ func TestBurst(t *testing.T) {
 		podsRunning = time.Since(start)
 		return k == n, nil
 	})
-	testbed.Eventually(ctx, t, fmt.Sprintf("%d Ready ShadowPods", n), func() (bool, error) {
+	harness.Eventually(ctx, t, fmt.Sprintf("%d Ready ShadowPods", n), func() (bool, error) {
 		var sps offv1beta1.ShadowPodList
 		if err := cl.List(ctx, &sps, client.InNamespace(ns)); err != nil {
 			return false, err

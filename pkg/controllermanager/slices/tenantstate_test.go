@@ -19,6 +19,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // setTenantCondition sets consumer id's Tenant's spec.tenantCondition.
@@ -170,9 +171,9 @@ func TestDrainedTenantLosesItsShadowPods(t *testing.T) {
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		}
 	}
-	testbed.Eventually(ctx, t, "ShadowPod a evicted", gone("nice-work", "a"))
-	testbed.Eventually(ctx, t, "ShadowPod b evicted", gone("nice-work", "b"))
-	testbed.Eventually(ctx, t, "the eviction Event on the Tenant", func() (bool, error) {
+	harness.Eventually(ctx, t, "ShadowPod a evicted", gone("nice-work", "a"))
+	harness.Eventually(ctx, t, "ShadowPod b evicted", gone("nice-work", "b"))
+	harness.Eventually(ctx, t, "the eviction Event on the Tenant", func() (bool, error) {
 		var events corev1.EventList
 		if err := cl.List(ctx, &events, client.InNamespace(consts.TenantNamespace("nice"))); err != nil {
 			return false, err
@@ -184,7 +185,7 @@ func TestDrainedTenantLosesItsShadowPods(t *testing.T) {
 		}
 		return false, nil
 	})
-	testbed.Eventually(ctx, t, "the Evicted Events on the ShadowPods", func() (bool, error) {
+	harness.Eventually(ctx, t, "the Evicted Events on the ShadowPods", func() (bool, error) {
 		var events corev1.EventList
 		if err := cl.List(ctx, &events, client.InNamespace("nice-work")); err != nil {
 			return false, err
@@ -202,7 +203,7 @@ func TestDrainedTenantLosesItsShadowPods(t *testing.T) {
 	if err := cl.Create(ctx, late); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Eventually(ctx, t, "a ShadowPod created after the drain evicted", gone("nice-work", "late"))
+	harness.Eventually(ctx, t, "a ShadowPod created after the drain evicted", gone("nice-work", "late"))
 	if err := cl.Get(ctx, types.NamespacedName{Namespace: "other-work", Name: "theirs"}, &offv1beta1.ShadowPod{}); err != nil {
 		t.Errorf("another consumer's ShadowPod, named by a Drained Tenant outside its tenant namespace: %v", err)
 	}

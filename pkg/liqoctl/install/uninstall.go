@@ -111,10 +111,14 @@ func (o *uninstallOptions) removeManagerObjects(ctx context.Context, p *output.P
 	ns := o.cluster.Namespace
 	p.Step("Removing what the controller manager created (label %s)", sel.LabelSelector)
 	for what, del := range map[string]func() error{
-		"DaemonSets":          func() error { return cs.AppsV1().DaemonSets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel) },
-		"ServiceAccounts":     func() error { return cs.CoreV1().ServiceAccounts(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel) },
-		"ClusterRoleBindings": func() error { return cs.RbacV1().ClusterRoleBindings().DeleteCollection(ctx, metav1.DeleteOptions{}, sel) },
-		"ClusterRoles":        func() error { return cs.RbacV1().ClusterRoles().DeleteCollection(ctx, metav1.DeleteOptions{}, sel) },
+		"DaemonSets": func() error { return cs.AppsV1().DaemonSets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel) },
+		"ServiceAccounts": func() error {
+			return cs.CoreV1().ServiceAccounts(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+		},
+		"ClusterRoleBindings": func() error {
+			return cs.RbacV1().ClusterRoleBindings().DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+		},
+		"ClusterRoles": func() error { return cs.RbacV1().ClusterRoles().DeleteCollection(ctx, metav1.DeleteOptions{}, sel) },
 		"CertificateSigningRequests": func() error {
 			return cs.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
 		},

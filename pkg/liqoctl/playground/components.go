@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"time"
 
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/install"
 	"github.com/liqo-go/liqo/pkg/testbed"
@@ -21,32 +18,50 @@ import (
 // waits until it holds its lease, so that the cluster is ready to peer when
 // it is reported ready. With real nodes the components run in the cluster,
 // installed as a user would (installInCluster); on simulated nodes alone,
-// which run no container, the manager runs inside this owner process,
-// logging to the owner's log.
+// which run no container, the liqo-controller-manager binary runs as a
+// local process next to the control plane (self-provisioned, restarted if
+// it exits), logging to the cluster's logs directory.
 func startControllerManager(ctx context.Context, c *testbed.Cluster, kubeconfig string, realNodes bool) (done <-chan struct{}, networking bool, err error) {
 	if realNodes {
 		return installInCluster(ctx, c, kubeconfig)
 	}
-	log := zap.New(zap.WriteTo(os.Stdout))
-	ctrl.SetLogger(log)
-	klog.SetLogger(log)
-	o := controllermanager.DefaultOptions()
-	o.ClusterID = c.Name
-	o.ClusterLabels = map[string]string{"liqo.io/playground": "true"}
-	o.Logger = log
-	ch := make(chan struct{})
-	go func() {
-		defer close(ch)
-		controllermanager.RunLocal(ctx, c.Config, o, func(err error) {
-			log.Error(err, "controller manager stopped; restarting it")
-		})
-	}()
-
-	if err := factory.WaitForComponents(ctx, kubeconfig, consts.DefaultNamespace, time.Minute); err != nil {
-		return ch, networking, fmt.Errorf("the liqo controller manager of %s did not start: %w", c.Name, err)
+	bin, err := managerBinary()
+	if err != nil {
+		return nil, false, err
 	}
-	fmt.Println("playground: liqo controller manager of", c.Name, "is running")
-	return ch, networking, nil
+	done, err = c.Supervise(ctx, managerName, bin, []string{"--kubeconfig", kubeconfig, "--self-provision",
+		"--cluster-id", c.Name, "--cluster-labels", "liqo.io/playground=true"}, func(err error) {
+		fmt.Println("playground: the liqo controller manager exited; starting it again:", err)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if err := factory.WaitForComponents(ctx, kubeconfig, consts.DefaultNamespace, time.Minute); err != nil {
+		return done, false, fmt.Errorf("the liqo controller manager of %s did not start (its log: %s): %w", c.Name, c.LogPath(managerName), err)
+	}
+	fmt.Println("playground: liqo controller manager of", c.Name, "is running, its log in", c.LogPath(managerName))
+	return done, false, nil
+}
+
+// managerName is the controller manager's binary and log name.
+const managerName = "liqo-controller-manager"
+
+// managerBinary finds the liqo-controller-manager binary next to this
+// liqoctl (where `make liqoctl` puts both), else on PATH: liqoctl does not
+// link the manager itself.
+func managerBinary() (string, error) {
+	if self, err := os.Executable(); err == nil {
+		bin := filepath.Join(filepath.Dir(self), managerName)
+		if _, err := os.Stat(bin); err == nil {
+			return bin, nil
+		}
+	}
+	bin, err := exec.LookPath(managerName)
+	if err != nil {
+		return "", fmt.Errorf("simulated-only clusters run the %s binary as a local process, and it is neither next to liqoctl nor on PATH: "+
+			"build both with `make liqoctl` (into bin/), or `go build ./cmd/%s` into a directory on PATH", managerName, managerName)
+	}
+	return bin, nil
 }
 
 // installInCluster publishes the components' images, built from these

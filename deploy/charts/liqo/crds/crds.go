@@ -6,6 +6,7 @@ package crds
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -15,8 +16,10 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -44,9 +47,14 @@ func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return out, nil
 }
 
-// Install creates or updates every CRD, or only those of the given API
-// groups (such as "networking.liqo.io") when some are named, and waits until
-// the API server serves them all.
+// FieldManager owns the CRDs' fields in server-side apply.
+const FieldManager = "liqo"
+
+// Install creates or updates every CRD with server-side apply, or only those
+// of the given API groups (such as "networking.liqo.io") when some are
+// named, and waits until the API server serves them all. It first checks
+// that no update drops a version objects are stored in, so that a refused
+// upgrade changes no CRD.
 func Install(ctx context.Context, cfg *rest.Config, groups ...string) error {
 	cs, err := clientset.NewForConfig(cfg)
 	if err != nil {
@@ -66,16 +74,23 @@ func Install(ctx context.Context, cfg *rest.Config, groups ...string) error {
 		existing, err := api.Get(ctx, crd.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
-			_, err = api.Create(ctx, crd, metav1.CreateOptions{})
-		case err == nil:
+		case err != nil:
+			return fmt.Errorf("reading CRD %s: %w", crd.Name, err)
+		default:
 			if err := keepsStoredVersions(existing, crd); err != nil {
 				return err
 			}
-			crd.ResourceVersion = existing.ResourceVersion
-			_, err = api.Update(ctx, crd, metav1.UpdateOptions{})
 		}
+	}
+	for _, crd := range all {
+		crd.APIVersion, crd.Kind = apiextensionsv1.SchemeGroupVersion.String(), "CustomResourceDefinition"
+		data, err := json.Marshal(crd)
 		if err != nil {
-			return fmt.Errorf("installing CRD %s: %w", crd.Name, err)
+			return err
+		}
+		if _, err := api.Patch(ctx, crd.Name, types.ApplyPatchType, data,
+			metav1.PatchOptions{FieldManager: FieldManager, Force: ptr.To(true)}); err != nil {
+			return fmt.Errorf("applying CRD %s: %w", crd.Name, err)
 		}
 	}
 	for _, crd := range all {
@@ -99,8 +114,8 @@ func Install(ctx context.Context, cfg *rest.Config, groups ...string) error {
 }
 
 // keepsStoredVersions refuses an update dropping a version objects of the
-// CRD are stored in: the API server would refuse it too, but only after the
-// CRDs before it were updated, leaving them half upgraded.
+// CRD are stored in: the API server would refuse it too, but only once the
+// CRDs before it had been updated, leaving them half upgraded.
 func keepsStoredVersions(existing, update *apiextensionsv1.CustomResourceDefinition) error {
 	for _, stored := range existing.Status.StoredVersions {
 		if !slices.ContainsFunc(update.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == stored }) {

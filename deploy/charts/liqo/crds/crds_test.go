@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
@@ -28,6 +31,47 @@ func TestInstallIsIdempotent(t *testing.T) {
 	all, err := crds.All()
 	if err != nil || len(all) == 0 {
 		t.Fatalf("embedded CRDs: %d, %v", len(all), err)
+	}
+}
+
+// TestInstallUpdatesAnOlderCRD: a CRD installed by an older build, one
+// optional field short, gets it back, through server-side apply.
+func TestInstallUpdatesAnOlderCRD(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := crds.Install(ctx, cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := apiextensionsclient.NewForConfig(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := cs.ApiextensionsV1().CustomResourceDefinitions()
+	const name, field = "virtualnodes.offloading.liqo.io", "loadBalancerClasses"
+	crd, err := api.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties, field)
+	if _, err := api.Update(ctx, crd, metav1.UpdateOptions{FieldManager: "older-build"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := crds.Install(ctx, cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	crd, err = api.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties[field]; !ok {
+		t.Errorf("after Install, the CRD still lacks spec.%s", field)
+	}
+	applied := false
+	for _, m := range crd.ManagedFields {
+		applied = applied || (m.Manager == crds.FieldManager && m.Operation == metav1.ManagedFieldsOperationApply)
+	}
+	if !applied {
+		t.Errorf("no server-side apply by %q in the CRD's managed fields: %+v", crds.FieldManager, crd.ManagedFields)
 	}
 }
 
