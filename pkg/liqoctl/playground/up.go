@@ -99,12 +99,6 @@ func up(ctx context.Context, out io.Writer, l layout, o upOptions) error {
 	if o.nodes == 0 && o.realNodes == 0 {
 		return errors.New("--nodes 0 and no real nodes: a cluster needs at least one worker node")
 	}
-	if o.realNodes == 0 {
-		// The owners run the manager binary: find it before starting anything.
-		if _, err := managerBinary(); err != nil {
-			return err
-		}
-	}
 	seen := map[string]bool{}
 	for _, name := range o.clusters {
 		if seen[name] {
@@ -112,6 +106,12 @@ func up(ctx context.Context, out io.Writer, l layout, o upOptions) error {
 		}
 		seen[name] = true
 		if err := (testbed.ClusterSpec{Name: name}).Validate(); err != nil {
+			return err
+		}
+	}
+	if o.realNodes == 0 {
+		// The owners run the manager binary: find it before starting anything.
+		if _, err := managerBinary(); err != nil {
 			return err
 		}
 	}
