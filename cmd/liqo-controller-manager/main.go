@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 	"github.com/liqo-go/liqo/pkg/controllermanager"
 )
 
@@ -49,7 +50,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "liqo-controller-manager: loading the kubeconfig:", err)
 		os.Exit(1)
 	}
-	if err := controllermanager.Run(ctrl.SetupSignalHandler(), cfg, o); err != nil {
+	ctx := ctrl.SetupSignalHandler()
+	if o.SelfProvision {
+		// No chart installed the CRDs of a bare cluster.
+		if err := crds.Install(ctx, cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "liqo-controller-manager: applying the CRDs (--self-provision):", err)
+			os.Exit(1)
+		}
+	}
+	if err := controllermanager.Run(ctx, cfg, o); err != nil {
 		fmt.Fprintln(os.Stderr, "liqo-controller-manager:", err)
 		os.Exit(1)
 	}

@@ -7,6 +7,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,6 +40,7 @@ func run() int {
 		listenPort  = fs.Int("listen-port", 51840, "UDP port a server listens on")
 		addresses   = fs.String("endpoint-addresses", "", "comma-separated addresses of the server, for a client (the first one is dialled)")
 		port        = fs.Int("endpoint-port", 0, "UDP port of the server, for a client")
+		podIP       = fs.String("pod-ip", os.Getenv("POD_IP"), "the gateway pod's address, behind which nodes' traffic enters the tunnel")
 		showVersion = fs.Bool("version", false, "print the version and exit")
 	)
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -57,6 +59,13 @@ func run() int {
 	}
 	cfg := gateway.Config{Mode: gateway.Mode(*mode), Name: *name, Namespace: *namespace, RemoteClusterID: *remote,
 		MTU: *mtu, HealthPort: *healthPort}
+	if *podIP != "" {
+		self, err := netip.ParseAddr(*podIP)
+		if err != nil || !self.Is4() {
+			return fail("--pod-ip %q is not an IPv4 address", *podIP)
+		}
+		cfg.Self = self
+	}
 	k := &gateway.Kernel{Mode: cfg.Mode, ListenPort: *listenPort, MTU: *mtu}
 	switch cfg.Mode {
 	case gateway.Server:

@@ -7,11 +7,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+
+	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 )
 
 // RunLocal runs the controller manager as a supervised part of a local
-// process, self-provisioned (there is no Helm chart to install the CRDs and
-// the rest on a bare cluster), and restarts it after a failure (after 1 s,
+// process, self-provisioned after applying the CRDs (there is no Helm chart
+// to install them and the rest on a bare cluster), and restarts it after a failure (after 1 s,
 // doubling up to 10 s), as a Deployment would restart its pod, until ctx is
 // done. Errors are passed to onError. Tests and benchmarks use it; the
 // playground runs the liqo-controller-manager binary with --self-provision.
@@ -19,7 +21,10 @@ func RunLocal(ctx context.Context, cfg *rest.Config, o Options, onError func(err
 	o.SelfProvision = true
 	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Cap: 10 * time.Second, Steps: math.MaxInt32}
 	for ctx.Err() == nil {
-		err := Run(ctx, cfg, o)
+		err := crds.Install(ctx, cfg)
+		if err == nil {
+			err = Run(ctx, cfg, o)
+		}
 		if ctx.Err() != nil {
 			return
 		}

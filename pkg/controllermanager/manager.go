@@ -22,7 +22,6 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/liqo-go/liqo/apis"
-	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 	"github.com/liqo-go/liqo/pkg/clientcfg"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
@@ -48,12 +47,6 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	if o.APIServerURL == "" {
 		o.APIServerURL = cfg.Host
-	}
-	if o.SelfProvision {
-		// No chart installed the CRDs of a bare cluster.
-		if err := crds.Install(ctx, cfg); err != nil {
-			return err
-		}
 	}
 	cfg = clientcfg.Tuned(cfg)
 	cs, err := kubernetes.NewForConfig(clientcfg.Protobuf(cfg))

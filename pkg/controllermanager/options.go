@@ -85,8 +85,10 @@ type Options struct {
 	// itself by URL.
 	WebhookService *webhook.ServiceRef
 	// SelfProvision makes the manager create at start what the chart
-	// installs in the cluster: the CRDs, its namespace, the peering
-	// ClusterRoles and (without WebhookService) its webhook configurations. For the
+	// installs in the cluster: its namespace, the peering ClusterRoles and
+	// (without WebhookService) its webhook configurations. The CRDs are
+	// applied before Run (RunLocal, the binary's --self-provision), with
+	// rights the manager itself never needs. For the
 	// playground and tests, which run it as a local process on a bare
 	// cluster; RunLocal sets it.
 	SelfProvision bool

@@ -166,6 +166,7 @@ func NATChains(s State) []datapath.Chain {
 			datapath.IfName(true, datapath.TunnelName, false), datapath.Addr(false, p.Remapped), datapath.PrefixNAT(false, p.Real)))
 		post.Rules = append(post.Rules, datapath.Join(fromTunnel, datapath.Addr(true, p.Real), datapath.PrefixNAT(true, p.Remapped)))
 	}
+	post.Rules = append(post.Rules, intoTunnel(s)...)
 	mss := datapath.Chain{Name: "mss", Type: nftables.ChainTypeFilter,
 		Hook: nftables.ChainHookForward, Priority: nftables.ChainPriorityMangle,
 		Rules: []datapath.Rule{datapath.Join(datapath.IfName(false, datapath.TunnelName, true), datapath.ClampMSS())}}
@@ -180,8 +181,32 @@ func NATChains(s State) []datapath.Chain {
 	return []datapath.Chain{mark, pre, post, mss, fromTunnelFilter(s)}
 }
 
-// fromTunnel matches what comes out of the tunnel.
-var fromTunnel = datapath.IfName(true, datapath.TunnelName, true)
+// fromTunnel matches what comes out of the tunnel, toTunnel what goes in.
+var (
+	fromTunnel = datapath.IfName(true, datapath.TunnelName, true)
+	toTunnel   = datapath.IfName(false, datapath.TunnelName, true)
+)
+
+// intoTunnel are the source NAT rules of what the gateway sends into the
+// tunnel: pods keep their addresses (the peer maps them), the gateway's
+// own tunnel address is the connection check's; anything else — a node,
+// a pod on the host network — goes behind the gateway pod's address
+// (s.Self), which the peer reaches back as a pod, or is dropped without
+// one: the peer could not answer a node's address, and its answer would
+// leave on its default route.
+func intoTunnel(s State) []datapath.Rule {
+	tunnel := netip.PrefixFrom(ServerTunnelAddress.Masked().Addr(), ServerTunnelAddress.Bits())
+	rules := []datapath.Rule{datapath.Join(toTunnel, datapath.Addr(true, tunnel), datapath.Accept())}
+	for _, n := range s.Nodes {
+		for _, c := range n.PodCIDRs {
+			rules = append(rules, datapath.Join(toTunnel, datapath.Addr(true, c), datapath.Accept()))
+		}
+	}
+	if !s.Self.IsValid() {
+		return append(rules, datapath.Join(toTunnel, datapath.Drop()))
+	}
+	return append(rules, datapath.Join(toTunnel, datapath.SNATTo(s.Self)))
+}
 
 // fromTunnelFilter is what a peer may reach through the tunnel: the
 // peer decides what it sends into it, so the gateway forwards only

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -45,6 +46,8 @@ type Config struct {
 	// Tunnel addresses of this end and the peer's.
 	Local, Peer net.IP
 	HealthPort  int
+	// Self is the gateway pod's address (State.Self).
+	Self netip.Addr
 }
 
 // Run runs the gateway until ctx ends: it watches the peer's PublicKey and
@@ -155,6 +158,7 @@ func (s *syncer) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.
 		return reconcile.Result{}, err
 	}
 	state, verr := Desired(uid, pk, conf, nodes.Items)
+	state.Self = s.cfg.Self
 	var ierr error
 	state.IPs, ierr = LocalIPs(ips.Items)
 	if verr = errors.Join(verr, ierr); verr != nil {

@@ -51,6 +51,11 @@ type State struct {
 	Nodes         []NodeLink
 	// IPs are the local addresses peers reach through the tunnel.
 	IPs []LocalIP
+	// Self is the gateway pod's own address: what nodes and host-network
+	// pods send into the tunnel leaves behind it, since the peer knows the
+	// cluster's pod CIDRs (remapped) but not its node addresses. Unset, such
+	// traffic is dropped instead.
+	Self netip.Addr
 }
 
 // LocalIPs checks and converts the cluster's allocated IPs. They are the

@@ -47,6 +47,8 @@ type Cluster struct {
 	slot      *slot
 	realNodes []*realNode
 	net       *clusterNet
+	// stopStorage stops the hostPath provisioner (startStorage).
+	stopStorage func()
 }
 
 // Client returns a new admin clientset.

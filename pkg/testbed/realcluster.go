@@ -12,8 +12,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
+	"k8s.io/klog/v2"
+
 	"github.com/liqo-go/liqo/pkg/images"
 	"github.com/liqo-go/liqo/pkg/proc"
+	"github.com/liqo-go/liqo/pkg/testbed/hostpath"
 	"github.com/liqo-go/liqo/pkg/testbed/netns"
 )
 
@@ -171,11 +175,40 @@ func (c *Cluster) startRealNodes(ctx context.Context) error {
 	if err := c.deployDNS(ctx); err != nil {
 		return fmt.Errorf("cluster %q: %w", c.Name, err)
 	}
+	if err := c.startStorage(); err != nil {
+		return fmt.Errorf("cluster %q: %w", c.Name, err)
+	}
 	return c.waitFor(ctx, "the cluster DNS", c.waitDNSReady)
 }
 
-// stopRealNodes stops every real node at once.
+// startStorage runs the cluster's hostPath provisioner, behind its default
+// StorageClass, in this process until the cluster stops: the real nodes
+// share this host's filesystem. Its log is LogPath("hostpath-provisioner").
+func (c *Cluster) startStorage() error {
+	f, err := os.OpenFile(c.LogPath("hostpath-provisioner"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	log := funcr.New(func(prefix, args string) { fmt.Fprintln(f, time.Now().Format(time.RFC3339Nano), prefix, args) }, funcr.Options{})
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), log))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer f.Close()
+		if err := hostpath.Run(ctx, c.Client(), filepath.Join(c.Dir, "volumes")); err != nil {
+			log.Error(err, "the hostPath provisioner stopped")
+		}
+	}()
+	c.stopStorage = func() { cancel(); <-done }
+	return nil
+}
+
+// stopRealNodes stops every real node at once, and the storage first.
 func (c *Cluster) stopRealNodes() {
+	if c.stopStorage != nil {
+		c.stopStorage()
+		c.stopStorage = nil
+	}
 	var wg sync.WaitGroup
 	for _, n := range c.realNodes {
 		wg.Go(func() {

@@ -127,6 +127,7 @@ func connected(t testing.TB) (rome, milan *cluster) {
 			Pod:      []gateway.Pair{{Real: podCIDR, Remapped: side.remap}},
 			External: side.external,
 			IPs:      side.ips,
+			Self:     side.c.gwAddr.Addr(),
 			Nodes: []gateway.NodeLink{{Name: side.c.name + "-node", Address: nodeAddr.Addr(),
 				PodCIDRs: []netip.Prefix{nodeCIDR}, VNI: vni}},
 		})
@@ -315,4 +316,56 @@ func BenchmarkTunnel(b *testing.B) {
 	n := <-received
 	elapsed := time.Since(start)
 	b.ReportMetric(float64(n)*8/elapsed.Seconds()/1e9, "Gbit/s")
+}
+
+// TestNodeReachesPeerPod: a node (or a pod on the host network) of rome,
+// whose address is no pod's, reaches milan's pod: rome's gateway sends it
+// into the tunnel behind its own pod address, which milan sees remapped
+// and answers through the tunnel, and the node gets the answer.
+func TestNodeReachesPeerPod(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
+	}
+	rome, milan := connected(t)
+	// A node address outside the pod CIDR, as a node's underlay address
+	// is; the gateway pod reaches it through the node, as pods do.
+	nodeOwn := netip.MustParseAddr("203.0.113.7")
+	lo, err := handle(t, rome.node).LinkByName("lo")
+	must(t, err)
+	must(t, handle(t, rome.node).AddrAdd(lo, &netlink.Addr{IPNet: netipx(netip.PrefixFrom(nodeOwn, 32))}))
+	must(t, handle(t, rome.gw).RouteAdd(&netlink.Route{Dst: netipx(netip.PrefixFrom(nodeOwn, 32)), Gw: nodeAddr.Addr().AsSlice()}))
+	echoServer(t, milan.pod, "10.244.1.5:8082")
+
+	want := netip.AddrFrom4([4]byte{10, 72, 1, rome.gwAddr.Addr().As4()[3]}) // rome's gateway as milan sees it
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got, err := askFrom(rome.node, nodeOwn, "10.71.1.5:8082")
+		if err == nil {
+			if got != want.String() {
+				t.Fatalf("milan's pod saw rome's node as %s, want %s (rome's gateway, remapped)", got, want)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("from rome's node at %s to milan's pod: %v", nodeOwn, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// askFrom is ask from the local address from.
+func askFrom(ns string, from netip.Addr, addr string) (string, error) {
+	var line string
+	err := netns.Do(ns, func() error {
+		d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: from.AsSlice()}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = c.Close() }()
+		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+		line, err = bufio.NewReader(c).ReadString('\n')
+		return err
+	})
+	return strings.TrimSpace(line), err
 }

@@ -38,8 +38,8 @@ func TestTwoProviders(t *testing.T) {
 	if err != nil {
 		t.Fatalf("test network with two providers: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, "All 6 checks passed") {
-		t.Errorf("want 6 checks (rome to each provider by address and Service, each provider to rome):\n%s", out)
+	if !strings.Contains(out, "All 8 checks passed") {
+		t.Errorf("want 8 checks (rome's pod to each provider by address and Service, rome's node to each by address, each provider to rome):\n%s", out)
 	}
 	t.Logf("%s", out)
 }

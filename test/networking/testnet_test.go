@@ -44,10 +44,15 @@ func TestNetworkCheck(t *testing.T) {
 	if err != nil {
 		t.Fatalf("test network on a working fabric: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, "All 3 checks passed") {
-		t.Errorf("the output does not report 3 passed checks:\n%s", out)
+	// Rome's pod to milan's by address and Service, rome's node to milan's
+	// pod by address (behind the gateway), milan's pod to rome's by Service.
+	if !strings.Contains(out, "All 4 checks passed") || !strings.Contains(out, "FROM") {
+		t.Errorf("the output does not report 4 passed checks in a table:\n%s", out)
 	}
 	t.Logf("liqoctl test network:\n%s", out)
+	if out, err := liqoctlRun(ctx, append(args, "--basic")...); err != nil || !strings.Contains(out, "All 1 checks passed") {
+		t.Errorf("test network --basic: %v; want the one check by pod address\n%s", err, out)
+	}
 
 	scaleGateway(ctx, t, 0)
 	harness.Eventually(ctx, t, "rome's gateway pod gone", func() (bool, error) {
@@ -58,7 +63,8 @@ func TestNetworkCheck(t *testing.T) {
 	if err == nil {
 		t.Fatalf("test network passed with the gateway scaled to zero:\n%s", out)
 	}
-	for _, cell := range []string{"local (local) → remote-milan (milan) (pod IP)", "remote-milan (milan) → local (local) (Service)"} {
+	for _, cell := range []string{"local (local) → remote-milan (milan) (pod IP)", "remote-milan (milan) → local (local) (Service)",
+		"local-node (node real-0) → remote-milan (milan) (pod IP)"} {
 		if !strings.Contains(err.Error(), cell) {
 			t.Errorf("the failure does not name %q: %v", cell, err)
 		}

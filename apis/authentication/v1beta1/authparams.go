@@ -11,6 +11,13 @@ type AuthParams struct {
 	// APIServer is the provider API server URL.
 	// +optional
 	APIServer string `json:"apiServer,omitempty"`
+	// TLSServerName is the name the API server's certificate is checked
+	// against when it differs from APIServer's host: an in-band peering
+	// reaches the provider's API server at an address of the network fabric,
+	// which its certificate does not name, and checks it as
+	// kubernetes.default.svc, which every cluster's certificate names.
+	// +optional
+	TLSServerName string `json:"tlsServerName,omitempty"`
 	// ProxyURL is an optional HTTP proxy in front of the API server.
 	// +optional
 	ProxyURL *string `json:"proxyURL,omitempty"`

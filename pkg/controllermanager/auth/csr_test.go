@@ -76,8 +76,18 @@ func TestBuildKubeconfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Host != "https://127.0.0.1:6443" || string(cfg.CAData) != "ca" || string(cfg.CertData) != string(crt) || !strings.Contains(string(cfg.KeyData), "PRIVATE KEY") {
-		t.Fatalf("unexpected config: host %s ca %q cert %q", cfg.Host, cfg.CAData, cfg.CertData)
+	if cfg.Host != "https://127.0.0.1:6443" || string(cfg.CAData) != "ca" || string(cfg.CertData) != string(crt) || !strings.Contains(string(cfg.KeyData), "PRIVATE KEY") ||
+		cfg.ServerName != "" {
+		t.Fatalf("unexpected config: host %s ca %q cert %q server name %q", cfg.Host, cfg.CAData, cfg.CertData, cfg.ServerName)
+	}
+	// In band: an address of the network fabric, the certificate checked
+	// against the name it carries.
+	kc, err = BuildKubeconfig(&authv1beta1.AuthParams{APIServer: "https://10.80.0.1:443", TLSServerName: "kubernetes.default.svc", CA: []byte("ca"), SignedCRT: crt}, key, "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = RESTConfig(kc); err != nil || cfg.Host != "https://10.80.0.1:443" || cfg.ServerName != "kubernetes.default.svc" {
+		t.Fatalf("in-band config: %v, host %s, server name %q", err, cfg.Host, cfg.ServerName)
 	}
 }
 

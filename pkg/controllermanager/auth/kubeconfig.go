@@ -38,7 +38,7 @@ func BuildKubeconfig(p *authv1beta1.AuthParams, key ed25519.PrivateKey, user str
 		return nil, err
 	}
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["provider"] = &clientcmdapi.Cluster{Server: p.APIServer, CertificateAuthorityData: p.CA}
+	cfg.Clusters["provider"] = &clientcmdapi.Cluster{Server: p.APIServer, CertificateAuthorityData: p.CA, TLSServerName: p.TLSServerName}
 	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{
 		ClientCertificateData: p.SignedCRT,
 		ClientKeyData:         pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}),

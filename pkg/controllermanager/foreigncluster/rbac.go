@@ -7,3 +7,4 @@ package foreigncluster
 // +kubebuilder:rbac:groups="",resources=namespaces;nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=tenants;identities,verbs=get;list;watch
 // +kubebuilder:rbac:groups=offloading.liqo.io,resources=virtualnodes;quotas,verbs=get;list;watch
+// +kubebuilder:rbac:groups=networking.liqo.io,resources=configurations;gatewayservers;gatewayclients;connections,verbs=get;list;watch

@@ -15,6 +15,7 @@ import (
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 )
@@ -101,7 +102,38 @@ func (r *Reconciler) gather(ctx context.Context, id string) (*Peering, error) {
 		return nil, err
 	}
 	p.Quotas = quotas.Items
+	if err := r.gatherNetwork(ctx, ns, id, p); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// gatherNetwork reads the network fabric's objects with the peer, named
+// after it in its tenant namespace (the Connections after their gateway).
+func (r *Reconciler) gatherNetwork(ctx context.Context, ns, id string, p *Peering) error {
+	key := types.NamespacedName{Namespace: ns, Name: id}
+	cfg, server, gwClient := &netv1beta1.Configuration{}, &netv1beta1.GatewayServer{}, &netv1beta1.GatewayClient{}
+	for _, x := range []struct {
+		obj  client.Object
+		keep func()
+	}{
+		{cfg, func() { p.Configuration = cfg }},
+		{server, func() { p.GatewayServer = server }},
+		{gwClient, func() { p.GatewayClient = gwClient }},
+	} {
+		switch err := r.Client.Get(ctx, key, x.obj); {
+		case err == nil:
+			x.keep()
+		case !apierrors.IsNotFound(err):
+			return err
+		}
+	}
+	var conns netv1beta1.ConnectionList
+	if err := r.Client.List(ctx, &conns, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	p.Connections = conns.Items
+	return nil
 }
 
 // byNamespace maps an object in a tenant namespace to its peer.
@@ -135,6 +167,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&authv1beta1.Identity{}, ns).
 		Watches(&offv1beta1.VirtualNode{}, ns).
 		Watches(&offv1beta1.Quota{}, ns).
+		Watches(&netv1beta1.Configuration{}, ns).
+		Watches(&netv1beta1.GatewayServer{}, ns).
+		Watches(&netv1beta1.GatewayClient{}, ns).
+		Watches(&netv1beta1.Connection{}, ns).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(byNodeLabel)).
 		Complete(r)
 }

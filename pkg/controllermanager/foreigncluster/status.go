@@ -10,6 +10,7 @@ import (
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 )
 
@@ -33,6 +34,12 @@ type Peering struct {
 	// Provider side: the peer is our consumer.
 	Tenant *authv1beta1.Tenant
 	Quotas []offv1beta1.Quota
+	// Network fabric, either side: the Configuration of the peer's CIDRs,
+	// this cluster's gateway to it (server or client) and its Connections.
+	Configuration *netv1beta1.Configuration
+	GatewayServer *netv1beta1.GatewayServer
+	GatewayClient *netv1beta1.GatewayClient
+	Connections   []netv1beta1.Connection
 }
 
 // Status computes a ForeignCluster's status. Pure, so each combination of
@@ -48,7 +55,7 @@ func Status(p *Peering) corev1beta1.ForeignClusterStatus {
 	}
 	st.Modules.Authentication = authentication(p)
 	st.Modules.Offloading = offloading(p)
-	st.Modules.Networking = corev1beta1.Module{Enabled: false, Summary: Disabled}
+	st.Modules.Networking = networking(p)
 	return st
 }
 
@@ -95,6 +102,53 @@ func offloading(p *Peering) corev1beta1.Module {
 	if len(p.Quotas) > 0 {
 		m.Conditions = append(m.Conditions, corev1beta1.Condition{Type: corev1beta1.OffloadingQuotaStatusCondition, Status: corev1beta1.EstablishedStatus,
 			Reason: "ResourcesGranted", Message: "the consumer was granted resources"})
+	}
+	return summarise(m)
+}
+
+// networking sums up the fabric with the peer: its CIDRs mapped, this
+// side's gateway, and each tunnel's state with its last round trip.
+func networking(p *Peering) corev1beta1.Module {
+	var m corev1beta1.Module
+	if cfg := p.Configuration; cfg != nil {
+		c := corev1beta1.Condition{Type: corev1beta1.NetworkConfigurationStatusCondition, Status: corev1beta1.PendingStatus,
+			Reason: "Pending", Message: "the peer's CIDRs are not mapped yet"}
+		if cc := meta.FindStatusCondition(cfg.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition); cc != nil {
+			c.Reason, c.Message = cc.Reason, cc.Message
+			if cc.Status == metav1.ConditionTrue {
+				c.Status = corev1beta1.EstablishedStatus
+			} else {
+				c.Status = corev1beta1.ErrorStatus
+			}
+		}
+		m.Conditions = append(m.Conditions, c)
+	}
+	if gw := p.GatewayServer; gw != nil {
+		m.Conditions = append(m.Conditions, corev1beta1.Condition{Type: corev1beta1.NetworkGatewayServerStatusCondition,
+			Status: corev1beta1.EstablishedStatus, Reason: "GatewayServer", Message: "this cluster serves the tunnel (gateway " + gw.Name + ")"})
+	}
+	if gw := p.GatewayClient; gw != nil {
+		m.Conditions = append(m.Conditions, corev1beta1.Condition{Type: corev1beta1.NetworkGatewayClientStatusCondition,
+			Status: corev1beta1.EstablishedStatus, Reason: "GatewayClient", Message: "this cluster dials the tunnel (gateway " + gw.Name + ")"})
+	}
+	for i := range p.Connections {
+		conn := &p.Connections[i]
+		c := corev1beta1.Condition{Type: corev1beta1.NetworkConnectionStatusCondition, Reason: string(conn.Status.Value)}
+		switch conn.Status.Value {
+		case netv1beta1.Connected:
+			c.Status, c.Message = corev1beta1.EstablishedStatus, "the tunnel is up"
+			if l := conn.Status.Latency.Value; l != "" {
+				c.Message += ", round trip " + l
+			}
+		case netv1beta1.ConnectionError:
+			c.Status, c.Message = corev1beta1.ErrorStatus, "the peer stopped answering through the tunnel"
+		default:
+			c.Status, c.Reason, c.Message = corev1beta1.PendingStatus, string(netv1beta1.Connecting), "waiting for the peer's first answer"
+		}
+		if cc := meta.FindStatusCondition(conn.Status.Conditions, netv1beta1.ConnectedCondition); cc != nil && cc.Message != "" && c.Status != corev1beta1.EstablishedStatus {
+			c.Message = cc.Message
+		}
+		m.Conditions = append(m.Conditions, c)
 	}
 	return summarise(m)
 }

@@ -1,6 +1,7 @@
 package foreigncluster
 
 import (
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -8,6 +9,7 @@ import (
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 )
 
@@ -38,6 +40,15 @@ func node(ready corev1.ConditionStatus) *corev1.Node {
 	return &corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}}}
 }
 
+func configuration(configured metav1.ConditionStatus) *netv1beta1.Configuration {
+	return &netv1beta1.Configuration{Status: netv1beta1.ConfigurationStatus{Conditions: []metav1.Condition{
+		{Type: netv1beta1.NetworkCIDRsConfiguredCondition, Status: configured, Reason: "X", Message: "y"}}}}
+}
+
+func connection(v netv1beta1.ConnectionStatusValue, latency string) netv1beta1.Connection {
+	return netv1beta1.Connection{Status: netv1beta1.ConnectionStatus{Value: v, Latency: netv1beta1.ConnectionLatency{Value: latency}}}
+}
+
 func TestStatus(t *testing.T) {
 	cases := []struct {
 		name                       string
@@ -45,6 +56,7 @@ func TestStatus(t *testing.T) {
 		role                       corev1beta1.RoleType
 		auth, offloading, netSumm  string
 		apiServer, remoteNamespace string
+		netMessage                 string
 	}{
 		{name: "nothing yet", p: Peering{}, role: corev1beta1.UnknownRole, auth: Disabled, offloading: Disabled, netSumm: Disabled},
 		{name: "provider fully peered",
@@ -77,10 +89,27 @@ func TestStatus(t *testing.T) {
 				Quotas: []offv1beta1.Quota{{}}},
 			role: corev1beta1.ConsumerAndProviderRole, auth: Healthy, offloading: Healthy, netSumm: Disabled,
 			apiServer: "https://milan:6443", remoteNamespace: "liqo-tenant-rome"},
+		{name: "network connected", p: Peering{Configuration: configuration(metav1.ConditionTrue), GatewayClient: &netv1beta1.GatewayClient{},
+			Connections: []netv1beta1.Connection{connection(netv1beta1.Connected, "1.2ms")}},
+			role: corev1beta1.UnknownRole, auth: Disabled, offloading: Disabled, netSumm: Healthy,
+			netMessage: "the tunnel is up, round trip 1.2ms"},
+		{name: "network connecting", p: Peering{Configuration: configuration(metav1.ConditionTrue), GatewayServer: &netv1beta1.GatewayServer{},
+			Connections: []netv1beta1.Connection{connection(netv1beta1.Connecting, "")}},
+			role: corev1beta1.UnknownRole, auth: Disabled, offloading: Disabled, netSumm: Pending},
+		{name: "network down", p: Peering{Configuration: configuration(metav1.ConditionTrue), GatewayServer: &netv1beta1.GatewayServer{},
+			Connections: []netv1beta1.Connection{connection(netv1beta1.ConnectionError, "9ms")}},
+			role: corev1beta1.UnknownRole, auth: Disabled, offloading: Disabled, netSumm: Unhealthy},
+		{name: "no free prefix for the peer's CIDRs", p: Peering{Configuration: configuration(metav1.ConditionFalse)},
+			role: corev1beta1.UnknownRole, auth: Disabled, offloading: Disabled, netSumm: Unhealthy},
+		{name: "configuration not processed", p: Peering{Configuration: &netv1beta1.Configuration{}},
+			role: corev1beta1.UnknownRole, auth: Disabled, offloading: Disabled, netSumm: Pending},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			st := Status(&c.p)
+			if c.netMessage != "" && !slices.ContainsFunc(st.Modules.Networking.Conditions, func(x corev1beta1.Condition) bool { return x.Message == c.netMessage }) {
+				t.Errorf("networking conditions %+v lack the message %q", st.Modules.Networking.Conditions, c.netMessage)
+			}
 			got := []string{string(st.Role), st.Modules.Authentication.Summary, st.Modules.Offloading.Summary,
 				st.Modules.Networking.Summary, st.APIServerURL, st.TenantNamespace.Remote}
 			want := []string{string(c.role), c.auth, c.offloading, c.netSumm, c.apiServer, c.remoteNamespace}

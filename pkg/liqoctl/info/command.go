@@ -16,6 +16,7 @@ import (
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 )
@@ -187,16 +188,17 @@ func collect(ctx context.Context, c client.Client) (*Objects, error) {
 		vns    offv1beta1.VirtualNodeList
 		quotas offv1beta1.QuotaList
 		slices authv1beta1.ResourceSliceList
+		conns  netv1beta1.ConnectionList
 	)
 	for _, l := range []struct {
 		what string
 		list client.ObjectList
-	}{{"ForeignClusters", &fcs}, {"VirtualNodes", &vns}, {"Quotas", &quotas}, {"ResourceSlices", &slices}} {
+	}{{"ForeignClusters", &fcs}, {"VirtualNodes", &vns}, {"Quotas", &quotas}, {"ResourceSlices", &slices}, {"Connections", &conns}} {
 		if err := c.List(ctx, l.list); err != nil {
 			return nil, fmt.Errorf("listing the %s of the local cluster: %w", l.what, err)
 		}
 	}
-	objs := &Objects{ForeignClusters: fcs.Items, VirtualNodes: vns.Items, Quotas: quotas.Items, ResourceSlices: slices.Items}
+	objs := &Objects{ForeignClusters: fcs.Items, VirtualNodes: vns.Items, Quotas: quotas.Items, ResourceSlices: slices.Items, Connections: conns.Items}
 	for i := range vns.Items {
 		var n corev1.Node
 		err := c.Get(ctx, client.ObjectKey{Name: vns.Items[i].Name}, &n)

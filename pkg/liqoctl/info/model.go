@@ -11,6 +11,7 @@ import (
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 )
@@ -62,6 +63,9 @@ type ModuleInfo struct {
 	// Status is the module's summary: Healthy, Unhealthy, Pending or Disabled.
 	Status     string          `json:"status"`
 	Conditions []ConditionInfo `json:"conditions,omitempty"`
+	// Latency, for the networking module, is the last round trip measured
+	// through the tunnel while it is up.
+	Latency string `json:"latency,omitempty"`
 }
 
 // ConditionInfo is one condition of a module.
@@ -96,6 +100,8 @@ type Objects struct {
 	Nodes          []corev1.Node
 	Quotas         []offv1beta1.Quota
 	ResourceSlices []authv1beta1.ResourceSlice
+	// Connections are the network fabric's tunnels.
+	Connections []netv1beta1.Connection
 }
 
 // Reasons a virtual node is not ready besides its Node's own.
@@ -160,6 +166,11 @@ func buildPeering(fc *corev1beta1.ForeignCluster, objs *Objects, nodes map[strin
 		}
 	}
 	sort.Slice(p.ResourceSlices, func(i, j int) bool { return p.ResourceSlices[i].Name < p.ResourceSlices[j].Name })
+	for i := range objs.Connections {
+		if c := &objs.Connections[i]; c.Namespace == ns && c.Status.Value == netv1beta1.Connected && c.Status.Latency.Value != "" {
+			p.Networking.Latency = c.Status.Latency.Value
+		}
+	}
 	var shared []corev1.ResourceList
 	for i := range objs.Quotas {
 		if q := &objs.Quotas[i]; q.Namespace == ns {

@@ -2,6 +2,7 @@ package info
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 )
 
@@ -187,5 +189,33 @@ func TestParseLabels(t *testing.T) {
 		if got := ParseLabels(in); !reflect.DeepEqual(got, want) {
 			t.Errorf("ParseLabels(%q) = %v, want %v", in, got, want)
 		}
+	}
+}
+
+// TestNetworkingLatency: the networking module shows the round trip of the
+// peer's tunnel while it is up, and none otherwise or for another peer.
+func TestNetworkingLatency(t *testing.T) {
+	conn := func(ns string, v netv1beta1.ConnectionStatusValue, latency string) netv1beta1.Connection {
+		return netv1beta1.Connection{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gw"},
+			Status: netv1beta1.ConnectionStatus{Value: v, Latency: netv1beta1.ConnectionLatency{Value: latency}}}
+	}
+	for _, c := range []struct {
+		name  string
+		conns []netv1beta1.Connection
+		want  string
+	}{
+		{"connected", []netv1beta1.Connection{conn("liqo-tenant-milan", netv1beta1.Connected, "1.5ms")}, "1.5ms"},
+		{"down", []netv1beta1.Connection{conn("liqo-tenant-milan", netv1beta1.ConnectionError, "1.5ms")}, ""},
+		{"another peer's", []netv1beta1.Connection{conn("liqo-tenant-naples", netv1beta1.Connected, "3ms")}, ""},
+	} {
+		objs := &Objects{ForeignClusters: []corev1beta1.ForeignCluster{fc("milan", corev1beta1.ProviderRole, "Healthy", "Healthy")}, Connections: c.conns}
+		if got := Build(local, objs).Peerings[0].Networking.Latency; got != c.want {
+			t.Errorf("%s: latency %q, want %q", c.name, got, c.want)
+		}
+	}
+	objs := &Objects{ForeignClusters: []corev1beta1.ForeignCluster{fc("milan", corev1beta1.ProviderRole, "Healthy", "Healthy")},
+		Connections: []netv1beta1.Connection{conn("liqo-tenant-milan", netv1beta1.Connected, "1.5ms")}}
+	if out := renderPeerings(Build(local, objs).Peerings, false); !strings.Contains(out, "Networking latency:") || !strings.Contains(out, "1.5ms") {
+		t.Errorf("info does not show the latency:\n%s", out)
 	}
 }

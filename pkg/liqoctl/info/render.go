@@ -61,6 +61,9 @@ func peeringEntries(p *Peering, verbose bool) []entry {
 		info *ModuleInfo
 	}{{"Authentication", &p.Authentication}, {"Offloading", &p.Offloading}, {"Networking", &p.Networking}} {
 		entries = append(entries, field(m.name+" status:", m.info.Status))
+		if m.info.Latency != "" {
+			entries = append(entries, field(m.name+" latency:", m.info.Latency))
+		}
 		if verbose {
 			for _, c := range m.info.Conditions {
 				line := c.Type + ": " + c.Status

@@ -23,6 +23,9 @@ import (
 type Options struct {
 	Local, Remote      factory.Cluster
 	NetworkingDisabled bool
+	// InBand gives the consumer the provider's API server at its address
+	// in the network fabric (peer in-band, --in-band).
+	InBand bool
 	// Network holds the network fabric's flags (those of network connect).
 	Network           network.Options
 	CPU, Memory, Pods string
@@ -65,7 +68,7 @@ repairs a partial peering and changes nothing on a complete one.`,
 	o.Remote.AddRemoteFlags(cmd.Flags())
 	o.addFlags(cmd)
 	_ = cmd.MarkFlagRequired("remote-kubeconfig")
-	cmd.AddCommand(newOutOfBandCommand())
+	cmd.AddCommand(newOutOfBandCommand(), newInBandCommand())
 	return cmd
 }
 
@@ -75,6 +78,7 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	o.Local.AddLocalFlags(fs)
 	fs.BoolVar(&o.NetworkingDisabled, "networking-disabled", false, "do not set up the network fabric between the clusters (offloaded pods run, but no packet crosses)")
+	fs.BoolVar(&o.InBand, "in-band", false, "reach the provider's API server through the network fabric's tunnel, as liqoctl peer in-band does")
 	o.Network.AddConnectFlags(fs)
 	// The flags default to what a slice naming nothing asks for.
 	def := slices.DefaultResources()

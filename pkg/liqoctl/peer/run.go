@@ -3,6 +3,7 @@ package peer
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,6 +29,9 @@ type peering struct {
 	signed            *corev1.Secret
 	tenant            *authv1beta1.Tenant
 	granted           corev1.ResourceList
+	// inBandServer, when set, is the provider's API server URL in the
+	// network fabric, given to the consumer instead of the provider's own.
+	inBandServer string
 }
 
 // Run peers the clusters, printing each step.
@@ -36,6 +40,9 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.InBand && o.NetworkingDisabled {
+		return errors.New("--in-band needs the network fabric: it cannot go with --networking-disabled")
+	}
 	p, err := o.connect(ctx)
 	if err != nil {
 		return err
@@ -43,8 +50,16 @@ func (o *Options) Run(ctx context.Context) error {
 	if !o.NetworkingDisabled {
 		n := o.Network
 		n.Local, n.Remote, n.Timeout, n.Out = o.Local, o.Remote, o.Timeout, o.out
+		if o.InBand {
+			n.Wait = true // the control plane goes through the tunnel
+		}
 		if err := n.Connect(ctx); err != nil {
 			return fmt.Errorf("connecting the networks (--networking-disabled peers without): %w", err)
+		}
+	}
+	if o.InBand {
+		if p.inBandServer, err = o.inBandAPIServer(ctx, p); err != nil {
+			return err
 		}
 	}
 	steps := []func(context.Context, *peering) error{
@@ -208,6 +223,9 @@ func (o *Options) ensureIdentity(ctx context.Context, p *peering) error {
 		id.Spec.ClusterID = corev1beta1.ClusterID(p.remote.ID)
 		id.Spec.Type = authv1beta1.ControlPlaneIdentity
 		id.Spec.AuthParams = *p.tenant.Status.AuthParams
+		if p.inBandServer != "" {
+			id.Spec.AuthParams.APIServer, id.Spec.AuthParams.TLSServerName = p.inBandServer, InBandTLSServerName
+		}
 		id.Spec.Namespace = &p.remoteNS
 		return nil
 	}); err != nil {

@@ -61,7 +61,7 @@ within --timeout, and the command lists what it could not remove remotely.`,
 	o.Remote.AddRemoteFlags(fs)
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
 	_ = cmd.MarkFlagRequired("remote-kubeconfig")
-	cmd.AddCommand(newUnpeerOutOfBandCommand())
+	cmd.AddCommand(newUnpeerOutOfBandCommand(), newUnpeerInBandCommand())
 	return cmd
 }
 

@@ -21,11 +21,13 @@ const Namespace = "liqo-test-network"
 
 // Options of liqoctl test network.
 type Options struct {
-	Local     factory.Cluster
-	Image     string
-	Timeout   time.Duration
-	Remove    bool
-	FailFast  bool
+	Local    factory.Cluster
+	Image    string
+	Timeout  time.Duration
+	Remove   bool
+	FailFast bool
+	// Basic runs only the checks by pod address from the local pod.
+	Basic     bool
 	Verbose   bool
 	Attempts  int
 	namespace string
@@ -53,16 +55,21 @@ func newNetworkCommand() *cobra.Command {
 
 The command offloads a namespace of its own (` + Namespace + `-xxxxx) to every provider, runs a small
 web server on a local node and one on each virtual node, each behind a
-Service of its own. The local server fetches every remote one, by the pod
-address the local cluster shows and by Service name; every remote server
+Service of its own, and a client on a local node's own network (a
+host-network pod, as the node's processes send). The local server fetches
+every remote one by the pod address the local cluster shows and by Service
+name; the local node fetches every remote one by pod address (its traffic
+enters the tunnel behind the gateway's address); every remote server
 fetches the local one by Service name, in its own cluster's view (the
 network fabric joins each provider to the consumer, not providers to one
-another). It prints one
-line per check and fails naming the checks that failed.
+another). With --basic only the local pod's checks by pod address run.
+It prints a table of the checks (FROM, TO, and each way: OK, FAILED, or -
+when not checked) and fails naming the checks that failed.
 
 Only the local cluster's kubeconfig is needed: the remote pods are reached
 through their virtual nodes.`,
 		Example: `  liqoctl test network
+  liqoctl test network --basic
   liqoctl test network --kubeconfig ~/.kube/rome --rm=false`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -78,6 +85,7 @@ through their virtual nodes.`,
 	fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up after this long")
 	fs.BoolVar(&o.Remove, "rm", true, "remove the test namespace at the end (its remote twins go with it)")
 	fs.BoolVar(&o.FailFast, "fail-fast", false, "stop at the first failed check")
+	fs.BoolVar(&o.Basic, "basic", false, "only check pod to pod by address, from the local pod (no Services, no node)")
 	fs.IntVar(&o.Attempts, "attempts", 5, "tries of each check before it counts as failed (a Service's rules reach the nodes a moment after its pods)")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print how long each step took")
 	return cmd

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,15 +31,25 @@ const (
 	port        = 8080
 )
 
-// server is one test web server: on a local node, or on a virtual node.
+// server is one test pod: a web server on a local node or on a virtual
+// node, or (hostNetwork) the client that checks from a local node itself.
 type server struct {
 	name string
-	// where says where it runs, for the report: "local" or the virtual
-	// node's name.
+	// where says where it runs, for the report: "local", the virtual
+	// node's name, or the local node's for the host-network client.
 	where string
 	local bool
-	ip    string
+	// hostNetwork: the pod runs in its node's network namespace, as the
+	// node's own processes do; it serves nothing.
+	hostNetwork bool
+	ip          string
 }
+
+// Ways a check reaches its target, the columns of the report.
+const (
+	viaPodIP   = "pod IP"
+	viaService = "Service"
+)
 
 // check is one cell of the report.
 type check struct {
@@ -76,34 +87,68 @@ func (o *Options) Run(ctx context.Context) error {
 		for _, to := range servers {
 			// Each provider is joined to the consumer, not to the other
 			// providers: a remote pod is checked against the local one.
-			if from.name == to.name || (!from.local && !to.local) {
+			if from.name == to.name || to.hostNetwork || (!from.local && !to.local) || (from.hostNetwork && to.local) {
 				continue
 			}
 			if from.local {
 				// The addresses the local cluster shows are its own view:
-				// they are checked from the local pod.
-				checks = append(checks, o.run(ctx, from, to, "pod IP", fmt.Sprintf("http://%s:%d/", to.ip, port)))
+				// they are checked from the local pods (and node).
+				checks = append(checks, o.run(ctx, from, to, viaPodIP, fmt.Sprintf("http://%s:%d/", to.ip, port)))
 			}
-			checks = append(checks, o.run(ctx, from, to, "Service", "http://"+to.name+"/"))
-			if o.FailFast && checks[len(checks)-1].err != nil {
+			if !o.Basic && !from.hostNetwork {
+				checks = append(checks, o.run(ctx, from, to, viaService, "http://"+to.name+"/"))
+			}
+			if o.FailFast && len(checks) > 0 && checks[len(checks)-1].err != nil {
 				break
 			}
 		}
 	}
 	var failed []string
 	for _, c := range checks {
-		result := "OK"
 		if c.err != nil {
-			result = "FAILED: " + c.err.Error()
 			failed = append(failed, fmt.Sprintf("%s → %s (%s)", c.from, c.to, c.via))
+			o.out.Info("%s → %s (%s) failed: %v", c.from, c.to, c.via, c.err)
 		}
-		o.out.Info("%-28s → %-28s %-8s %s", c.from, c.to, c.via, result)
 	}
+	o.out.Info("Results:\n%s", matrix(checks))
 	if len(failed) > 0 {
 		return fmt.Errorf("%d of %d checks failed: %s", len(failed), len(checks), strings.Join(failed, "; "))
 	}
 	o.out.Info("All %d checks passed", len(checks))
 	return nil
+}
+
+// matrix renders the checks as a table: a row per source and target, a
+// column per way of reaching it.
+func matrix(checks []check) string {
+	type pair struct{ from, to string }
+	var rows []pair
+	cells := map[pair]map[string]string{}
+	for _, c := range checks {
+		k := pair{c.from, c.to}
+		if cells[k] == nil {
+			cells[k] = map[string]string{}
+			rows = append(rows, k)
+		}
+		cells[k][c.via] = "OK"
+		if c.err != nil {
+			cells[k][c.via] = "FAILED"
+		}
+	}
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
+	fmt.Fprintf(w, "FROM\tTO\t%s\t%s\n", strings.ToUpper(viaPodIP), strings.ToUpper(viaService))
+	for _, r := range rows {
+		cell := func(via string) string {
+			if v, ok := cells[r][via]; ok {
+				return v
+			}
+			return "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.from, r.to, cell(viaPodIP), cell(viaService))
+	}
+	_ = w.Flush()
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // virtualNodes lists the local cluster's virtual nodes.
@@ -156,6 +201,9 @@ func (o *Options) deploy(ctx context.Context, vnodes []string) ([]*server, error
 	}
 
 	servers := []*server{{name: "local", where: "local", local: true}}
+	if !o.Basic {
+		servers = append(servers, &server{name: "local-node", where: "local node", local: true, hostNetwork: true})
+	}
 	for _, vn := range vnodes {
 		servers = append(servers, &server{name: "remote-" + label(vn), where: vn})
 	}
@@ -176,6 +224,9 @@ func (o *Options) deploy(ctx context.Context, vnodes []string) ([]*server, error
 			return nil, err
 		}
 		s.ip = p.Status.PodIP
+		if s.hostNetwork {
+			s.where = "node " + p.Spec.NodeName
+		}
 	}
 	return servers, nil
 }
@@ -205,6 +256,13 @@ func (o *Options) create(ctx context.Context, s *server) error {
 			}},
 		},
 	}
+	if s.hostNetwork {
+		// The node's own network namespace: a client, serving nothing (its
+		// port would be the node's).
+		pod.Spec.HostNetwork = true
+		pod.Spec.Containers[0].Command = []string{"sleep", "3600"}
+		pod.Spec.Containers[0].Ports, pod.Spec.Containers[0].ReadinessProbe = nil, nil
+	}
 	if s.local {
 		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
@@ -218,7 +276,11 @@ func (o *Options) create(ctx context.Context, s *server) error {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: o.namespace}, Spec: corev1.ServiceSpec{
 		Selector: labels, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(port)}},
 	}}
-	for _, obj := range []client.Object{pod, svc} {
+	objs := []client.Object{pod, svc}
+	if s.hostNetwork {
+		objs = objs[:1]
+	}
+	for _, obj := range objs {
 		if err := o.Local.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 		}
