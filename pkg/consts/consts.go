@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -98,6 +99,15 @@ const (
 // peering with remoteClusterID, on either side.
 func TenantNamespace(remoteClusterID string) string {
 	return tenantNamespacePrefix + remoteClusterID
+}
+
+// NamespaceMapKey is where a consumer keeps its NamespaceMap for provider:
+// one per provider, in the provider's tenant namespace, named after the
+// provider. Its spec.desiredMapping lists the namespaces offloaded there
+// (local name → twin name); its status.currentMapping, copied back from the
+// provider, the twins that exist (phase Accepted) or cannot be made.
+func NamespaceMapKey(provider string) types.NamespacedName {
+	return types.NamespacedName{Namespace: TenantNamespace(provider), Name: provider}
 }
 
 // ClusterIDOfTenantNamespace is the inverse of TenantNamespace: the remote

@@ -34,6 +34,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode"
+	"github.com/liqo-go/liqo/pkg/remote"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
 	"github.com/liqo-go/liqo/pkg/webhook"
 )
@@ -190,7 +191,7 @@ func addKubeletAPI(mgr ctrl.Manager, cs kubernetes.Interface, o Options) (*kubel
 	cfg := o.kubeletAPIConfig()
 	cfg.Client, cfg.Logger = cs, o.Logger.WithName("kubelet-api")
 	// The manager caches only its own Pods, not the offloaded ones.
-	cfg.Resolver = &kubeletapi.PodResolver{Reader: mgr.GetAPIReader()}
+	cfg.Resolver = &kubeletapi.PodResolver{Reader: mgr.GetAPIReader(), Remotes: &remote.Clients{Reader: mgr.GetAPIReader()}}
 	s, err := kubeletapi.New(cfg)
 	if err != nil {
 		return nil, err

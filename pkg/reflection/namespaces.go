@@ -13,7 +13,6 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
 )
 
 // twin is one twin namespace on the provider and the watches kept there.
@@ -38,7 +37,7 @@ func (r *reflector) watchMaps(ctx context.Context) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	key := offloading.NamespaceMapKey(r.cfg.ProviderID)
+	key := consts.NamespaceMapKey(r.cfg.ProviderID)
 	reg, err := inf.AddEventHandler(onEvery(func(m client.Object) {
 		if client.ObjectKeyFromObject(m) == key {
 			r.syncMaps(ctx)
@@ -70,7 +69,7 @@ func accepted(m *offv1beta1.NamespaceMap) map[string]string {
 
 func (r *reflector) syncMaps(ctx context.Context) {
 	var m offv1beta1.NamespaceMap
-	if err := r.cfg.Maps.Get(ctx, offloading.NamespaceMapKey(r.cfg.ProviderID), &m); client.IgnoreNotFound(err) != nil {
+	if err := r.cfg.Maps.Get(ctx, consts.NamespaceMapKey(r.cfg.ProviderID), &m); client.IgnoreNotFound(err) != nil {
 		r.logger.Error(err, "reading the NamespaceMap")
 		return
 	}

@@ -15,7 +15,6 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
 	"github.com/liqo-go/liqo/test/harness"
 )
@@ -47,7 +46,7 @@ func setMapping(ctx context.Context, t *testing.T, ns, twin string) {
 // setMappingOf is setMapping in the map of another provider.
 func setMappingOf(ctx context.Context, t *testing.T, provider, ns, twin string) {
 	t.Helper()
-	key := offloading.NamespaceMapKey(provider)
+	key := consts.NamespaceMapKey(provider)
 	var m offv1beta1.NamespaceMap
 	if err := consumer.Get(ctx, key, &m); apierrors.IsNotFound(err) {
 		m = offv1beta1.NamespaceMap{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}

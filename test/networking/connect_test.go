@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/apis"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	gwctrl "github.com/liqo-go/liqo/pkg/controllermanager/gateway"
 	"github.com/liqo-go/liqo/pkg/datapath"
 	"github.com/liqo-go/liqo/pkg/fabric"
 	"github.com/liqo-go/liqo/pkg/ipam"
@@ -105,11 +107,16 @@ func TestPodToPod(t *testing.T) {
 	nothingLeftOnNodes(ctx, t, rome, milan)
 }
 
-// nothingLeftOnNodes waits until no link, rule or nftables table of the
-// fabric's is left on the real nodes of clusters.
+// nothingLeftOnNodes waits until no gateway pod is left in clusters, and
+// no link, rule, route or nftables table of the fabric's on their real
+// nodes.
 func nothingLeftOnNodes(ctx context.Context, t *testing.T, clusters ...*testbed.Cluster) {
 	t.Helper()
 	for _, c := range clusters {
+		harness.Eventually(ctx, t, "no gateway pod left in "+c.Name, func() (bool, error) {
+			pods, err := c.Client().CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: gwctrl.ComponentLabel + "=" + gwctrl.ComponentValue})
+			return err == nil && len(pods.Items) == 0, err
+		})
 		for _, node := range c.RealNodeNames() {
 			harness.Eventually(ctx, t, "nothing of ours left on "+c.Name+"/"+node, func() (bool, error) {
 				var left []string
@@ -130,7 +137,11 @@ func nothingLeftOnNodes(ctx context.Context, t *testing.T, clusters ...*testbed.
 							left = append(left, "rule to table 18402")
 						}
 					}
-					return errors.Join(err, lerr, rerr)
+					routes, ferr := netlink.RouteListFiltered(netlink.FAMILY_V4, &netlink.Route{Table: fabric.RouteTable}, netlink.RT_FILTER_TABLE)
+					for _, r := range routes {
+						left = append(left, "route "+r.String())
+					}
+					return errors.Join(err, lerr, rerr, ferr)
 				})
 				if err != nil {
 					return false, err

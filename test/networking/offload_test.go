@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -118,6 +119,44 @@ func TestQuickStartConnectivity(t *testing.T) {
 	fetchAll(ctx, t, rome, ns, "web-remote", "http://web/", "web-local", "web-remote")
 
 	homeAPIServer(ctx, t, ns)
+	splitDeployment(ctx, t, ns, client)
+}
+
+// splitDeployment: a Deployment of two replicas that must not share a
+// node lands on rome's real node and on the virtual node; the Service in
+// front of it reaches both from rome (client) and from milan (the
+// offloaded web-remote).
+func splitDeployment(ctx context.Context, t *testing.T, ns, client string) {
+	labels := map[string]string{"app": "split"}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "split", Namespace: ns}, Spec: appsv1.DeploymentSpec{
+		Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			Containers:                    []corev1.Container{realpods.WebServer()},
+			Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: labels}, TopologyKey: corev1.LabelHostname}}}},
+		}},
+	}}
+	cs := rome.Client()
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "split", Namespace: ns}, Spec: corev1.ServiceSpec{
+		Selector: labels, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	nodes := map[string]bool{}
+	for _, p := range realpods.RunningPods(ctx, t, rome, ns, "app=split", 2) {
+		names = append(names, p.Name)
+		nodes[p.Spec.NodeName] = true
+	}
+	if !nodes["milan"] || len(nodes) != 2 {
+		t.Fatalf("the replicas run on %v; want one on the virtual node milan and one on a real node", nodes)
+	}
+	fetchAll(ctx, t, rome, ns, client, "http://split/", names...)
+	fetchAll(ctx, t, rome, ns, "web-remote", "http://split/", names...)
 }
 
 // homeAPIServer: the offloaded pod web-remote lists the pods of its

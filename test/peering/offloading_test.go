@@ -65,7 +65,7 @@ func TestOffloading(t *testing.T) {
 		checkSchedulingLabel(t, "default", true)
 		// The map the pod reflection reads says where the twin is.
 		var m offv1beta1.NamespaceMap
-		if err := rome.Get(ctx, offloading.NamespaceMapKey("milan"), &m); err != nil {
+		if err := rome.Get(ctx, consts.NamespaceMapKey("milan"), &m); err != nil {
 			t.Fatal(err)
 		}
 		if got := m.Status.CurrentMapping["default"]; got.RemoteNamespace != twinName("default") || got.Phase != offv1beta1.MappingAccepted {
@@ -204,7 +204,7 @@ func TestOffloading(t *testing.T) {
 		}
 		for _, p := range []string{"milan", "naples"} {
 			var m offv1beta1.NamespaceMap
-			if err := rome.Get(ctx, offloading.NamespaceMapKey(p), &m); err != nil || len(m.Spec.DesiredMapping) > 0 || len(m.Status.CurrentMapping) > 0 {
+			if err := rome.Get(ctx, consts.NamespaceMapKey(p), &m); err != nil || len(m.Spec.DesiredMapping) > 0 || len(m.Status.CurrentMapping) > 0 {
 				t.Errorf("rome's NamespaceMap for %s still maps %v / %v (%v)", p, m.Spec.DesiredMapping, m.Status.CurrentMapping, err)
 			}
 		}

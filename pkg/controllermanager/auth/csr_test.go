@@ -12,6 +12,7 @@ import (
 	"time"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+	"github.com/liqo-go/liqo/pkg/remote"
 )
 
 func TestCheckCSR(t *testing.T) {
@@ -72,7 +73,7 @@ func TestBuildKubeconfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := RESTConfig(kc)
+	cfg, err := remote.RESTConfig(kc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestBuildKubeconfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err = RESTConfig(kc); err != nil || cfg.Host != "https://10.80.0.1:443" || cfg.ServerName != "kubernetes.default.svc" {
+	if cfg, err = remote.RESTConfig(kc); err != nil || cfg.Host != "https://10.80.0.1:443" || cfg.ServerName != "kubernetes.default.svc" {
 		t.Fatalf("in-band config: %v, host %s, server name %q", err, cfg.Host, cfg.ServerName)
 	}
 }

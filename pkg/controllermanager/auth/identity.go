@@ -21,6 +21,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/identity"
+	"github.com/liqo-go/liqo/pkg/remote"
 )
 
 // IdentityReconciler turns, on the consumer, an Identity issued by a provider
@@ -96,7 +97,7 @@ func (r *IdentityReconciler) pickUp(ctx context.Context, id *authv1beta1.Identit
 	if at := pickUpAt(cur); now.Before(at) || id.Spec.Namespace == nil {
 		return until(now, at), nil
 	}
-	cfg, err := RESTConfig(kubeconfig)
+	cfg, err := remote.RESTConfig(kubeconfig)
 	if err != nil {
 		return 0, err
 	}
@@ -127,7 +128,7 @@ func (r *IdentityReconciler) pickUp(ctx context.Context, id *authv1beta1.Identit
 }
 
 func whoAmI(ctx context.Context, kubeconfig []byte) (string, error) {
-	cfg, err := RESTConfig(kubeconfig)
+	cfg, err := remote.RESTConfig(kubeconfig)
 	if err != nil {
 		return "", err
 	}

@@ -6,12 +6,10 @@ import (
 	"encoding/pem"
 	"fmt"
 
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
-	"github.com/liqo-go/liqo/pkg/clientcfg"
 	"github.com/liqo-go/liqo/pkg/identity"
 )
 
@@ -46,18 +44,4 @@ func BuildKubeconfig(p *authv1beta1.AuthParams, key ed25519.PrivateKey, user str
 	cfg.Contexts["provider"] = &clientcmdapi.Context{Cluster: "provider", AuthInfo: user}
 	cfg.CurrentContext = "provider"
 	return clientcmd.Write(*cfg)
-}
-
-// RESTConfig parses a kubeconfig built by BuildKubeconfig.
-func RESTConfig(kubeconfig []byte) (*rest.Config, error) {
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("parsing the identity kubeconfig: %w", err)
-	}
-	// The reflection writes every offloaded pod and reflected object
-	// through these clients: the client-go default of 5 QPS (or any low
-	// cap) makes a burst of remote writes queue for seconds; the provider's
-	// API server has its own priority and fairness.
-	cfg.QPS, cfg.Burst = clientcfg.QPS, clientcfg.Burst
-	return cfg, nil
 }

@@ -23,6 +23,7 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/identity"
+	"github.com/liqo-go/liqo/pkg/remote"
 	"github.com/liqo-go/liqo/test/harness"
 )
 
@@ -250,7 +251,7 @@ func handshakeEndToEnd(t *testing.T, consumer, provider string, lifetime time.Du
 	if err := cl.Get(ctx, types.NamespacedName{Namespace: idNS, Name: consts.KubeconfigSecretName(id.Name)}, &kc); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := RESTConfig(kc.Data[consts.KubeconfigKey])
+	cfg, err := remote.RESTConfig(kc.Data[consts.KubeconfigKey])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +355,7 @@ func TestCertificateRotation(t *testing.T) {
 	if err := cl.Get(ctx, types.NamespacedName{Namespace: ikey.Namespace, Name: consts.KubeconfigSecretName(ikey.Name)}, &kc); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := RESTConfig(kc.Data[consts.KubeconfigKey])
+	cfg, err := remote.RESTConfig(kc.Data[consts.KubeconfigKey])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 // patches of their own key, so that the reconcilers of several namespaces
 // and the replicator's status updates never conflict.
 func (r *NamespaceOffloadingReconciler) setEntry(ctx context.Context, provider, ns, remote string) error {
-	key := NamespaceMapKey(provider)
+	key := consts.NamespaceMapKey(provider)
 	var m offv1beta1.NamespaceMap
 	err := r.Client.Get(ctx, key, &m)
 	switch {
@@ -51,7 +51,7 @@ func (r *NamespaceOffloadingReconciler) setEntry(ctx context.Context, provider, 
 
 // dropEntry removes namespace ns from the NamespaceMap of provider.
 func (r *NamespaceOffloadingReconciler) dropEntry(ctx context.Context, provider, ns string) error {
-	return client.IgnoreNotFound(r.patchEntry(ctx, NamespaceMapKey(provider), ns, nil))
+	return client.IgnoreNotFound(r.patchEntry(ctx, consts.NamespaceMapKey(provider), ns, nil))
 }
 
 // patchEntry sets (remote) or deletes (nil) one key of the desired mapping.
@@ -74,7 +74,7 @@ func (r *NamespaceOffloadingReconciler) localMaps(ctx context.Context) (map[stri
 	for i := range list.Items {
 		m := &list.Items[i]
 		provider, ok := consts.ClusterIDOfTenantNamespace(m.Namespace)
-		if ok && isLocalMap(m) && client.ObjectKeyFromObject(m) == NamespaceMapKey(provider) {
+		if ok && isLocalMap(m) && client.ObjectKeyFromObject(m) == consts.NamespaceMapKey(provider) {
 			out[provider] = m
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"maps"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -12,15 +11,6 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/replicator"
 )
-
-// NamespaceMapKey is where a consumer keeps its NamespaceMap for provider:
-// one per provider, in the provider's tenant namespace, named after the
-// provider. Its spec.desiredMapping lists the namespaces offloaded there
-// (local name → twin name); its status.currentMapping, copied back from the
-// provider, the twins that exist (phase Accepted) or cannot be made.
-func NamespaceMapKey(provider string) types.NamespacedName {
-	return types.NamespacedName{Namespace: consts.TenantNamespace(provider), Name: provider}
-}
 
 // namespaceMapLabels are the labels of the consumer's NamespaceMap for provider.
 func namespaceMapLabels(provider string) map[string]string {

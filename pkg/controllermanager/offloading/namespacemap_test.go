@@ -11,9 +11,9 @@ import (
 
 func TestReplicatedMapKind(t *testing.T) {
 	k := ReplicatedMapKind()
-	key := NamespaceMapKey("milan")
+	key := consts.NamespaceMapKey("milan")
 	if key.Namespace != consts.TenantNamespace("milan") || key.Name != "milan" {
-		t.Fatalf("NamespaceMapKey(milan) = %v", key)
+		t.Fatalf("consts.NamespaceMapKey(milan) = %v", key)
 	}
 	local := &offv1beta1.NamespaceMap{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: namespaceMapLabels("milan")},
 		Spec: offv1beta1.NamespaceMapSpec{DesiredMapping: map[string]string{"a": "a-rome"}}}

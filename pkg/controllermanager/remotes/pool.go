@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
+	"github.com/liqo-go/liqo/pkg/remote"
 )
 
 // ToLocal maps a remote object of provider to the local object whose
@@ -29,7 +29,7 @@ type ToLocal func(provider string, remote client.Object) types.NamespacedName
 // Pool is a manager Runnable: its remote watches live as long as the manager.
 type Pool struct {
 	scheme  *runtime.Scheme
-	reader  client.Reader
+	clients *remote.Clients
 	kinds   []client.Object
 	toLocal ToLocal
 	events  chan event.GenericEvent
@@ -41,7 +41,6 @@ type Pool struct {
 
 type entry struct {
 	version string
-	client  client.Client
 	stop    context.CancelFunc
 	// done is closed once the provider's watches have stopped.
 	done chan struct{}
@@ -50,7 +49,7 @@ type entry struct {
 // NewPool returns a pool watching kinds on every provider it is asked for;
 // reader reads the local Identities and their Secrets.
 func NewPool(scheme *runtime.Scheme, reader client.Reader, toLocal ToLocal, kinds ...client.Object) *Pool {
-	return &Pool{scheme: scheme, reader: reader, kinds: kinds, toLocal: toLocal,
+	return &Pool{scheme: scheme, clients: &remote.Clients{Reader: reader, Scheme: scheme}, kinds: kinds, toLocal: toLocal,
 		events: make(chan event.GenericEvent, 1024), entries: map[string]*entry{}}
 }
 
@@ -77,7 +76,7 @@ func (p *Pool) Source() source.Source {
 // Client returns the client for provider and the namespace this cluster owns
 // there, (re)starting the watches when the credentials changed.
 func (p *Pool) Client(ctx context.Context, provider string) (client.Client, string, error) {
-	r, err := auth.RemoteFor(ctx, p.reader, provider)
+	conn, err := p.clients.Get(ctx, provider)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			// The peering is gone: its watches and goroutines go with it.
@@ -85,17 +84,14 @@ func (p *Pool) Client(ctx context.Context, provider string) (client.Client, stri
 		}
 		return nil, "", err
 	}
+	r := conn.Remote
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if e, ok := p.entries[provider]; ok && e.version == r.Version {
-		return e.client, r.Namespace, nil
+		return conn.Client, r.Namespace, nil
 	}
 	if p.ctx == nil {
 		return nil, "", fmt.Errorf("the remote pool is not started yet")
-	}
-	c, err := client.New(r.Config, client.Options{Scheme: p.scheme})
-	if err != nil {
-		return nil, "", err
 	}
 	if old, ok := p.entries[provider]; ok {
 		old.stop()
@@ -106,8 +102,8 @@ func (p *Pool) Client(ctx context.Context, provider string) (client.Client, stri
 		stop()
 		return nil, "", err
 	}
-	p.entries[provider] = &entry{version: r.Version, client: c, stop: stop, done: done}
-	return c, r.Namespace, nil
+	p.entries[provider] = &entry{version: r.Version, stop: stop, done: done}
+	return conn.Client, r.Namespace, nil
 }
 
 // Len is the number of providers the pool holds a client and watches for.
@@ -119,6 +115,7 @@ func (p *Pool) Len() int {
 
 // Forget stops the watches on provider, once the peering is gone.
 func (p *Pool) Forget(provider string) {
+	p.clients.Forget(provider)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if e, ok := p.entries[provider]; ok {
@@ -129,7 +126,7 @@ func (p *Pool) Forget(provider string) {
 
 // watch starts the watches of p's kinds on provider until ctx is done; the
 // channel it returns is closed once they have stopped.
-func (p *Pool) watch(ctx context.Context, provider string, r *auth.Remote) (chan struct{}, error) {
+func (p *Pool) watch(ctx context.Context, provider string, r *remote.Remote) (chan struct{}, error) {
 	done := make(chan struct{})
 	if len(p.kinds) == 0 {
 		close(done)

@@ -26,9 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
-	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 	"github.com/liqo-go/liqo/pkg/reflection"
+	"github.com/liqo-go/liqo/pkg/remote"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet"
 )
 
@@ -131,15 +130,7 @@ func (r *Reconciler) remoteConfig(ctx context.Context, vn *offv1beta1.VirtualNod
 	if vn.Spec.KubeconfigSecretRef == nil {
 		return nil, "", fmt.Errorf("spec.kubeconfigSecretRef is not set")
 	}
-	var s corev1.Secret
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: vn.Namespace, Name: vn.Spec.KubeconfigSecretRef.Name}, &s); err != nil {
-		return nil, "", fmt.Errorf("reading the provider's kubeconfig: %w", err)
-	}
-	cfg, err := auth.RESTConfig(s.Data[consts.KubeconfigKey])
-	if err != nil {
-		return nil, "", err
-	}
-	return cfg, s.ResourceVersion, nil
+	return remote.FromSecret(ctx, r.Client, types.NamespacedName{Namespace: vn.Namespace, Name: vn.Spec.KubeconfigSecretRef.Name})
 }
 
 // nodeConfig is the Node a VirtualNode asks for.

@@ -29,7 +29,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
+	"github.com/liqo-go/liqo/pkg/remote"
 	"github.com/liqo-go/liqo/pkg/testbed"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet"
 )
@@ -78,7 +78,7 @@ func setUp() error {
 	if err := setUpConsumer(ctx, kubeconfig); err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}
-	server, err = New(Config{Client: consumer.Client(), Resolver: &PodResolver{Reader: cl}, Logger: testLogger()})
+	server, err = New(Config{Client: consumer.Client(), Resolver: &PodResolver{Reader: cl, Remotes: &remote.Clients{Reader: cl}}, Logger: testLogger()})
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func setUpConsumer(ctx context.Context, kubeconfig []byte) error {
 	if err := cl.Status().Update(ctx, id); err != nil {
 		return err
 	}
-	key := offloading.NamespaceMapKey(providerID)
+	key := consts.NamespaceMapKey(providerID)
 	nm := &offv1beta1.NamespaceMap{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}
 	if err := cl.Create(ctx, nm); err != nil {
 		return err

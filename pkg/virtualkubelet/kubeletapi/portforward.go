@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 )
@@ -22,15 +21,11 @@ import (
 // one port-forward connection there per stream, with its error and data
 // streams, as kubectl port-forward opens them.
 func forward(ctx context.Context, t *Target, port int32, stream io.ReadWriteCloser) error {
-	cs, err := kubernetes.NewForConfig(t.Config)
-	if err != nil {
-		return err
-	}
 	transport, upgrader, err := spdy.RoundTripperFor(t.Config)
 	if err != nil {
 		return err
 	}
-	url := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(t.Namespace).Name(t.Name).SubResource("portforward").URL()
+	url := t.Clientset.CoreV1().RESTClient().Post().Resource("pods").Namespace(t.Namespace).Name(t.Name).SubResource("portforward").URL()
 	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, url)
 	conn, _, err := dialer.Dial(portforward.PortForwardProtocolV1Name)
 	if err != nil {

@@ -153,11 +153,7 @@ func (p *proxy) target(ctx context.Context, namespace, pod string) (*Target, kub
 	if err != nil {
 		return nil, nil, err
 	}
-	cs, err := kubernetes.NewForConfig(t.Config)
-	if err != nil {
-		return nil, nil, err
-	}
-	return t, cs, nil
+	return t, t.Clientset, nil
 }
 
 // remoteError keeps the provider's not-found and bad-request answers (no

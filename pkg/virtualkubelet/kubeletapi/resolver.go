@@ -8,13 +8,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
-	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
+	"github.com/liqo-go/liqo/pkg/remote"
 )
 
 // Resolver tells where the pod namespace/name of this cluster really runs.
@@ -30,21 +30,24 @@ type Target struct {
 	// Node is the virtual node the local pod is bound to.
 	Node string
 	// Config reaches the provider's API server with the consumer's
-	// credentials there.
-	Config *rest.Config
+	// credentials there; Clientset is built from it, once per version of
+	// the credentials (remote.Clients).
+	Config    *rest.Config
+	Clientset kubernetes.Interface
 	// Namespace and Name are the twin pod's on the provider.
 	Namespace, Name string
 }
 
 // PodResolver resolves local pods through the objects of the local cluster:
 // the pod's node, the node's remote cluster ID label, the consumer's
-// credentials for that provider (auth.RemoteFor) and the NamespaceMap that
-// names the twin namespace. The twin pod has the local pod's name.
+// clients for that provider (Remotes) and the NamespaceMap that names the
+// twin namespace. The twin pod has the local pod's name.
 type PodResolver struct {
-	// Reader reads Pods, Nodes, Identities, Secrets and NamespaceMaps. A
-	// controller manager's cache holds only its own Pods, so this is
-	// typically its API reader.
+	// Reader reads Pods, Nodes and NamespaceMaps. A controller manager's
+	// cache holds only its own Pods, so this is typically its API reader.
 	Reader client.Reader
+	// Remotes gives the providers' clients.
+	Remotes *remote.Clients
 }
 
 var _ Resolver = (*PodResolver)(nil)
@@ -66,19 +69,19 @@ func (r *PodResolver) Resolve(ctx context.Context, namespace, name string) (*Tar
 	if node.Labels[consts.TypeLabel] != consts.TypeVirtualNode || provider == "" {
 		return nil, errdefs.NotFoundf("pod %s/%s runs on node %s, which is not a virtual node", namespace, name, node.Name)
 	}
-	remote, err := auth.RemoteFor(ctx, r.Reader, provider)
+	conn, err := r.Remotes.Get(ctx, provider)
 	if err != nil {
 		return nil, fmt.Errorf("credentials for cluster %s of pod %s/%s: %w", provider, namespace, name, err)
 	}
 	var nm offv1beta1.NamespaceMap
-	if err := r.Reader.Get(ctx, offloading.NamespaceMapKey(provider), &nm); err != nil {
+	if err := r.Reader.Get(ctx, consts.NamespaceMapKey(provider), &nm); err != nil {
 		return nil, notFoundAs(err, "namespace map of cluster %s", provider)
 	}
 	twin := nm.Status.CurrentMapping[namespace].RemoteNamespace
 	if twin == "" {
 		return nil, errdefs.NotFoundf("namespace %s has no twin namespace in cluster %s", namespace, provider)
 	}
-	return &Target{Node: node.Name, Config: remote.Config, Namespace: twin, Name: name}, nil
+	return &Target{Node: node.Name, Config: conn.Config, Clientset: conn.Clientset, Namespace: twin, Name: name}, nil
 }
 
 // notFoundAs describes err with what was read, keeping a NotFound a

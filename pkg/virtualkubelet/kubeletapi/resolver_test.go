@@ -9,6 +9,8 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/liqo-go/liqo/pkg/remote"
 )
 
 // TestPodResolver: the resolver finds the twin of an offloaded pod through
@@ -34,7 +36,7 @@ func TestPodResolver(t *testing.T) {
 		}
 	}
 
-	r := &PodResolver{Reader: cl}
+	r := &PodResolver{Reader: cl, Remotes: &remote.Clients{Reader: cl}}
 	got, err := r.Resolve(ctx, localNS, podName)
 	if err != nil {
 		t.Fatal(err)
