@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -24,6 +23,7 @@ import (
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // DefaultWorkers is the number of ShadowEndpointSlices reconciled in
@@ -83,7 +83,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.recordEvent(&ses, o)
 	updateStatus(&ses, o)
-	if werr := r.writeStatus(ctx, before, &ses); werr != nil && err == nil {
+	if werr := kit.PatchStatus(ctx, r.Client, &ses, before); werr != nil && err == nil {
 		err = werr
 	}
 	if o.reason == ReasonConflict && err == nil {
@@ -109,22 +109,12 @@ func (r *Reconciler) recordEvent(ses *offv1beta1.ShadowEndpointSlice, o outcome)
 	}
 }
 
-// writeStatus writes the status only if it changed: slices are many and
-// their endpoints change often. A merge patch rather than an update spares
-// the conflicts a cache a moment behind our last write would cause; the
-// status is ours alone, so there is no one else's change to lose.
-func (r *Reconciler) writeStatus(ctx context.Context, before, ses *offv1beta1.ShadowEndpointSlice) error {
-	if equality.Semantic.DeepEqual(before.Status, ses.Status) {
-		return nil
-	}
-	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, ses, client.MergeFrom(before)))
-}
 
 // SetupWithManager registers the controller. The manager's EndpointSlice
 // cache must be restricted with EndpointSliceCache.
 //
 // Every update of a ShadowEndpointSlice matters (its spec, its labels and
-// annotations, which the slice copies, and its status: writeStatus compares
+// annotations, which the slice copies, and its status: kit.PatchStatus compares
 // with the cache, which can be a write behind, and the reconcile that
 // follows the write's arrival corrects a status decided on that stale
 // view), and so does every update of an owned slice (drift).

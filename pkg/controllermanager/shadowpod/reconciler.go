@@ -23,6 +23,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 )
 
@@ -79,7 +80,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	default:
 		return ctrl.Result{}, getErr
 	}
-	if werr := r.writeStatus(ctx, before, &sp); werr != nil && err == nil {
+	if werr := kit.PatchStatus(ctx, r.Client, &sp, before); werr != nil && err == nil {
 		err = werr
 	}
 	return ctrl.Result{}, err
@@ -216,16 +217,6 @@ func readyReason(sp *offv1beta1.ShadowPod) string {
 	return ""
 }
 
-// writeStatus writes the status only if it changed: at thousands of
-// ShadowPods every spare write counts. A merge patch rather than an update
-// spares the conflicts a cache a moment behind our last write would cause;
-// the status is ours alone, so there is no one else's change to lose.
-func (r *Reconciler) writeStatus(ctx context.Context, before, sp *offv1beta1.ShadowPod) error {
-	if equality.Semantic.DeepEqual(before.Status, sp.Status) {
-		return nil
-	}
-	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, sp, client.MergeFrom(before)))
-}
 
 // PodCache is the Pod entry of the cache options of a manager running this
 // controller: only our Pods, or the manager would hold every Pod of the
@@ -260,7 +251,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // shadowPodChanged lets through the ShadowPod updates that matter: a new
 // spec, a deletion, and a new status. Labels and annotations are copied at
 // creation only, so their changes need no reconcile. Status changes, our own
-// writes included, must pass: writeStatus compares with the cache, which can
+// writes included, must pass: kit.PatchStatus compares with the cache, which can
 // be a write behind; the reconcile that follows the write's arrival in the
 // cache is what corrects a status decided on that stale view.
 var shadowPodChanged = predicate.Funcs{
