@@ -109,7 +109,6 @@ func (r *Reconciler) recordEvent(ses *offv1beta1.ShadowEndpointSlice, o outcome)
 	}
 }
 
-
 // SetupWithManager registers the controller. The manager's EndpointSlice
 // cache must be restricted with EndpointSliceCache.
 //

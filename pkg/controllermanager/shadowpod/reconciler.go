@@ -23,8 +23,8 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // DefaultWorkers is the number of ShadowPods reconciled in parallel when
@@ -216,7 +216,6 @@ func readyReason(sp *offv1beta1.ShadowPod) string {
 	}
 	return ""
 }
-
 
 // PodCache is the Pod entry of the cache options of a manager running this
 // controller: only our Pods, or the manager would hold every Pod of the
