@@ -101,6 +101,10 @@ func TenantNamespace(remoteClusterID string) string {
 	return tenantNamespacePrefix + remoteClusterID
 }
 
+// StorageNamespaceLabel (value "true") marks the namespace of the storage
+// fabric's real PVCs, which liqoctl uninstall --purge removes.
+const StorageNamespaceLabel = "liqo.io/storage-namespace"
+
 // NamespaceMapKey is where a consumer keeps its NamespaceMap for provider:
 // one per provider, in the provider's tenant namespace, named after the
 // provider. Its spec.desiredMapping lists the namespaces offloaded there

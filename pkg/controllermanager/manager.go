@@ -35,6 +35,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode"
 	"github.com/liqo-go/liqo/pkg/remote"
+	"github.com/liqo-go/liqo/pkg/storage"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
 	"github.com/liqo-go/liqo/pkg/webhook"
 )
@@ -101,7 +102,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		_ = mgr.AddHealthzCheck("ping", healthz.Ping)
 		_ = mgr.AddReadyzCheck("ping", healthz.Ping)
 	}
-	kubeletAPI, err := addKubeletAPI(mgr, cs, o)
+	// One set of clients per provider for everything this manager does
+	// there outside the replicators' pools.
+	remotes := &remote.Clients{Reader: mgr.GetAPIReader()}
+	kubeletAPI, err := addKubeletAPI(mgr, cs, remotes, o)
 	if err != nil {
 		return err
 	}
@@ -176,6 +180,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			return mgr.Add(&fabric.Agent{Client: mgr.GetClient(), Options: fo, Namespace: o.Namespace})
 		},
 		func() error { return webhook.Setup(ctx, mgr, o.webhookOptions()) },
+		func() error { return storage.Setup(mgr, o.Storage, remotes, o.SelfProvision) },
 	}
 	for _, setup := range setups {
 		if err := setup(); err != nil {
@@ -187,11 +192,11 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 
 // addKubeletAPI opens the kubelet API the virtual nodes publish, serving
 // logs, exec and port-forward of offloaded pods, and has mgr run it.
-func addKubeletAPI(mgr ctrl.Manager, cs kubernetes.Interface, o Options) (*kubeletapi.Server, error) {
+func addKubeletAPI(mgr ctrl.Manager, cs kubernetes.Interface, remotes *remote.Clients, o Options) (*kubeletapi.Server, error) {
 	cfg := o.kubeletAPIConfig()
 	cfg.Client, cfg.Logger = cs, o.Logger.WithName("kubelet-api")
 	// The manager caches only its own Pods, not the offloaded ones.
-	cfg.Resolver = &kubeletapi.PodResolver{Reader: mgr.GetAPIReader(), Remotes: &remote.Clients{Reader: mgr.GetAPIReader()}}
+	cfg.Resolver = &kubeletapi.PodResolver{Reader: mgr.GetAPIReader(), Remotes: remotes}
 	s, err := kubeletapi.New(cfg)
 	if err != nil {
 		return nil, err

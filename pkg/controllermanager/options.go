@@ -21,6 +21,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
 	"github.com/liqo-go/liqo/pkg/reflection"
+	"github.com/liqo-go/liqo/pkg/storage"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
 	"github.com/liqo-go/liqo/pkg/webhook"
 )
@@ -121,6 +122,8 @@ type Options struct {
 	ReflectedPolicy webhook.ReflectedPolicy
 	// Twins bound the twin namespaces consumers get on this cluster.
 	Twins offloading.TwinOptions
+	// Storage is the virtual StorageClass's provisioner.
+	Storage storage.Options
 	// Logger receives the controllers' logs.
 	Logger logr.Logger
 }
@@ -164,6 +167,7 @@ func DefaultOptions() Options {
 		Fabric:                fabric.Options{Image: DefaultFabricImage + ":latest"},
 		IPAM:                  ipam.Options{ServiceCIDR: defaultServiceCIDR, ExternalCIDR: ipam.DefaultExternalCIDR},
 		Twins:                 offloading.DefaultTwinOptions(),
+		Storage:               storage.DefaultOptions(),
 	}
 }
 
@@ -197,6 +201,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.PodPolicy.AddFlags(fs)
 	o.ReflectedPolicy.AddFlags(fs)
 	o.Twins.AddFlags(fs)
+	o.Storage.AddFlags(fs)
 	fs.StringVar(&o.Gateway.Image, "gateway-image", o.Gateway.Image, "image of the network fabric's gateway pods")
 	fs.Var(newLabelsValue(&o.OffloadedPodNodeSelector), "offloaded-pod-node-selector", "labels of the nodes consumers' pods may run on, as k=v,k=v (default: any node)")
 	fs.Var(newLabelsValue(&o.Gateway.NodeSelector), "gateway-node-selector", "labels of the nodes the gateway pods may run on, as k=v,k=v (default: any node but virtual ones)")
@@ -265,6 +270,9 @@ func (o *Options) Validate() error {
 		return err
 	}
 	if err := o.ReflectedPolicy.Validate(); err != nil {
+		return err
+	}
+	if err := o.Storage.Validate(); err != nil {
 		return err
 	}
 	if err := o.Twins.Validate(); err != nil {
@@ -340,7 +348,11 @@ func (v *serviceRefValue) Set(s string) error {
 func (v *serviceRefValue) Type() string { return "namespace/name" }
 
 func (o *Options) webhookOptions() webhook.Options {
-	return webhook.Options{Addr: o.WebhookAddr, AdvertiseHost: o.WebhookAdvertiseHost, Pods: o.PodPolicy, Reflected: o.ReflectedPolicy,
+	reflected := o.ReflectedPolicy
+	if o.Storage.Enabled {
+		reflected.VirtualStorageClass = o.Storage.VirtualClass
+	}
+	return webhook.Options{Addr: o.WebhookAddr, AdvertiseHost: o.WebhookAdvertiseHost, Pods: o.PodPolicy, Reflected: reflected,
 		Serving: o.Webhook, Service: o.WebhookService}
 }
 

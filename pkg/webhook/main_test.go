@@ -38,7 +38,8 @@ var (
 // replica sees running take over quickly.
 func mainOptions() Options {
 	return Options{Addr: "127.0.0.1:0", Serving: ServingOptions{ClientCAFile: clientCAFile,
-		ClientNames: []string{testbed.WebhookClientName}, CheckInterval: time.Second}}
+		ClientNames: []string{testbed.WebhookClientName}, CheckInterval: time.Second},
+		Reflected: ReflectedPolicy{VirtualStorageClass: "liqo"}}
 }
 
 // registeredURL is the pod webhook's URL in its configuration.

@@ -24,6 +24,7 @@ var (
 	servicesResource  = schema.GroupResource{Resource: "services"}
 	secretsResource   = schema.GroupResource{Resource: "secrets"}
 	ingressesResource = schema.GroupResource{Group: networkingv1.GroupName, Resource: "ingresses"}
+	pvcsResource      = schema.GroupResource{Resource: "persistentvolumeclaims"}
 )
 
 // reflectedValidator admits the objects a consumer's reflection writes in
@@ -88,6 +89,12 @@ func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) 
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
 		bad = append(bad, conflicts...)
+	case pvcsResource:
+		var pvc corev1.PersistentVolumeClaim
+		if err := v.decoder.Decode(req, &pvc); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+		bad = v.policy.vetPVC(&pvc)
 	default:
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("the reflected objects' webhook does not judge %s", gr))
 	}

@@ -9,9 +9,11 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/apis"
@@ -35,6 +37,7 @@ func offloadingRole(t *testing.T) {
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services"}, Verbs: all},
 			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: all},
+			{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
 		}}
 	if err := cl.Create(context.Background(), role); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
@@ -84,6 +87,13 @@ func reflectedService(name, namespace, origin string) *corev1.Service {
 		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": name},
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}},
 	}
+}
+
+// remotePVC is a PVC as the storage fabric's provisioner sends it.
+func remotePVC(name, namespace string) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
 }
 
 // reflectedIngress routes hosts to Service web, as the reflection sends an
@@ -209,6 +219,26 @@ func TestHostileReflectedObjects(t *testing.T) {
 			ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/server-snippet": "location /x { return 200; }"}
 			return ing
 		}(), []string{"metadata.annotations[nginx.ingress.kubernetes.io/server-snippet]"}},
+		{"a PVC bound to a volume of the provider's choosing", func() client.Object {
+			p := remotePVC("claim-volume", shop)
+			p.Spec.VolumeName = "pvc-of-another-tenant"
+			return p
+		}(), []string{"spec.volumeName"}},
+		{"a PVC selecting volumes", func() client.Object {
+			p := remotePVC("select-volume", shop)
+			p.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"tenant": "lambda"}}
+			return p
+		}(), []string{"spec.selector"}},
+		{"a PVC cloned from another", func() client.Object {
+			p := remotePVC("clone", shop)
+			p.Spec.DataSource = &corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: "data"}
+			return p
+		}(), []string{"spec.dataSource"}},
+		{"a PVC of the provider's virtual class", func() client.Object {
+			p := remotePVC("offload-again", shop)
+			p.Spec.StorageClassName = ptr.To("liqo")
+			return p
+		}(), []string{"spec.storageClassName", "virtual class"}},
 		{"a ServiceAccount token Secret", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Namespace: shop,
 			Annotations: map[string]string{corev1.ServiceAccountNameKey: "default"}}, Type: corev1.SecretTypeServiceAccountToken},
 			[]string{"type", string(corev1.SecretTypeServiceAccountToken)}},
@@ -255,6 +285,7 @@ func TestHostileReflectedObjects(t *testing.T) {
 			Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"password": []byte("s3cret")}}},
 		{"a TLS Secret", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tls", Namespace: shop}, Type: corev1.SecretTypeTLS,
 			Data: map[string][]byte{corev1.TLSCertKey: []byte("cert"), corev1.TLSPrivateKeyKey: []byte("key")}}},
+		{"a PVC as the storage fabric sends it", remotePVC("data-db-0", shop)},
 		{"a ConfigMap", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: shop},
 			Data: map[string]string{"mode": "production"}}},
 	}

@@ -122,7 +122,7 @@ func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.Validating
 		Name:         ReflectedWebhookName,
 		ClientConfig: at,
 		Rules: []admissionv1.RuleWithOperations{
-			rule(servicesResource.Group, servicesResource.Resource, secretsResource.Resource),
+			rule(servicesResource.Group, servicesResource.Resource, secretsResource.Resource, pvcsResource.Resource),
 			rule(ingressesResource.Group, ingressesResource.Resource),
 		},
 		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{

@@ -51,6 +51,8 @@ func DefaultTwinQuota() corev1.ResourceList {
 		corev1.ResourceServicesLoadBalancers:  n(0),
 		corev1.ResourceServicesNodePorts:      n(0),
 		"count/ingresses.networking.k8s.io":   n(100),
+		// The storage fabric's remote volumes, all of a twin's together.
+		corev1.ResourceRequestsStorage: resource.MustParse("100Gi"),
 	}
 }
 
@@ -66,7 +68,7 @@ func (o *TwinOptions) AddFlags(fs *pflag.FlagSet) {
 		"comma-separated names or glob patterns (team-*) of twin namespaces consumers may ask for besides their own <namespace>-<consumer cluster id>, as EnforceSameName and SelectedName do (default: none)")
 	fs.IntVar(&o.MaxPerTenant, "max-twin-namespaces-per-tenant", o.MaxPerTenant, "how many twin namespaces one consumer may have on this cluster")
 	fs.Var(&quotaValue{&o.Quota}, "twin-namespace-quota",
-		"object counts of each twin namespace's ResourceQuota, as resource=count,... over the defaults (pods, services, configmaps, secrets, persistentvolumeclaims, services.loadbalancers, services.nodeports, count/<resource>.<group>)")
+		"object counts of each twin namespace's ResourceQuota, as resource=count,... over the defaults (pods, services, configmaps, secrets, persistentvolumeclaims, services.loadbalancers, services.nodeports, count/<resource>.<group>), and requests.storage, the size of its remote volumes (100Gi)")
 }
 
 // Validate reports the first bad option with its flag.
@@ -92,10 +94,16 @@ var countResources = []corev1.ResourceName{corev1.ResourcePods, corev1.ResourceS
 	corev1.ResourceSecrets, corev1.ResourcePersistentVolumeClaims, corev1.ResourceServicesLoadBalancers,
 	corev1.ResourceServicesNodePorts, corev1.ResourceReplicationControllers, corev1.ResourceQuotas}
 
-// checkQuotaEntry accepts object counts only: a compute quota (cpu,
-// requests.memory) would refuse every pod without requests, which the
-// tenant's Quota already bounds.
+// checkQuotaEntry accepts object counts, and requests.storage (the remote
+// volumes' sizes): a compute quota (cpu, requests.memory) would refuse
+// every pod without requests, which the tenant's Quota already bounds.
 func checkQuotaEntry(name corev1.ResourceName, q resource.Quantity) error {
+	if name == corev1.ResourceRequestsStorage {
+		if q.Sign() < 0 {
+			return fmt.Errorf("%s=%s is negative", name, q.String())
+		}
+		return nil
+	}
 	if !slices.Contains(countResources, name) && !strings.HasPrefix(string(name), "count/") {
 		return fmt.Errorf("%s is not an object count (use pods, services, ... or count/<resource>.<group>)", name)
 	}

@@ -209,8 +209,12 @@ func (o *uninstallOptions) purgeAll(ctx context.Context, p *output.Printer) erro
 	if err != nil {
 		return fmt.Errorf("listing tenant namespaces: %w", err)
 	}
+	storageNSs, err := nsAPI.List(ctx, metav1.ListOptions{LabelSelector: consts.StorageNamespaceLabel})
+	if err != nil {
+		return fmt.Errorf("listing storage namespaces: %w", err)
+	}
 	names := []string{o.cluster.Namespace}
-	for _, n := range nss.Items {
+	for _, n := range append(nss.Items, storageNSs.Items...) {
 		names = append(names, n.Name)
 	}
 	for _, name := range names {
@@ -229,7 +233,7 @@ func (o *uninstallOptions) purgeAll(ctx context.Context, p *output.Printer) erro
 			del: func(ctx context.Context) error { return nsAPI.Delete(ctx, name, metav1.DeleteOptions{}) }})
 	}
 
-	p.Step("Purging %d objects: the *.liqo.io CRDs, the tenant namespaces, namespace %s", len(targets), o.cluster.Namespace)
+	p.Step("Purging %d objects: the *.liqo.io CRDs, the tenant and storage namespaces, namespace %s", len(targets), o.cluster.Namespace)
 	for _, t := range targets {
 		if err := t.del(ctx); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting %s: %w", t.what, err)

@@ -7,7 +7,8 @@
 // ShadowPods (never Pods directly), publish endpoints through
 // ShadowEndpointSlices (never EndpointSlices directly, so the provider
 // decides what its Services route to), keep the reflected objects they
-// need, and read its pods' status, logs and events.
+// need and the volumes of its pods, and read its pods' status, logs and
+// events.
 package remoteoffloading
 
 // +kubebuilder:rbac:groups=offloading.liqo.io,resources=shadowpods;shadowendpointslices,verbs=get;list;watch;create;update;patch;delete
@@ -17,6 +18,10 @@ package remoteoffloading
 // tokens from the consumer.
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets;services,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
+
+// The remote volumes of its offloaded pods (the storage fabric): judged by
+// the reflected objects' webhook, counted by the twin's quota.
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;delete
 
 // Its pods' status, logs, events, and kubectl exec, attach and
 // port-forward through the virtual node's kubelet API.
