@@ -1,0 +1,160 @@
+package storage
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/liqo-go/liqo/pkg/storage"
+	"github.com/liqo-go/liqo/pkg/testbed/hostpath"
+	"github.com/liqo-go/liqo/test/harness"
+	"github.com/liqo-go/liqo/test/realpods"
+)
+
+// TestStatefulSet is the storage fabric's acceptance: a StatefulSet with a
+// PVC template of class liqo in an offloaded namespace, one replica on
+// rome's real node and one on the virtual node milan. The local replica's
+// volume is a real PVC of rome's default class; the remote one's a PVC of
+// milan's default class in the twin namespace, on milan's real node. Each
+// replica writes a file; after its pod is deleted, the new pod lands on
+// the same node (data gravity) and reads the same content. Deleting the
+// PVCs deletes what backs them on both clusters.
+func TestStatefulSet(t *testing.T) {
+	ctx := realpods.Timeout(t, 10*time.Minute)
+	if out, err := run(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"],
+		"--networking-disabled", "--timeout", "3m"); err != nil {
+		t.Fatalf("peer: %v\n%s", err, out)
+	}
+	ns := realpods.Namespace(ctx, t, rome, "stateful")
+	if out, err := run(ctx, "offload", "namespace", ns, "--kubeconfig", kubeconfigs["rome"], "--timeout", "2m"); err != nil {
+		t.Fatalf("offload: %v\n%s", err, out)
+	}
+	twin := ns + "-rome"
+	labels := map[string]string{"app": "db"}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns}, Spec: appsv1.StatefulSetSpec{
+		Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		PodManagementPolicy: appsv1.ParallelPodManagement,
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			Containers: []corev1.Container{{Name: "db", Image: "busybox", Command: []string{"sleep", "3600"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+			Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: labels}, TopologyKey: corev1.LabelHostname}}}},
+		}},
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}, Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: ptr.To(storage.DefaultVirtualClass),
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Mi")}},
+		}}},
+	}}
+	cs := rome.Client()
+	if _, err := cs.AppsV1().StatefulSets(ns).Create(ctx, sts, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nodes := map[string]string{} // pod → node
+	for _, p := range realpods.RunningPods(ctx, t, rome, ns, "app=db", 2) {
+		nodes[p.Name] = p.Spec.NodeName
+	}
+	remotePod, localPod := "", ""
+	for pod, node := range nodes {
+		if node == "milan" {
+			remotePod = pod
+		} else {
+			localPod = pod
+		}
+	}
+	if remotePod == "" || localPod == "" {
+		t.Fatalf("the replicas run on %v; want one on the virtual node milan and one on a real node", nodes)
+	}
+
+	// What backs each volume.
+	pvOf := func(pod string) *corev1.PersistentVolume {
+		pvc, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-"+pod, metav1.GetOptions{})
+		if err != nil || pvc.Status.Phase != corev1.ClaimBound {
+			t.Fatalf("PVC data-%s: %v, %v", pod, pvc, err)
+		}
+		pv, err := cs.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pv
+	}
+	if pv := pvOf(remotePod); pv.Annotations[storage.RemoteClusterAnnotation] != "milan" || pv.Annotations[storage.RemoteNamespaceAnnotation] != twin {
+		t.Errorf("the remote replica's PV %s: annotations %v", pv.Name, pv.Annotations)
+	}
+	remotePVC, err := milan.Client().CoreV1().PersistentVolumeClaims(twin).Get(ctx, "data-"+remotePod, metav1.GetOptions{})
+	if err != nil || remotePVC.Status.Phase != corev1.ClaimBound || ptr.Deref(remotePVC.Spec.StorageClassName, "") != hostpath.ClassName {
+		t.Fatalf("milan's PVC data-%s in %s: %v, %v; want it Bound, of milan's default class", remotePod, twin, remotePVC, err)
+	}
+	realPV, err := milan.Client().CoreV1().PersistentVolumes().Get(ctx, remotePVC.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil || realPV.Spec.HostPath == nil {
+		t.Fatalf("milan's PV behind the remote volume: %v, %v", realPV, err)
+	}
+	localPV := pvOf(localPod)
+	realKey := localPV.Annotations[storage.RealPVCAnnotation]
+	realNS, realName, _ := strings.Cut(realKey, "/")
+	realPVC, err := cs.CoreV1().PersistentVolumeClaims(realNS).Get(ctx, realName, metav1.GetOptions{})
+	if err != nil || realNS != storage.DefaultNamespace || realPVC.Status.Phase != corev1.ClaimBound ||
+		ptr.Deref(realPVC.Spec.StorageClassName, "") != hostpath.ClassName || localPV.Spec.HostPath == nil {
+		t.Fatalf("the real PVC %q behind the local replica's volume: %v, %v", realKey, realPVC, err)
+	}
+
+	// Each replica writes; its replacement reads it back, on the same node.
+	content := map[string]string{}
+	for pod := range nodes {
+		content[pod] = fmt.Sprintf("%s-%d", pod, time.Now().UnixNano())
+		if out, err := realpods.Kubectl(ctx, rome, "exec", "-n", ns, pod, "--", "sh", "-c", "echo "+content[pod]+" > /data/f"); err != nil {
+			t.Fatalf("writing in %s: %v\n%s", pod, err, out)
+		}
+	}
+	for pod := range nodes {
+		old, err := cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cs.CoreV1().Pods(ns).Delete(ctx, pod, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		harness.Eventually(ctx, t, "a new "+pod+" Running", func() (bool, error) {
+			p, err := cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+			return err == nil && p.UID != old.UID && p.Status.Phase == corev1.PodRunning, nil
+		})
+	}
+	for _, p := range realpods.RunningPods(ctx, t, rome, ns, "app=db", 2) {
+		if p.Spec.NodeName != nodes[p.Name] {
+			t.Errorf("%s came back on %s, not %s where its volume is", p.Name, p.Spec.NodeName, nodes[p.Name])
+		}
+		var got string
+		harness.Eventually(ctx, t, "the content of "+p.Name+"'s volume", func() (bool, error) {
+			out, err := realpods.Kubectl(ctx, rome, "exec", "-n", ns, p.Name, "--", "cat", "/data/f")
+			got = strings.TrimSpace(out)
+			return err == nil, nil
+		})
+		if got != content[p.Name] {
+			t.Errorf("%s reads %q, want %q, written before its pod was replaced", p.Name, got, content[p.Name])
+		}
+	}
+
+	// Deleting the StatefulSet and its PVCs deletes what backs them.
+	if err := cs.AppsV1().StatefulSets(ns).Delete(ctx, "db", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for pod := range nodes {
+		if err := cs.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, "data-"+pod, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	harness.Eventually(ctx, t, "the remote PVC and the real PVC deleted", func() (bool, error) {
+		_, err1 := milan.Client().CoreV1().PersistentVolumeClaims(twin).Get(ctx, remotePVC.Name, metav1.GetOptions{})
+		_, err2 := cs.CoreV1().PersistentVolumeClaims(realNS).Get(ctx, realName, metav1.GetOptions{})
+		return apierrors.IsNotFound(err1) && apierrors.IsNotFound(err2), nil
+	})
+}
