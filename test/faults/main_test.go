@@ -7,17 +7,12 @@ package faults
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-
-	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager"
-	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/inprocess"
 )
 
 var (
@@ -33,19 +28,12 @@ func TestMain(m *testing.M) {
 		dir, err := testbed.LogDir("liqo-faults-")
 		testbed.Must(tb, err)
 		for _, c := range []*testbed.Cluster{rome, milan} {
-			path := filepath.Join(dir, c.Name+".kubeconfig")
-			testbed.Must(tb, c.WriteKubeconfig(path))
-			kubeconfigs[c.Name] = path
-			f, err := os.Create(filepath.Join(dir, c.Name+"-controller-manager.log"))
+			m, err := inprocess.Start(context.Background(), c, dir, func(o *controllermanager.Options) error {
+				o.HealthCheckInterval = time.Second
+				return nil
+			})
 			testbed.Must(tb, err)
-			o := controllermanager.DefaultOptions()
-			o.ClusterID = c.Name
-			o.HealthCheckInterval = time.Second
-			o.Logger = zap.New(zap.WriteTo(f), zap.UseDevMode(true))
-			go controllermanager.RunLocal(context.Background(), c.Config, o, func(err error) { o.Logger.Error(err, "controller manager stopped; restarting") })
-		}
-		for _, c := range []*testbed.Cluster{rome, milan} {
-			testbed.Must(tb, factory.WaitForComponents(context.Background(), kubeconfigs[c.Name], consts.DefaultNamespace, 2*time.Minute))
+			kubeconfigs[c.Name] = m.Kubeconfig
 		}
 	},
 		testbed.ClusterSpec{Name: "rome", Nodes: []testbed.NodePool{{Prefix: "worker", Count: 1, CPU: "8", Memory: "32Gi", Pods: 110}}},

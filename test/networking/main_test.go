@@ -8,17 +8,13 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-
-	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager"
-	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/testbed"
 	"github.com/liqo-go/liqo/pkg/testbed/fabricopts"
+	"github.com/liqo-go/liqo/test/inprocess"
 )
 
 // podCIDR is every testbed cluster's.
@@ -59,55 +55,19 @@ func TestMain(m *testing.M) {
 	)
 }
 
-// manager is a cluster's controller manager, which a test may restart.
-type manager struct {
-	cluster *testbed.Cluster
-	o       controllermanager.Options
-	stop    context.CancelFunc
-	done    chan struct{}
-}
+var managers = map[string]*inprocess.Manager{}
 
-var managers = map[string]*manager{}
-
-func (m *manager) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	m.stop, m.done = cancel, make(chan struct{})
-	go func() {
-		defer close(m.done)
-		controllermanager.RunLocal(ctx, m.cluster.Config, m.o, func(err error) { m.o.Logger.Error(err, "controller manager stopped; restarting") })
-	}()
-}
-
-// restart stops the manager (it releases its lease) and starts it again.
-func (m *manager) restart() {
-	m.stop()
-	<-m.done
-	m.start()
-}
-
-// setup publishes the gateway and node agent images in the cluster's
-// registry and runs its controller manager with networking on.
+// setup runs the cluster's controller manager with networking on: the
+// gateway and node agent images published in the cluster's registry.
 func setup(ctx context.Context, c *testbed.Cluster) error {
-	path := filepath.Join(logDir, c.Name+".kubeconfig")
-	if err := c.WriteKubeconfig(path); err != nil {
-		return err
-	}
-	kubeconfigs[c.Name] = path
-	// Left open until the process exits: restarted managers log there too.
-	f, err := os.Create(filepath.Join(logDir, c.Name+"-controller-manager.log"))
+	m, err := inprocess.Start(ctx, c, logDir, func(o *controllermanager.Options) error {
+		pushCtx, cancel := context.WithTimeout(ctx, 10*time.Minute) // a cold build compiles both images
+		defer cancel()
+		return fabricopts.Enable(pushCtx, c, o)
+	})
 	if err != nil {
 		return err
 	}
-	o := controllermanager.DefaultOptions()
-	o.ClusterID = c.Name
-	pushCtx, cancelPush := context.WithTimeout(ctx, 10*time.Minute) // a cold build compiles both images
-	defer cancelPush()
-	if err := fabricopts.Enable(pushCtx, c, &o); err != nil {
-		return err
-	}
-	o.Logger = zap.New(zap.WriteTo(f), zap.UseDevMode(true))
-	m := &manager{cluster: c, o: o}
-	managers[c.Name] = m
-	m.start()
-	return factory.WaitForComponents(ctx, path, consts.DefaultNamespace, 2*time.Minute)
+	managers[c.Name], kubeconfigs[c.Name] = m, m.Kubeconfig
+	return nil
 }

@@ -79,7 +79,7 @@ func TestManagerRestart(t *testing.T) {
 	}
 	start := time.Now()
 	for _, c := range []string{"rome", "milan"} {
-		managers[c].restart()
+		managers[c].Restart()
 	}
 	for _, c := range []string{"rome", "milan"} {
 		if err := factory.WaitForComponents(ctx, kubeconfigs[c], consts.DefaultNamespace, 2*time.Minute); err != nil {

@@ -9,17 +9,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-
-	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager"
 	"github.com/liqo-go/liqo/pkg/liqoctl"
-	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/inprocess"
 )
 
 var (
@@ -37,9 +31,11 @@ func TestMain(m *testing.M) {
 		dir, err := testbed.LogDir("liqo-storage-")
 		if err == nil {
 			for _, c := range []*testbed.Cluster{rome, milan} {
-				if err = start(c, dir); err != nil {
+				var m *inprocess.Manager
+				if m, err = inprocess.Start(context.Background(), c, dir, nil); err != nil {
 					break
 				}
+				kubeconfigs[c.Name] = m.Kubeconfig
 			}
 		}
 		if err != nil {
@@ -51,25 +47,6 @@ func TestMain(m *testing.M) {
 		testbed.ClusterSpec{Name: "rome", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
 		testbed.ClusterSpec{Name: "milan", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
 	)
-}
-
-// start runs c's controller manager (storage on, as by default) until the
-// process exits, logging into dir.
-func start(c *testbed.Cluster, dir string) error {
-	path := filepath.Join(dir, c.Name+".kubeconfig")
-	if err := c.WriteKubeconfig(path); err != nil {
-		return err
-	}
-	kubeconfigs[c.Name] = path
-	f, err := os.Create(filepath.Join(dir, c.Name+"-controller-manager.log"))
-	if err != nil {
-		return err
-	}
-	o := controllermanager.DefaultOptions()
-	o.ClusterID = c.Name
-	o.Logger = zap.New(zap.WriteTo(f), zap.UseDevMode(true))
-	go controllermanager.RunLocal(context.Background(), c.Config, o, func(err error) { o.Logger.Error(err, "controller manager stopped; restarting") })
-	return factory.WaitForComponents(context.Background(), path, consts.DefaultNamespace, 2*time.Minute)
 }
 
 // run executes liqoctl in-process.
