@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
+	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/remote"
@@ -57,6 +58,15 @@ func (p *Provisioner) provisionRemote(ctx context.Context, o controller.Provisio
 	if provider == "" {
 		return nil, controller.ProvisioningFinished, fmt.Errorf("virtual node %s names no remote cluster", o.SelectedNodeName)
 	}
+	var vn offv1beta1.VirtualNode
+	if err := p.Reader.Get(ctx, types.NamespacedName{Namespace: consts.TenantNamespace(provider), Name: o.SelectedNodeName}, &vn); err != nil {
+		return nil, controller.ProvisioningNoChange, fmt.Errorf("reading the VirtualNode %s: %w", o.SelectedNodeName, err)
+	}
+	if err := CheckRemoteClass(o.PVC, provider, vn.Spec.StorageClasses); err != nil {
+		// Final: the PVC stays Pending, with this as its Event, until
+		// its annotation names a class the provider offers.
+		return nil, controller.ProvisioningFinished, err
+	}
 	var nm offv1beta1.NamespaceMap
 	if err := p.Reader.Get(ctx, consts.NamespaceMapKey(provider), &nm); err != nil {
 		return nil, controller.ProvisioningNoChange, fmt.Errorf("reading the namespace map of %s: %w", provider, err)
@@ -77,6 +87,29 @@ func (p *Provisioner) provisionRemote(ctx context.Context, o controller.Provisio
 	pv := placeholderPV(o, provider)
 	pv.Annotations = map[string]string{RemoteClusterAnnotation: provider, RemoteNamespaceAnnotation: twin}
 	return pv, controller.ProvisioningFinished, nil
+}
+
+// CheckRemoteClass refuses a PVC whose liqo.io/remote-storage-class the
+// provider does not offer (as its ResourceSlice says), naming those it
+// does. A provider that advertised none is not checked. Pure.
+func CheckRemoteClass(pvc *corev1.PersistentVolumeClaim, provider string, offered []corev1beta1.StorageType) error {
+	want := pvc.Annotations[RemoteStorageClassAnnotation]
+	if want == "" || len(offered) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(offered))
+	for _, c := range offered {
+		if c.StorageClassName == want {
+			return nil
+		}
+		name := c.StorageClassName
+		if c.Default {
+			name += " (default)"
+		}
+		names = append(names, name)
+	}
+	return fmt.Errorf("provider %s offers no storage class %q (annotation %s); it offers %s",
+		provider, want, RemoteStorageClassAnnotation, strings.Join(names, ", "))
 }
 
 // RemotePVC is the provider's PVC for a local one: its size, access modes

@@ -158,3 +158,62 @@ func TestStatefulSet(t *testing.T) {
 		return apierrors.IsNotFound(err1) && apierrors.IsNotFound(err2), nil
 	})
 }
+
+// TestUnknownRemoteClass: a PVC whose liqo.io/remote-storage-class names a
+// class the provider does not offer stays Pending, and its Events say
+// which classes the provider offers (from its ResourceSlice, copied to the
+// VirtualNode).
+func TestUnknownRemoteClass(t *testing.T) {
+	ctx := realpods.Timeout(t, 5*time.Minute)
+	if out, err := run(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"],
+		"--networking-disabled", "--timeout", "3m"); err != nil {
+		t.Fatalf("peer: %v\n%s", err, out)
+	}
+	harness.Eventually(ctx, t, "the VirtualNode milan with milan's storage classes", func() (bool, error) {
+		out, err := realpods.Kubectl(ctx, rome, "get", "virtualnode", "-n", "liqo-tenant-milan", "milan", "-o", "jsonpath={.spec.storageClasses}")
+		return err == nil && strings.Contains(out, `"storageClassName":"standard"`) && strings.Contains(out, `"default":true`) &&
+			!strings.Contains(out, `"`+storage.DefaultVirtualClass+`"`), nil
+	})
+	ns := realpods.Namespace(ctx, t, rome, "gold")
+	if out, err := run(ctx, "offload", "namespace", ns, "--kubeconfig", kubeconfigs["rome"], "--pod-offloading-strategy", "Remote", "--timeout", "2m"); err != nil {
+		t.Fatalf("offload: %v\n%s", err, out)
+	}
+	cs := rome.Client()
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: ns,
+		Annotations: map[string]string{storage.RemoteStorageClassAnnotation: "gold"}}, Spec: corev1.PersistentVolumeClaimSpec{
+		StorageClassName: ptr.To(storage.DefaultVirtualClass),
+		AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Mi")}},
+	}}
+	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "user", Namespace: ns}, Spec: corev1.PodSpec{
+		TerminationGracePeriodSeconds: ptr.To[int64](1),
+		Containers: []corev1.Container{{Name: "c", Image: "busybox", Command: []string{"sleep", "3600"},
+			VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+		Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}},
+	}}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(ctx, t, "an Event on the PVC naming the classes milan offers", func() (bool, error) {
+		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=data"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if strings.Contains(e.Message, `offers no storage class "gold"`) && strings.Contains(e.Message, "standard (default)") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	got, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data", metav1.GetOptions{})
+	if err != nil || got.Status.Phase != corev1.ClaimPending {
+		t.Errorf("the PVC: %v, %v; want it Pending", got.Status.Phase, err)
+	}
+	if _, err := milan.Client().CoreV1().PersistentVolumeClaims(ns+"-rome").Get(ctx, "data", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a PVC was made on milan anyway (%v)", err)
+	}
+}

@@ -42,6 +42,9 @@ type ProviderReconciler struct {
 	Deny              bool
 	Enforcement       offv1beta1.LimitsEnforcement
 	Recorder          record.EventRecorder
+	// VirtualStorageClass is this cluster's own virtual class, never
+	// offered to consumers (their volumes would be offloaded again).
+	VirtualStorageClass string
 }
 
 // Reconcile authenticates the slice against the consumer's Tenant, decides
@@ -89,6 +92,9 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 	}
 	s.Status.NodeLabels = r.ClusterLabels
+	if s.Status.StorageClasses, err = r.storageClasses(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 
 	if accepted(&s) {
 		if err := r.ensureQuota(ctx, &s, consumer); err != nil {

@@ -16,3 +16,6 @@ package slices
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch
 // +kubebuilder:rbac:groups=offloading.liqo.io,resources=quotas,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=offloading.liqo.io,resources=shadowpods,verbs=list;watch;delete
+
+// The provider offers its StorageClasses in the slice's status.
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch

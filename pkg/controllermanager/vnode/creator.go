@@ -49,6 +49,7 @@ func (r *CreatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		vn.Spec.KubeconfigSecretRef = &corev1.LocalObjectReference{Name: consts.KubeconfigSecretName(consts.IdentityName(provider))}
 		vn.Spec.ResourceQuota.Hard = s.Status.Resources
 		vn.Spec.Labels = s.Status.NodeLabels
+		vn.Spec.StorageClasses = s.Status.StorageClasses
 		return controllerutil.SetControllerReference(&s, vn, r.Client.Scheme())
 	})
 	return ctrl.Result{}, err
