@@ -151,11 +151,19 @@ func (p *process) exitError() error {
 // tries again when it sees it.
 const portTakenHint = "a port it needs is already in use by another program"
 
+// kwokRaceHint explains kwok v0.8.0 dying at start in its CEL setup, which
+// its node and pod controllers run at once on shared state (seen once in
+// CI: the trace ends in pkg/utils/cel's NewEnvironment, from
+// lifecycle.Stage.init); Start tries again when it sees it.
+const kwokRaceHint = "kwok crashed in the data race of its CEL setup at start"
+
 // diagnose turns well-known failure lines into advice.
 func diagnose(log string) string {
 	switch {
 	case strings.Contains(log, "address already in use"):
 		return portTakenHint
+	case strings.Contains(log, "sigs.k8s.io/kwok") && strings.Contains(log, "pkg/utils/cel/environment.go"):
+		return kwokRaceHint
 	case strings.Contains(log, "permission denied"):
 		return "it lacks a permission it needs (see the log below)"
 	}

@@ -59,15 +59,25 @@ const tempPrefix = "liqo-testbed-"
 // A component's port is picked free, then bound by the component a moment
 // later; another program (any outgoing connection takes an ephemeral port)
 // may take it in between. Such a start is stopped and made again with new
-// ports, up to startAttempts times.
+// ports, up to startAttempts times; so is a start where kwok died in its
+// known start-up race.
 func Start(ctx context.Context, opts Options, specs ...ClusterSpec) (*Testbed, error) {
 	for attempt := 1; ; attempt++ {
 		tb, err := startOnce(ctx, opts, specs...)
-		if err == nil || attempt == startAttempts || !strings.Contains(err.Error(), portTakenHint) || ctx.Err() != nil {
+		if err == nil || attempt == startAttempts || ctx.Err() != nil {
+			return tb, err
+		}
+		why := ""
+		for _, hint := range []string{portTakenHint, kwokRaceHint} {
+			if strings.Contains(err.Error(), hint) {
+				why = hint
+			}
+		}
+		if why == "" {
 			return tb, err
 		}
 		if opts.Progress != nil {
-			fmt.Fprintf(opts.Progress, "testbed: a port was taken by another program while starting; starting again (attempt %d of %d)\n", attempt+1, startAttempts)
+			fmt.Fprintf(opts.Progress, "testbed: %s while starting; starting again (attempt %d of %d)\n", why, attempt+1, startAttempts)
 		}
 	}
 }
