@@ -217,3 +217,59 @@ func TestUnknownRemoteClass(t *testing.T) {
 		t.Errorf("a PVC was made on milan anyway (%v)", err)
 	}
 }
+
+// TestRemoteVolumesKeptOnUnoffload: while a PVC of an offloaded namespace
+// has its volume on the provider, unoffload and unpeer refuse, naming it
+// (they would delete the twin namespace with the data); with
+// --delete-remote-volumes unoffload goes ahead and the remote PVC goes.
+func TestRemoteVolumesKeptOnUnoffload(t *testing.T) {
+	ctx := realpods.Timeout(t, 5*time.Minute)
+	if out, err := run(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"],
+		"--networking-disabled", "--timeout", "3m"); err != nil {
+		t.Fatalf("peer: %v\n%s", err, out)
+	}
+	ns := realpods.Namespace(ctx, t, rome, "kept")
+	if out, err := run(ctx, "offload", "namespace", ns, "--kubeconfig", kubeconfigs["rome"], "--pod-offloading-strategy", "Remote", "--timeout", "2m"); err != nil {
+		t.Fatalf("offload: %v\n%s", err, out)
+	}
+	cs := rome.Client()
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: ns}, Spec: corev1.PersistentVolumeClaimSpec{
+		StorageClassName: ptr.To(storage.DefaultVirtualClass),
+		AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Mi")}},
+	}}
+	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "user", Namespace: ns, Labels: map[string]string{"app": "user"}}, Spec: corev1.PodSpec{
+		TerminationGracePeriodSeconds: ptr.To[int64](1),
+		Containers: []corev1.Container{{Name: "c", Image: "busybox", Command: []string{"sleep", "3600"},
+			VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+		Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}},
+	}}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	realpods.RunningPods(ctx, t, rome, ns, "app=user", 1)
+
+	named := ns + "/data (on milan)"
+	out, err := run(ctx, "unoffload", "namespace", ns, "--kubeconfig", kubeconfigs["rome"], "--timeout", "1m")
+	if err == nil || !strings.Contains(err.Error(), named) || !strings.Contains(err.Error(), "--delete-remote-volumes") {
+		t.Fatalf("unoffload with a remote volume: %v; want a refusal naming %s\n%s", err, named, out)
+	}
+	out, err = run(ctx, "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"], "--timeout", "1m")
+	if err == nil || !strings.Contains(err.Error(), named) {
+		t.Fatalf("unpeer with a remote volume: %v; want a refusal naming %s\n%s", err, named, out)
+	}
+	twin := ns + "-rome"
+	if _, err := milan.Client().CoreV1().PersistentVolumeClaims(twin).Get(ctx, "data", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the remote PVC after the refusals: %v", err)
+	}
+	if out, err := run(ctx, "unoffload", "namespace", ns, "--kubeconfig", kubeconfigs["rome"], "--delete-remote-volumes", "--timeout", "2m"); err != nil {
+		t.Fatalf("unoffload --delete-remote-volumes: %v\n%s", err, out)
+	}
+	harness.Eventually(ctx, t, "the twin namespace, with the remote PVC, gone", func() (bool, error) {
+		_, err := milan.Client().CoreV1().Namespaces().Get(ctx, twin, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}

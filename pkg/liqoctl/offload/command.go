@@ -12,6 +12,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/liqoctl/volumes"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 )
 
@@ -95,6 +96,9 @@ type UnoffloadOptions struct {
 	Local     factory.Cluster
 	Namespace string
 	Timeout   time.Duration
+	// DeleteRemoteVolumes lets the unoffloading delete the volumes the
+	// storage fabric keeps in the twins.
+	DeleteRemoteVolumes bool
 
 	out *output.Printer
 }
@@ -115,7 +119,9 @@ func NewUnoffloadCommand() *cobra.Command {
 		Long: `Stop offloading a namespace: its twin namespaces are deleted in the remote
 clusters, with everything in them, and the pods that ran remotely are
 rescheduled locally. This is destructive for whatever was created in the
-twin namespaces.
+twin namespaces: while PVCs of the namespace have their volumes on a
+provider (the liqo StorageClass), the command refuses, naming them, unless
+--delete-remote-volumes is given.
 
 The command deletes the namespace's NamespaceOffloading and waits until the
 controller manager confirms the twins are gone (a cluster that cannot be
@@ -133,6 +139,7 @@ reached is not waited for: it removes its twin when it can be reached again).`,
 	fs := ns.Flags()
 	o.Local.AddLocalFlags(fs)
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up waiting after this long")
+	fs.BoolVar(&o.DeleteRemoteVolumes, volumes.Flag, false, "unoffload even though PVCs of the namespace have their volumes on providers, deleting their data")
 	cmd.AddCommand(ns)
 	return cmd
 }

@@ -13,6 +13,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/liqoctl/volumes"
 )
 
 // Run deletes the NamespaceOffloading and waits until the controller
@@ -25,6 +26,15 @@ func (o *UnoffloadOptions) Run(ctx context.Context) error {
 		return err
 	}
 	c := o.Local.Client
+	if !o.DeleteRemoteVolumes {
+		remote, err := volumes.Remote(ctx, c, func(ns, _ string) bool { return ns == o.Namespace })
+		if err != nil {
+			return err
+		}
+		if len(remote) > 0 {
+			return volumes.Refuse("unoffloading namespace "+o.Namespace, remote)
+		}
+	}
 	nsof := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: offv1beta1.NamespaceOffloadingName, Namespace: o.Namespace}}
 	o.out.Step("Disabling the offloading of namespace %s", o.Namespace)
 	if err := c.Delete(ctx, nsof); err != nil {

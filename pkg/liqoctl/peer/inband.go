@@ -21,6 +21,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/network"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
+	"github.com/liqo-go/liqo/pkg/liqoctl/volumes"
 	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
 )
 
@@ -184,6 +185,7 @@ consumer of that direction.`,
 	o.Local.AddLocalFlags(fs)
 	o.Remote.AddRemoteFlags(fs)
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
+	fs.BoolVar(&o.DeleteRemoteVolumes, volumes.Flag, false, "unpeer even though PVCs have their volumes on the other cluster, deleting their data")
 	return cmd
 }
 

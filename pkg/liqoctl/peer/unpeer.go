@@ -20,6 +20,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/peeringuser"
+	"github.com/liqo-go/liqo/pkg/liqoctl/volumes"
 	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
 )
 
@@ -27,6 +28,9 @@ import (
 type UnpeerOptions struct {
 	Local, Remote factory.Cluster
 	Timeout       time.Duration
+	// DeleteRemoteVolumes lets the unpeering delete the storage fabric's
+	// volumes on the provider.
+	DeleteRemoteVolumes bool
 	out           *output.Printer
 	// remoteID, if known, names the peering when the remote cluster
 	// cannot be reached.
@@ -43,7 +47,9 @@ func NewUnpeerCommand() *cobra.Command {
 remote cluster: the virtual node, the ResourceSlice, the Identity and the
 Tenant are removed, with the tenant namespaces on both sides unless the
 reverse peering still uses them or a peering user holds them (liqoctl
-delete peering-user removes those).
+delete peering-user removes those). While PVCs have their volumes on the
+provider (the liqo StorageClass), the command refuses, naming them, unless
+--delete-remote-volumes is given.
 
 If the remote cluster cannot be reached, the local side is still cleaned up
 within --timeout, and the command lists what it could not remove remotely.`,
@@ -60,6 +66,7 @@ within --timeout, and the command lists what it could not remove remotely.`,
 	o.Local.AddLocalFlags(fs)
 	o.Remote.AddRemoteFlags(fs)
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
+	fs.BoolVar(&o.DeleteRemoteVolumes, volumes.Flag, false, "unpeer even though PVCs have their volumes on the provider, deleting their data")
 	_ = cmd.MarkFlagRequired("remote-kubeconfig")
 	cmd.AddCommand(newUnpeerOutOfBandCommand(), newUnpeerInBandCommand())
 	return cmd
@@ -96,6 +103,15 @@ func (o *UnpeerOptions) Run(ctx context.Context) error {
 		o.out.Warn("the remote cluster cannot be reached (%v); cleaning up the local side only", remoteErr)
 	}
 	localNS := consts.TenantNamespace(remoteID)
+	if !o.DeleteRemoteVolumes {
+		remote, err := volumes.Remote(ctx, o.Local.Client, func(_, provider string) bool { return provider == remoteID })
+		if err != nil {
+			return err
+		}
+		if len(remote) > 0 {
+			return volumes.Refuse("unpeering from "+remoteID, remote)
+		}
+	}
 
 	// The slice goes first: it owns the VirtualNode, which would otherwise be
 	// created again while the slice is still accepted.
