@@ -10,7 +10,7 @@ sigs.k8s.io/kwok/pkg/utils/lifecycle.(*Stage).init(0x340d9c9dc6c0, 0x340d9ccfcba
 	sigs.k8s.io/kwok@v0.8.0/pkg/utils/lifecycle/lifecycle.go:215 +0x31b`
 	for log, want := range map[string]string{
 		"listen tcp 127.0.0.1:2379: bind: address already in use": portTakenHint,
-		kwokTrace: kwokRaceHint,
+		kwokTrace:                            kwokRaceHint,
 		"open /var/lib/x: permission denied": "it lacks a permission it needs (see the log below)",
 		"something else went wrong":          "",
 	} {

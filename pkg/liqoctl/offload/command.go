@@ -12,8 +12,8 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
-	"github.com/liqo-go/liqo/pkg/liqoctl/volumes"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
+	"github.com/liqo-go/liqo/pkg/liqoctl/volumes"
 )
 
 // Options of liqoctl offload namespace.

@@ -31,7 +31,7 @@ type UnpeerOptions struct {
 	// DeleteRemoteVolumes lets the unpeering delete the storage fabric's
 	// volumes on the provider.
 	DeleteRemoteVolumes bool
-	out           *output.Printer
+	out                 *output.Printer
 	// remoteID, if known, names the peering when the remote cluster
 	// cannot be reached.
 	remoteID string
