@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
@@ -178,28 +179,29 @@ func (o *Options) waitOutcome(ctx context.Context) (*offv1beta1.NamespaceOffload
 	var got offv1beta1.NamespaceOffloading
 	key := types.NamespacedName{Namespace: o.Namespace, Name: offv1beta1.NamespaceOffloadingName}
 	last := fmt.Errorf("%w: the controller manager has not processed it yet", errNotYet)
-	for {
+	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
 		err := o.Local.Client.Get(ctx, key, &got)
 		switch {
 		case apierrors.IsNotFound(err):
-			return nil, fmt.Errorf("the NamespaceOffloading of namespace %s was deleted while waiting", o.Namespace)
+			return false, fmt.Errorf("the NamespaceOffloading of namespace %s was deleted while waiting", o.Namespace)
 		case err == nil:
 			last = outcome(&got)
-			if last == nil {
-				return &got, nil
+			if last != nil && !errors.Is(last, errNotYet) {
+				return false, last
 			}
-			if !errors.Is(last, errNotYet) {
-				return nil, last
-			}
+			return last == nil, nil
 		case ctx.Err() == nil:
 			last = err
 		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("timed out waiting for namespace %s to be offloaded (%v)", o.Namespace, last)
-		case <-time.After(pollInterval):
-		}
+		return false, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("timed out waiting for namespace %s to be offloaded (%v)", o.Namespace, last)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return &got, nil
 }
 
 // outcome is nil once the offloading is Ready, errNotYet while it may

@@ -14,6 +14,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/volumes"
+	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
 )
 
 // Run deletes the NamespaceOffloading and waits until the controller
@@ -46,22 +47,11 @@ func (o *UnoffloadOptions) Run(ctx context.Context) error {
 	}
 	o.out.Step("Waiting for the twin namespaces to be removed")
 	key := types.NamespacedName{Namespace: o.Namespace, Name: nsof.Name}
-	for {
-		err := c.Get(ctx, key, nsof)
-		if apierrors.IsNotFound(err) {
-			o.out.Info("Offloading of namespace %s correctly disabled", o.Namespace)
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			what := readyMessage(nsof)
-			if err != nil {
-				what = err.Error()
-			}
-			return fmt.Errorf("timed out waiting for namespace %s to be unoffloaded (%s)", o.Namespace, what)
-		case <-time.After(pollInterval):
-		}
+	if err := wait.Gone(ctx, c, key, nsof, "the NamespaceOffloading"); err != nil {
+		return fmt.Errorf("timed out waiting for namespace %s to be unoffloaded (%s)", o.Namespace, readyMessage(nsof))
 	}
+	o.out.Info("Offloading of namespace %s correctly disabled", o.Namespace)
+	return nil
 }
 
 // connect reaches the cluster, checks that Liqo runs there and that the

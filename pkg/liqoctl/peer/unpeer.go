@@ -321,18 +321,5 @@ func (o *UnpeerOptions) removeTenantNamespace(ctx context.Context, c client.Clie
 		return client.IgnoreNotFound(err)
 	}
 	// Wait for it to go, so that a peer right after does not find it terminating.
-	return waitGone(ctx, c, types.NamespacedName{Name: ns}, n)
-}
-
-func waitGone(ctx context.Context, c client.Client, key types.NamespacedName, obj client.Object) error {
-	for {
-		if err := c.Get(ctx, key, obj); apierrors.IsNotFound(err) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("timed out waiting for %s to be deleted", key.Name)
-		case <-time.After(wait.PollInterval):
-		}
-	}
+	return wait.Gone(ctx, c, types.NamespacedName{Name: ns}, n, "namespace "+ns)
 }

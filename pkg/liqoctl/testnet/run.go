@@ -330,31 +330,6 @@ func (o *Options) exec(ctx context.Context, pod string, cmd ...string) (string, 
 	return stdout.String(), nil
 }
 
-// waitGone waits while a namespace of an earlier run is being deleted:
-// nothing can be created in it meanwhile.
-func (o *Options) waitGone(ctx context.Context) error {
-	var ns corev1.Namespace
-	err := o.Local.Client.Get(ctx, types.NamespacedName{Name: o.namespace}, &ns)
-	if apierrors.IsNotFound(err) || (err == nil && ns.DeletionTimestamp.IsZero()) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	o.out.Info("Waiting for namespace %s to be deleted", o.namespace)
-	for {
-		err := o.Local.Client.Get(ctx, types.NamespacedName{Name: o.namespace}, &ns)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("namespace %s of an earlier run is still being deleted", o.namespace)
-		case <-time.After(wait.PollInterval * 10):
-		}
-	}
-}
-
 // cleanup removes the test namespace, the offloading first so that the
 // remote twins go, and waits (a while) until it is gone, so that the next
 // run starts afresh.
@@ -369,7 +344,7 @@ func (o *Options) cleanup() {
 		o.out.Warn("removing namespace %s: %v", o.namespace, err)
 		return
 	}
-	if err := o.waitGone(ctx); err != nil {
+	if err := wait.Gone(ctx, o.Local.Client, types.NamespacedName{Name: o.namespace}, &corev1.Namespace{}, "namespace "+o.namespace); err != nil {
 		o.out.Warn("%v", err)
 		return
 	}

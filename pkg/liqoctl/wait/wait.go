@@ -1,5 +1,5 @@
 // Package wait holds the polling liqoctl commands use to wait for a
-// controller's reaction.
+// controller's reaction, on apimachinery's wait.
 package wait
 
 import (
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -23,28 +24,40 @@ var errNotYet = errors.New("not yet")
 // final one, or says what it was waiting for when ctx ends.
 func For[T client.Object](ctx context.Context, c client.Client, key client.ObjectKey, obj T, what string, check func(T) error) error {
 	last := errNotYet
-	for {
+	err := wait.PollUntilContextCancel(ctx, PollInterval, true, func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, key, obj)
 		switch {
 		case err == nil:
 			last = check(obj)
 			if last == nil {
-				return nil
+				return true, nil
 			}
 			if !errors.Is(last, errNotYet) {
-				return last
+				return false, last
 			}
 		case apierrors.IsNotFound(err):
 			last = fmt.Errorf("%w: %s does not exist", errNotYet, key)
 		case ctx.Err() == nil:
 			last = err
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("timed out waiting for %s (%v)", what, last)
-		case <-time.After(PollInterval):
-		}
+		return false, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("timed out waiting for %s (%v)", what, last)
 	}
+	return err
+}
+
+// Gone waits until the object at key no longer exists (obj receives it
+// meanwhile), or says what it was waiting for when ctx ends.
+func Gone(ctx context.Context, c client.Client, key client.ObjectKey, obj client.Object, what string) error {
+	err := wait.PollUntilContextCancel(ctx, PollInterval, true, func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(c.Get(ctx, key, obj)), nil
+	})
+	if err != nil {
+		return fmt.Errorf("timed out waiting for %s to be deleted", what)
+	}
+	return nil
 }
 
 // NotYet wraps a progress description as a non-final error.
