@@ -159,9 +159,10 @@ func TestConfigurationRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		createConfiguration(t, ns, tt.peer, tt.pod, tt.external)
+		// The label follows the status in a write of its own: wait for both.
 		c := waitFor(t, configuration(ns, tt.peer), "Configuration", func(c *netv1beta1.Configuration) bool {
 			cond := condition(c.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition)
-			return cond != nil && cond.Reason == tt.reason
+			return cond != nil && cond.Reason == tt.reason && c.Labels[netv1beta1.ConfiguredLabel] != ""
 		})
 		cond := condition(c.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition)
 		if cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, tt.says) || c.Status.Remote != nil || c.Labels[netv1beta1.ConfiguredLabel] != "false" {
