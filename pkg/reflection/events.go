@@ -21,12 +21,14 @@ import (
 )
 
 // Events is the kind name of the event reflection, which runs the other
-// way: the Events of the provider's pods are copied onto the local pods.
+// way: the Events of the provider's pods and PVCs are copied onto the
+// local pods and PVCs.
 const Events = "events"
 
-// eventReflector copies the Events of the pods in the twin namespaces
-// onto the local pods they run for. Keys are the local namespace and the
-// remote Event's name.
+// eventReflector copies the Events of the pods and PVCs in the twin
+// namespaces onto the local pods they run for and the local PVCs their
+// volumes back (the storage fabric's remote volumes). Keys are the local
+// namespace and the remote Event's name.
 type eventReflector struct {
 	kindQueue
 	// events writes the copies at a kubelet's event rate: they are best
@@ -47,10 +49,14 @@ func newEventReflector(r *reflector) (*eventReflector, error) {
 	return &eventReflector{kindQueue: newKindQueue(r, Events), events: cs}, nil
 }
 
-// remoteCache keeps only the Events about pods: the twin namespace's
-// pods are all ours.
+// remoteCache leaves out the Events about the shadows, the provider's
+// answers to the consumer's objects, which are many (one per pod) and
+// about no local object: field selectors cannot say "Pod or
+// PersistentVolumeClaim", the kinds reconcile copies.
 func (e *eventReflector) remoteCache(labels.Selector) (client.Object, cache.ByObject) {
-	return &corev1.Event{}, cache.ByObject{Field: fields.OneTermEqualSelector("involvedObject.kind", "Pod")}
+	return &corev1.Event{}, cache.ByObject{Field: fields.AndSelectors(
+		fields.OneTermNotEqualSelector("involvedObject.kind", "ShadowPod"),
+		fields.OneTermNotEqualSelector("involvedObject.kind", "ShadowEndpointSlice"))}
 }
 
 func (e *eventReflector) watch(ctx context.Context, t *twin) ([]toolscache.InformerSynced, error) {
@@ -78,7 +84,17 @@ func (e *eventReflector) reconcile(ctx context.Context, key types.NamespacedName
 		e.metrics.observe(key, false)
 		return 0, err
 	}
-	local, err := e.r.pods.Pods(key.Namespace).Get(remote.InvolvedObject.Name)
+	var local metav1.Object
+	var err error
+	switch remote.InvolvedObject.Kind {
+	case "Pod":
+		local, err = e.r.pods.Pods(key.Namespace).Get(remote.InvolvedObject.Name)
+	case "PersistentVolumeClaim":
+		// Few, and only for remote volumes: read, not cached.
+		local, err = e.events.CoreV1().PersistentVolumeClaims(key.Namespace).Get(ctx, remote.InvolvedObject.Name, metav1.GetOptions{})
+	default:
+		return 0, nil
+	}
 	if apierrors.IsNotFound(err) {
 		return 0, nil
 	} else if err != nil {

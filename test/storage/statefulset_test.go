@@ -107,6 +107,21 @@ func TestStatefulSet(t *testing.T) {
 		t.Fatalf("the real PVC %q behind the local replica's volume: %v, %v", realKey, realPVC, err)
 	}
 
+	// What happens to the remote volume on milan shows on the local PVC:
+	// milan's Events about its PVC are copied onto it.
+	harness.Eventually(ctx, t, "an Event of milan's PVC on the local PVC data-"+remotePod, func() (bool, error) {
+		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=PersistentVolumeClaim,involvedObject.name=data-" + remotePod})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if e.Source.Host == "milan" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+
 	// Each replica writes; its replacement reads it back, on the same node.
 	content := map[string]string{}
 	for pod := range nodes {

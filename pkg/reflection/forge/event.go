@@ -7,12 +7,13 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 )
 
-// Event is the local copy of an Event of a provider's pod, about the local
-// pod it runs for, so that `kubectl describe pod` on the consumer tells
-// what happened remotely. It keeps the remote Event's name (copies stay
-// idempotent across restarts) and is written in the legacy form, which
-// needs no reporting controller; the source names the provider.
-func Event(remote *corev1.Event, local *corev1.Pod, providerID string) *corev1.Event {
+// Event is the local copy of an Event of a provider's pod or PVC, about
+// the local object of that kind (the pod it runs for, the PVC its volume
+// backs), so that `kubectl describe` on the consumer tells what happened
+// remotely. It keeps the remote Event's name (copies stay idempotent
+// across restarts) and is written in the legacy form, which needs no
+// reporting controller; the source names the provider.
+func Event(remote *corev1.Event, local metav1.Object, providerID string) *corev1.Event {
 	first, last := remote.FirstTimestamp, remote.LastTimestamp
 	if first.IsZero() {
 		first = metav1.NewTime(remote.EventTime.Time)
@@ -35,10 +36,10 @@ func Event(remote *corev1.Event, local *corev1.Pod, providerID string) *corev1.E
 		component = remote.ReportingController
 	}
 	return &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{Name: remote.Name, Namespace: local.Namespace,
+		ObjectMeta: metav1.ObjectMeta{Name: remote.Name, Namespace: local.GetNamespace(),
 			Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: providerID}},
-		InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: local.Namespace, Name: local.Name,
-			UID: local.UID, FieldPath: remote.InvolvedObject.FieldPath},
+		InvolvedObject: corev1.ObjectReference{Kind: remote.InvolvedObject.Kind, APIVersion: "v1", Namespace: local.GetNamespace(), Name: local.GetName(),
+			UID: local.GetUID(), FieldPath: remote.InvolvedObject.FieldPath},
 		Reason: remote.Reason, Message: remote.Message, Type: remote.Type,
 		Source:         corev1.EventSource{Component: component, Host: providerID},
 		FirstTimestamp: first, LastTimestamp: last, Count: count,

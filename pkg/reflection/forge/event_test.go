@@ -55,3 +55,16 @@ func TestEvent(t *testing.T) {
 		})
 	}
 }
+
+// TestPVCEvent: an Event of a remote PVC lands on the local PVC of that
+// name, as a PersistentVolumeClaim's.
+func TestPVCEvent(t *testing.T) {
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-db-0", Namespace: "shop", UID: "local-pvc"}}
+	r := corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "data-db-0.xyz", Namespace: "shop-rome"}, Reason: "ProvisioningSucceeded",
+		InvolvedObject: corev1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "shop-rome", Name: "data-db-0", UID: "remote-pvc"}}
+	got := Event(&r, pvc, "milan")
+	if got.Namespace != "shop" || got.InvolvedObject.Kind != "PersistentVolumeClaim" || got.InvolvedObject.Name != "data-db-0" ||
+		got.InvolvedObject.UID != "local-pvc" || got.Reason != "ProvisioningSucceeded" || got.Source.Host != "milan" {
+		t.Errorf("the PVC's Event copy: %+v", got)
+	}
+}
