@@ -21,7 +21,6 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/network"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
-	"github.com/liqo-go/liqo/pkg/liqoctl/volumes"
 	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
 )
 
@@ -149,13 +148,8 @@ func (o *Options) inBandAPIServer(ctx context.Context, p *peering) (string, erro
 	return url, nil
 }
 
-type unpeerInBandOptions struct {
-	UnpeerOptions
-	network network.Options
-}
-
 func newUnpeerInBandCommand() *cobra.Command {
-	o := &unpeerInBandOptions{}
+	o := &UnpeerOptions{}
 	cmd := &cobra.Command{
 		Use:   "in-band",
 		Short: "Tear down an in-band peering, both directions, and the tunnel under it",
@@ -178,18 +172,16 @@ consumer of that direction.`,
 			o.out = &output.Printer{W: cmd.OutOrStdout()}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
 			defer cancel()
-			return o.run(ctx)
+			return o.runInBand(ctx)
 		},
 	}
-	fs := cmd.Flags()
-	o.Local.AddLocalFlags(fs)
-	o.Remote.AddRemoteFlags(fs)
-	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
-	fs.BoolVar(&o.DeleteRemoteVolumes, volumes.Flag, false, "unpeer even though PVCs have their volumes on the other cluster, deleting their data")
+	o.addFlags(cmd.Flags())
+	o.Remote.AddRemoteFlags(cmd.Flags())
 	return cmd
 }
 
-func (o *unpeerInBandOptions) run(ctx context.Context) error {
+// runInBand unpeers both ways, then resets the fabric under them.
+func (o *UnpeerOptions) runInBand(ctx context.Context) error {
 	reach := min(o.Timeout/4, 10*time.Second)
 	for _, c := range []*factory.Cluster{&o.Local, &o.Remote} {
 		if err := c.Connect(ctx, reach); err != nil {
@@ -211,7 +203,7 @@ func (o *unpeerInBandOptions) run(ctx context.Context) error {
 	}
 	if len(ids.Items) > 0 {
 		o.out.Step("Unpeering the other way (the remote cluster consumed the local one)")
-		reverse := o.UnpeerOptions
+		reverse := *o
 		reverse.Local, reverse.Remote = o.Remote, o.Local
 		reverse.Local.Role, reverse.Remote.Role = "local", "remote"
 		if err := reverse.Run(ctx); err != nil {
@@ -219,7 +211,6 @@ func (o *unpeerInBandOptions) run(ctx context.Context) error {
 		}
 	}
 	o.out.Step("Tearing down the tunnel")
-	n := o.network
-	n.Local, n.Remote, n.Timeout, n.Out = o.Local, o.Remote, o.Timeout, o.out
+	n := network.Options{Local: o.Local, Remote: o.Remote, Timeout: o.Timeout, Out: o.out}
 	return n.Disconnect(ctx, true)
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/peeringuser"
-	"github.com/liqo-go/liqo/pkg/liqoctl/volumes"
 )
 
 const (
@@ -188,9 +187,7 @@ provider's administrator removes both with liqoctl delete peering-user.`,
 			return o.runOutOfBand(ctx, name)
 		},
 	}
-	o.Local.AddLocalFlags(cmd.Flags())
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
-	cmd.Flags().BoolVar(&o.DeleteRemoteVolumes, volumes.Flag, false, "unpeer even though PVCs have their volumes on the provider, deleting their data")
+	o.addFlags(cmd.Flags())
 	return cmd
 }
 

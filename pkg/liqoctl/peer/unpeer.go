@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,13 +64,19 @@ within --timeout, and the command lists what it could not remove remotely.`,
 		},
 	}
 	fs := cmd.Flags()
-	o.Local.AddLocalFlags(fs)
+	o.addFlags(fs)
 	o.Remote.AddRemoteFlags(fs)
-	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
-	fs.BoolVar(&o.DeleteRemoteVolumes, volumes.Flag, false, "unpeer even though PVCs have their volumes on the provider, deleting their data")
 	_ = cmd.MarkFlagRequired("remote-kubeconfig")
 	cmd.AddCommand(newUnpeerOutOfBandCommand(), newUnpeerInBandCommand())
 	return cmd
+}
+
+// addFlags binds the flags every unpeer command has: the local cluster's,
+// the timeout, and the permission to delete remote volumes.
+func (o *UnpeerOptions) addFlags(fs *pflag.FlagSet) {
+	o.Local.AddLocalFlags(fs)
+	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
+	fs.BoolVar(&o.DeleteRemoteVolumes, volumes.Flag, false, "unpeer even though PVCs have their volumes on the remote cluster, deleting their data")
 }
 
 // Run unpeers: local first, so that the consumer stops using the provider
