@@ -18,16 +18,13 @@ import (
 	"github.com/liqo-go/liqo/pkg/remote"
 )
 
-// Setup adds the provisioner to the manager: it runs on the leader only.
+// Setup adds the provisioner to the manager, on cs, the manager's local
+// clientset: it runs on the leader only.
 // selfProvision creates the virtual StorageClass and the storage namespace
 // first, as the chart does in a cluster.
-func Setup(mgr ctrl.Manager, o Options, remotes *remote.Clients, selfProvision bool) error {
+func Setup(mgr ctrl.Manager, cs kubernetes.Interface, o Options, remotes *remote.Clients, selfProvision bool) error {
 	if !o.Enabled {
 		return nil
-	}
-	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
-	if err != nil {
-		return err
 	}
 	p := &Provisioner{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Remotes: remotes, Options: o}
 	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
