@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -29,10 +30,7 @@ import (
 // PVCs deletes what backs them on both clusters.
 func TestStatefulSet(t *testing.T) {
 	ctx := realpods.Timeout(t, 10*time.Minute)
-	if out, err := run(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"],
-		"--networking-disabled", "--timeout", "3m"); err != nil {
-		t.Fatalf("peer: %v\n%s", err, out)
-	}
+	peer(ctx, t)
 	ns := realpods.Namespace(ctx, t, rome, "stateful")
 	if out, err := run(ctx, "offload", "namespace", ns, "--kubeconfig", kubeconfigs["rome"], "--timeout", "2m"); err != nil {
 		t.Fatalf("offload: %v\n%s", err, out)
@@ -49,11 +47,7 @@ func TestStatefulSet(t *testing.T) {
 			Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 				LabelSelector: &metav1.LabelSelector{MatchLabels: labels}, TopologyKey: corev1.LabelHostname}}}},
 		}},
-		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}, Spec: corev1.PersistentVolumeClaimSpec{
-			StorageClassName: ptr.To(storage.DefaultVirtualClass),
-			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Mi")}},
-		}}},
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}, Spec: liqoClaim()}},
 	}}
 	cs := rome.Client()
 	if _, err := cs.AppsV1().StatefulSets(ns).Create(ctx, sts, metav1.CreateOptions{}); err != nil {
@@ -180,10 +174,7 @@ func TestStatefulSet(t *testing.T) {
 // VirtualNode).
 func TestUnknownRemoteClass(t *testing.T) {
 	ctx := realpods.Timeout(t, 5*time.Minute)
-	if out, err := run(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"],
-		"--networking-disabled", "--timeout", "3m"); err != nil {
-		t.Fatalf("peer: %v\n%s", err, out)
-	}
+	peer(ctx, t)
 	harness.Eventually(ctx, t, "the VirtualNode milan with milan's storage classes", func() (bool, error) {
 		out, err := realpods.Kubectl(ctx, rome, "get", "virtualnode", "-n", "liqo-tenant-milan", "milan", "-o", "jsonpath={.spec.storageClasses}")
 		return err == nil && strings.Contains(out, `"storageClassName":"standard"`) && strings.Contains(out, `"default":true`) &&
@@ -195,21 +186,11 @@ func TestUnknownRemoteClass(t *testing.T) {
 	}
 	cs := rome.Client()
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: ns,
-		Annotations: map[string]string{storage.RemoteStorageClassAnnotation: "gold"}}, Spec: corev1.PersistentVolumeClaimSpec{
-		StorageClassName: ptr.To(storage.DefaultVirtualClass),
-		AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-		Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Mi")}},
-	}}
+		Annotations: map[string]string{storage.RemoteStorageClassAnnotation: "gold"}}, Spec: liqoClaim()}
 	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "user", Namespace: ns}, Spec: corev1.PodSpec{
-		TerminationGracePeriodSeconds: ptr.To[int64](1),
-		Containers: []corev1.Container{{Name: "c", Image: "busybox", Command: []string{"sleep", "3600"},
-			VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
-		Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}},
-	}}
-	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, userOf(ns), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	harness.Eventually(ctx, t, "an Event on the PVC naming the classes milan offers", func() (bool, error) {
@@ -239,30 +220,17 @@ func TestUnknownRemoteClass(t *testing.T) {
 // --delete-remote-volumes unoffload goes ahead and the remote PVC goes.
 func TestRemoteVolumesKeptOnUnoffload(t *testing.T) {
 	ctx := realpods.Timeout(t, 5*time.Minute)
-	if out, err := run(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"],
-		"--networking-disabled", "--timeout", "3m"); err != nil {
-		t.Fatalf("peer: %v\n%s", err, out)
-	}
+	peer(ctx, t)
 	ns := realpods.Namespace(ctx, t, rome, "kept")
 	if out, err := run(ctx, "offload", "namespace", ns, "--kubeconfig", kubeconfigs["rome"], "--pod-offloading-strategy", "Remote", "--timeout", "2m"); err != nil {
 		t.Fatalf("offload: %v\n%s", err, out)
 	}
 	cs := rome.Client()
-	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: ns}, Spec: corev1.PersistentVolumeClaimSpec{
-		StorageClassName: ptr.To(storage.DefaultVirtualClass),
-		AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-		Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Mi")}},
-	}}
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: ns}, Spec: liqoClaim()}
 	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "user", Namespace: ns, Labels: map[string]string{"app": "user"}}, Spec: corev1.PodSpec{
-		TerminationGracePeriodSeconds: ptr.To[int64](1),
-		Containers: []corev1.Container{{Name: "c", Image: "busybox", Command: []string{"sleep", "3600"},
-			VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
-		Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}},
-	}}
-	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, userOf(ns), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	realpods.RunningPods(ctx, t, rome, ns, "app=user", 1)
@@ -287,4 +255,33 @@ func TestRemoteVolumesKeptOnUnoffload(t *testing.T) {
 		_, err := milan.Client().CoreV1().Namespaces().Get(ctx, twin, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
+}
+
+// peer peers rome with milan, without the network fabric (storage needs
+// none); a peering that exists already is left as it is.
+func peer(ctx context.Context, t *testing.T) {
+	t.Helper()
+	if out, err := run(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"],
+		"--networking-disabled", "--timeout", "3m"); err != nil {
+		t.Fatalf("peer: %v\n%s", err, out)
+	}
+}
+
+// liqoClaim is a 10Mi ReadWriteOnce claim of the virtual class.
+func liqoClaim() corev1.PersistentVolumeClaimSpec {
+	return corev1.PersistentVolumeClaimSpec{
+		StorageClassName: ptr.To(storage.DefaultVirtualClass),
+		AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Mi")}},
+	}
+}
+
+// userOf is pod user (label app=user), mounting PVC data of ns.
+func userOf(ns string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "user", Namespace: ns, Labels: map[string]string{"app": "user"}}, Spec: corev1.PodSpec{
+		TerminationGracePeriodSeconds: ptr.To[int64](1),
+		Containers: []corev1.Container{{Name: "c", Image: "busybox", Command: []string{"sleep", "3600"},
+			VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+		Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}},
+	}}
 }
