@@ -64,11 +64,13 @@ func TestPlaygroundSimulated(t *testing.T) {
 		}
 	}
 	// Each owner runs the manager binary as its child, the one built above.
+	var managers []int
 	for _, owner := range ownerPIDs(t, dir, "rome", "milan") {
 		found := false
 		for _, pid := range proc.Children(owner) {
 			if exe, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe")); exe == manager {
 				found = true
+				managers = append(managers, pid)
 			}
 		}
 		if !found {
@@ -77,5 +79,15 @@ func TestPlaygroundSimulated(t *testing.T) {
 	}
 	if out, err := run(nil, "down"); err != nil {
 		t.Fatalf("playground down: %v\n%s", err, out)
+	}
+	// down stops the managers with their clusters.
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range managers {
+		for proc.Alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if proc.Alive(pid) {
+			t.Errorf("manager process %d is still alive after down", pid)
+		}
 	}
 }
