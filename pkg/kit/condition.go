@@ -14,13 +14,19 @@ const MaxConditionMessage = 32768
 // reasonPattern is what the API server accepts as a condition reason.
 var reasonPattern = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
 
-// Condition is one condition to set: True when OK, False otherwise.
+// Condition is one condition to set: True when OK, False otherwise, and
+// Unknown when Unknown (whatever OK says): the state cannot be told.
 type Condition struct {
 	Type    string
 	OK      bool
+	Unknown bool
 	Reason  string
 	Message string
 }
+
+// ValidReason tells whether the API server takes reason as a condition
+// reason.
+func ValidReason(reason string) bool { return reasonPattern.MatchString(reason) }
 
 // SetCondition sets c in conds for an object at generation gen. A reason
 // the API server would refuse becomes fallback (so a status write never
@@ -30,7 +36,10 @@ type Condition struct {
 // whether conds changed.
 func SetCondition(conds *[]metav1.Condition, gen int64, c Condition) bool {
 	status := metav1.ConditionFalse
-	if c.OK {
+	switch {
+	case c.Unknown:
+		status = metav1.ConditionUnknown
+	case c.OK:
 		status = metav1.ConditionTrue
 	}
 	reason := c.Reason

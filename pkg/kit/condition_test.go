@@ -28,4 +28,11 @@ func TestSetCondition(t *testing.T) {
 	if IsTrue(conds, "Ready") {
 		t.Fatal("IsTrue on a False condition")
 	}
+	SetCondition(&conds, 5, Condition{Type: "Ready", OK: true, Unknown: true, Reason: "NodeLost"})
+	if c := meta.FindStatusCondition(conds, "Ready"); c.Status != metav1.ConditionUnknown || c.Reason != "NodeLost" {
+		t.Fatalf("Unknown must win over OK: %+v", c)
+	}
+	if ValidReason("bad reason!") || !ValidReason("PodReady") {
+		t.Fatal("ValidReason disagrees with the API server's pattern")
+	}
 }

@@ -7,8 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -34,79 +32,36 @@ const DefaultWorkers = 16
 // Reconciler keeps, for every ShadowEndpointSlice, the EndpointSlice of the
 // same name and namespace, as its template says. Unlike a Pod, an
 // EndpointSlice is updated in place, so a changed template, and any drift
-// of the slice itself, is reverted by an update.
+// of the slice itself, is reverted by an update. What is shared with the
+// other shadow kinds (create, collisions, conflicts, deletion, the status
+// write) is kit.ShadowReconciler's; sliceKind (slice.go) holds what is the
+// ShadowEndpointSlice's own.
 type Reconciler struct {
 	Client client.Client
 	// Workers is the number of concurrent reconciles (DefaultWorkers if 0).
 	Workers  int
 	Recorder record.EventRecorder
-
-	// apiReader reads around the cache, in the one case where the cache
-	// cannot answer: an EndpointSlice that exists but does not carry our
-	// managed-by label.
-	apiReader client.Reader
-}
-
-// Reconcile brings the EndpointSlice of one ShadowEndpointSlice in line
-// with it and records the result in its status. Order: the
-// ShadowEndpointSlice (gone or going: its slice goes too), its origin
-// against its namespace, the slice, then the status.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var ses offv1beta1.ShadowEndpointSlice
-	if err := r.Client.Get(ctx, req.NamespacedName, &ses); err != nil {
-		if apierrors.IsNotFound(err) {
-			return ctrl.Result{}, r.deleteSlice(ctx, req.NamespacedName, "")
-		}
-		return ctrl.Result{}, err
-	}
-	if !ses.DeletionTimestamp.IsZero() {
-		// Keeping the slice up to date would only race the deletion of both.
-		return ctrl.Result{}, r.deleteSlice(ctx, req.NamespacedName, ses.UID)
-	}
-	var ns corev1.Namespace
-	if err := r.Client.Get(ctx, types.NamespacedName{Name: req.Namespace}, &ns); err != nil {
-		// A namespace gone takes the ShadowEndpointSlice with it.
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-
-	before := ses.DeepCopy()
-	var o outcome
-	var err error
-	if msg := originMismatch(&ses, &ns); msg != "" {
-		o = outcome{reason: ReasonOriginMismatch, message: msg}
-		err = r.deleteSlice(ctx, req.NamespacedName, ses.UID)
-	} else {
-		o, err = r.ensureSlice(ctx, &ses)
-	}
-	if o.reason == "" {
-		return ctrl.Result{}, err
-	}
-	r.recordEvent(&ses, o)
-	updateStatus(&ses, o)
-	if werr := kit.PatchStatus(ctx, r.Client, &ses, before); werr != nil && err == nil {
-		err = werr
-	}
-	if o.reason == ReasonConflict && err == nil {
-		// The other slice is outside the cache: nothing tells us it went.
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
-	}
-	return ctrl.Result{}, err
 }
 
 // conflictRetry is how often a slice blocked by another EndpointSlice of
-// its name is tried again.
+// its name is tried again: the other slice is outside the cache, so
+// nothing tells us it went.
 const conflictRetry = 30 * time.Second
 
-// recordEvent records a Warning Event when the ShadowEndpointSlice enters
-// a failure the consumer's administrator has to look at.
-func (r *Reconciler) recordEvent(ses *offv1beta1.ShadowEndpointSlice, o outcome) {
-	if o.reason == readyReason(ses) {
+// report records the outcome in the status, with a Warning Event when the
+// ShadowEndpointSlice enters a failure the consumer's administrator has to
+// look at.
+func (r *Reconciler) report(ses *offv1beta1.ShadowEndpointSlice, o outcome) {
+	if o.reason == "" {
 		return
 	}
-	switch o.reason {
-	case ReasonConflict, ReasonOriginMismatch, ReasonRejected:
-		r.Recorder.Event(ses, corev1.EventTypeWarning, o.reason, o.message)
+	if o.reason != readyReason(ses) {
+		switch o.reason {
+		case ReasonConflict, ReasonOriginMismatch, ReasonRejected:
+			r.Recorder.Event(ses, corev1.EventTypeWarning, o.reason, o.message)
+		}
 	}
+	updateStatus(ses, o)
 }
 
 // SetupWithManager registers the controller. The manager's EndpointSlice
@@ -124,7 +79,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorderFor("liqo-shadowendpointslice")
 	}
-	r.apiReader = mgr.GetAPIReader()
 	workers := r.Workers
 	if workers <= 0 {
 		workers = DefaultWorkers
@@ -135,7 +89,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace), builder.WithPredicates(originLabelsChanged)).
 		Watches(&netv1beta1.Configuration{}, handler.EnqueueRequestsFromMapFunc(r.ofConsumer)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(r)
+		Complete(&kit.ShadowReconciler[*offv1beta1.ShadowEndpointSlice, *discoveryv1.EndpointSlice]{
+			Client: r.Client, APIReader: mgr.GetAPIReader(), Kind: sliceKind{r},
+			// Withdrawn endpoints must stop receiving traffic at once.
+			DeleteWithShadow: true,
+			ConflictRetry:    conflictRetry,
+		})
 }
 
 // inNamespace lists the ShadowEndpointSlices of a namespace whose origin

@@ -2,9 +2,9 @@ package shadowendpointslice
 
 import (
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // ConditionReady is the one condition of a ShadowEndpointSlice: True when
@@ -43,12 +43,6 @@ const (
 	EventRejected       = ReasonRejected
 )
 
-// maxConditionMessage is the longest condition message the API server takes.
-const (
-	maxConditionMessage  = 32768
-	truncatedMessageMark = "..."
-)
-
 // outcome is what a reconcile found; updateStatus turns it into the status.
 type outcome struct {
 	// reason of the Ready condition: ReasonSynced for True, any other for
@@ -62,21 +56,13 @@ func synced(endpoints int) outcome {
 	return outcome{reason: ReasonSynced, message: "the EndpointSlice matches the template", endpoints: endpoints}
 }
 
-// updateStatus sets the whole status from a reconcile's outcome. The
-// condition's transition time moves only when its status changes, so that
-// an unchanged outcome gives an identical status and no write.
+// updateStatus sets the whole status from a reconcile's outcome; an
+// unchanged outcome gives an identical status and no write (see
+// kit.SetCondition).
 func updateStatus(ses *offv1beta1.ShadowEndpointSlice, o outcome) {
-	status := metav1.ConditionFalse
-	if o.reason == ReasonSynced {
-		status = metav1.ConditionTrue
-	}
-	msg := o.message
-	if len(msg) > maxConditionMessage {
-		msg = msg[:maxConditionMessage-len(truncatedMessageMark)] + truncatedMessageMark
-	}
 	ses.Status.Endpoints = int32(o.endpoints) // an EndpointSlice holds at most 1000
-	meta.SetStatusCondition(&ses.Status.Conditions, metav1.Condition{
-		Type: ConditionReady, Status: status, Reason: o.reason, Message: msg, ObservedGeneration: ses.Generation,
+	kit.SetCondition(&ses.Status.Conditions, ses.Generation, kit.Condition{
+		Type: ConditionReady, OK: o.reason == ReasonSynced, Reason: o.reason, Message: o.message,
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 func TestUpdateStatus(t *testing.T) {
@@ -36,8 +37,8 @@ func TestUpdateStatus(t *testing.T) {
 		t.Errorf("conflict: got %+v", c)
 	case ses.Status.Endpoints != 0:
 		t.Errorf("endpoints %d during a conflict, want 0", ses.Status.Endpoints)
-	case len(c.Message) != maxConditionMessage || !strings.HasSuffix(c.Message, truncatedMessageMark):
-		t.Errorf("message of %d characters, want %d ending in %q", len(c.Message), maxConditionMessage, truncatedMessageMark)
+	case len(c.Message) != kit.MaxConditionMessage || !strings.HasSuffix(c.Message, "..."):
+		t.Errorf("message of %d characters, want %d ending in ...", len(c.Message), kit.MaxConditionMessage)
 	case c.LastTransitionTime.Equal(&metav1.Time{Time: time.Unix(1, 0)}):
 		t.Errorf("the transition time did not move with the status")
 	}

@@ -2,7 +2,6 @@ package shadowpod
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -10,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -18,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
@@ -39,7 +36,10 @@ const DefaultWorkers = 32
 // running Pod is never updated from a changed ShadowPod spec, because almost
 // all of a pod spec is immutable and replacing a running Pod behind the
 // consumer's back would restart its workload. The consumer replaces the
-// ShadowPod to change a pod, as Kubernetes replaces pods.
+// ShadowPod to change a pod, as Kubernetes replaces pods. What is shared
+// with the other shadow kinds (create, collisions, conflicts, deletion,
+// the status write) is kit.ShadowReconciler's; podKind holds what is the
+// ShadowPod's own.
 type Reconciler struct {
 	Client client.Client
 	// Workers is the number of concurrent reconciles (DefaultWorkers if 0).
@@ -48,98 +48,47 @@ type Reconciler struct {
 	// NodeSelector restricts the provider's nodes its consumers' pods run
 	// on (none: any node the scheduler picks).
 	NodeSelector map[string]string
-
-	// apiReader reads around the cache, in the one case where the cache
-	// cannot answer: a Pod that exists but does not carry our labels.
-	apiReader client.Reader
 }
 
-// Reconcile creates the ShadowPod's Pod when it is missing and mirrors its
-// phase and readiness into the ShadowPod's status.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var sp offv1beta1.ShadowPod
-	if err := r.Client.Get(ctx, req.NamespacedName, &sp); err != nil {
-		if apierrors.IsNotFound(err) {
-			return ctrl.Result{}, r.deleteOrphan(ctx, req.NamespacedName)
-		}
-		return ctrl.Result{}, err
-	}
-	if !sp.DeletionTimestamp.IsZero() {
-		// Recreating the Pod would only race the deletion of both.
-		return ctrl.Result{}, nil
-	}
-	before := sp.DeepCopy()
+// podKind is the ShadowPod's side of kit.ShadowReconciler.
+type podKind struct{ *Reconciler }
 
-	var pod corev1.Pod
-	var err error
-	switch getErr := r.Client.Get(ctx, req.NamespacedName, &pod); {
-	case getErr == nil:
-		r.observe(&sp, &pod)
-	case apierrors.IsNotFound(getErr):
-		err = r.create(ctx, &sp)
-	default:
-		return ctrl.Result{}, getErr
+func (podKind) NewShadow() *offv1beta1.ShadowPod { return &offv1beta1.ShadowPod{} }
+func (podKind) NewReal() *corev1.Pod             { return &corev1.Pod{} }
+
+// Refusal refuses nothing: the admission webhook vets ShadowPods before
+// they exist, which a Pod's creation would be too late for.
+func (podKind) Refusal(context.Context, *offv1beta1.ShadowPod) (string, error) { return "", nil }
+
+// Forge forges the Pod with the consumer's addresses translated as the
+// network fabric maps them.
+func (k podKind) Forge(ctx context.Context, sp *offv1beta1.ShadowPod) (*corev1.Pod, error) {
+	translate, err := ipam.PeerTranslate(ctx, k.Client, sp.Labels[consts.OriginClusterIDLabel])
+	if err != nil {
+		return nil, err
 	}
-	if werr := kit.PatchStatus(ctx, r.Client, &sp, before); werr != nil && err == nil {
-		err = werr
-	}
-	return ctrl.Result{}, err
+	return ForgePod(sp, k.NodeSelector, translate), nil
 }
 
-// deleteOrphan deletes the Pod of a deleted ShadowPod. The garbage
-// collector would too, through the owner reference, but only once it
-// watches ShadowPods, which it starts doing up to a discovery period (30 s)
-// after the CRD appears; and a consumer waits for the remote pod to be gone
-// before it lets its local pod go. The Pod's own grace period applies.
-func (r *Reconciler) deleteOrphan(ctx context.Context, key types.NamespacedName) error {
-	var pod corev1.Pod
-	if err := r.Client.Get(ctx, key, &pod); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	ref := metav1.GetControllerOf(&pod)
-	if ref == nil || ref.Kind != "ShadowPod" || ref.APIVersion != offv1beta1.GroupVersion.String() || !pod.DeletionTimestamp.IsZero() {
-		return nil
-	}
-	err := r.Client.Delete(ctx, &pod, client.Preconditions{UID: &pod.UID})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
-	}
-	return err
-}
-
-// create creates the Pod. Its status is not written from the create
+// Created records the creation. The status is not written from the create
 // response: the Pod's own add event follows at once and writes it, and
 // writing it here too would race that event and double the writes.
-func (r *Reconciler) create(ctx context.Context, sp *offv1beta1.ShadowPod) error {
-	existed := podExisted(&sp.Status)
-	translate, err := ipam.PeerTranslate(ctx, r.Client, sp.Labels[consts.OriginClusterIDLabel])
-	if err != nil {
-		return err
+func (k podKind) Created(sp *offv1beta1.ShadowPod, _ *corev1.Pod) {
+	if podExisted(&sp.Status) {
+		k.Recorder.Eventf(sp, corev1.EventTypeNormal, EventPodRecreated, "Recreated pod %s, which had gone", sp.Name)
+	} else {
+		k.Recorder.Eventf(sp, corev1.EventTypeNormal, EventPodCreated, "Created pod %s", sp.Name)
 	}
-	err = r.Client.Create(ctx, ForgePod(sp, r.NodeSelector, translate))
-	switch {
-	case err == nil:
-		if existed {
-			r.Recorder.Eventf(sp, corev1.EventTypeNormal, EventPodRecreated, "Recreated pod %s, which had gone", sp.Name)
-		} else {
-			r.Recorder.Eventf(sp, corev1.EventTypeNormal, EventPodCreated, "Created pod %s", sp.Name)
-		}
-		return nil
-	case apierrors.IsAlreadyExists(err):
-		return r.existing(ctx, sp)
-	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-		// The namespace is being deleted, the ShadowPod with it: nothing can
-		// be created there any more, and retrying would only spin until the
-		// namespace controller deletes the ShadowPod.
-		log.FromContext(ctx).V(1).Info("not recreating the pod: its namespace is terminating")
-		return nil
-	}
+}
+
+// CreateFailed reports a refused Pod (quota, admission, an invalid spec).
+func (k podKind) CreateFailed(sp *offv1beta1.ShadowPod, err error) error {
 	reason := ReasonCreationFailed
-	if existed {
+	if podExisted(&sp.Status) {
 		reason = ReasonRecreationFailed
 	}
 	if readyReason(sp) != reason {
-		r.Recorder.Eventf(sp, corev1.EventTypeWarning, EventCreationFailed, "Creating pod %s: %v", sp.Name, err)
+		k.Recorder.Eventf(sp, corev1.EventTypeWarning, EventCreationFailed, "Creating pod %s: %v", sp.Name, err)
 	}
 	notRunning(&sp.Status, reason, err.Error())
 	if apierrors.IsInvalid(err) {
@@ -151,60 +100,39 @@ func (r *Reconciler) create(ctx context.Context, sp *offv1beta1.ShadowPod) error
 	return err
 }
 
-// existing handles a create that met a Pod the cache does not hold: the
-// cache may lag behind our own earlier create, or the Pod lacks our labels,
-// which the cache selects on. Only this rare path reads the API server.
-func (r *Reconciler) existing(ctx context.Context, sp *offv1beta1.ShadowPod) error {
-	var pod corev1.Pod
-	if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(sp), &pod); err != nil {
-		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("pod %s/%s existed at create time and is gone now: retrying", sp.Namespace, sp.Name)
-		}
-		return err
-	}
-	if controlled(&pod, sp) && !hasOurLabels(&pod, sp) {
-		// Someone removed our labels: the Pod fell out of the cache and none
-		// of its events would reach us any more. Putting them back is a
-		// metadata change, which does not touch the running containers.
+// Sync mirrors the Pod into the ShadowPod's status (a terminating one is
+// waited for: its delete event brings us back to recreate it). A Pod whose
+// labels someone removed fell out of the cache, and none of its events
+// would reach us any more: they are put back, a metadata change that does
+// not touch the running containers.
+func (k podKind) Sync(ctx context.Context, sp *offv1beta1.ShadowPod, pod *corev1.Pod) error {
+	if !hasOurLabels(pod, sp) {
 		patch := client.MergeFrom(pod.DeepCopy())
 		metav1.SetMetaDataLabel(&pod.ObjectMeta, consts.ManagedByLabel, consts.ManagedByValue)
 		metav1.SetMetaDataLabel(&pod.ObjectMeta, ShadowPodLabel, LabelValue(sp.Name))
-		if err := r.Client.Patch(ctx, &pod, patch); err != nil {
+		if err := k.Client.Patch(ctx, pod, patch); err != nil {
 			return client.IgnoreNotFound(err)
 		}
-		r.Recorder.Eventf(sp, corev1.EventTypeNormal, EventLabelsRestored, "Restored the labels of pod %s", sp.Name)
+		k.Recorder.Eventf(sp, corev1.EventTypeNormal, EventLabelsRestored, "Restored the labels of pod %s", sp.Name)
 	}
-	r.observe(sp, &pod)
+	mirrorPod(&sp.Status, pod)
 	return nil
 }
 
-// observe sets the status from an existing Pod with the ShadowPod's name:
-// its own Pod is mirrored (a terminating one is waited for: its delete event
-// brings us back to recreate it); any other Pod is left untouched. A
-// conflict is looked at again on the next event of the ShadowPod, or of the
-// other Pod if it is in the cache and claims a ShadowPod of that name as its
-// controller (the Pod of a deleted ShadowPod the garbage collector has not
-// removed yet): the controller does not poll for an unrelated Pod to go.
-func (r *Reconciler) observe(sp *offv1beta1.ShadowPod, pod *corev1.Pod) {
-	if controlled(pod, sp) {
-		mirrorPod(&sp.Status, pod)
-		return
-	}
-	owner := "no controller"
-	if ref := metav1.GetControllerOf(pod); ref != nil {
-		owner = fmt.Sprintf("controlled by %s %s (uid %s)", ref.Kind, ref.Name, ref.UID)
-	}
-	msg := fmt.Sprintf("pod %s exists with %s, not this ShadowPod (uid %s); it is left untouched", pod.Name, owner, sp.UID)
+// Conflict reports another Pod holding the ShadowPod's name. It is looked
+// at again on the next event of the ShadowPod, or of the other Pod if it is
+// in the cache and claims a ShadowPod of that name as its controller (the
+// Pod of a deleted ShadowPod the garbage collector has not removed yet):
+// the controller does not poll for an unrelated Pod to go.
+func (k podKind) Conflict(sp *offv1beta1.ShadowPod, msg string) {
 	if readyReason(sp) != ReasonNameConflict {
-		r.Recorder.Event(sp, corev1.EventTypeWarning, EventNameConflict, msg)
+		k.Recorder.Event(sp, corev1.EventTypeWarning, EventNameConflict, msg)
 	}
 	notRunning(&sp.Status, ReasonNameConflict, msg)
 }
 
-func controlled(pod *corev1.Pod, sp *offv1beta1.ShadowPod) bool {
-	ref := metav1.GetControllerOf(pod)
-	return ref != nil && ref.UID == sp.UID
-}
+// Refused is never called: Refusal refuses nothing.
+func (podKind) Refused(*offv1beta1.ShadowPod, string) {}
 
 func hasOurLabels(pod *corev1.Pod, sp *offv1beta1.ShadowPod) bool {
 	return pod.Labels[consts.ManagedByLabel] == consts.ManagedByValue && pod.Labels[ShadowPodLabel] == LabelValue(sp.Name)
@@ -235,16 +163,20 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorderFor("liqo-shadowpod")
 	}
-	r.apiReader = mgr.GetAPIReader()
 	workers := r.Workers
 	if workers <= 0 {
 		workers = DefaultWorkers
+	}
+	// The Pod goes only once the ShadowPod is gone, so that its own grace
+	// period applies; a conflict is not polled (see Conflict).
+	shadows := &kit.ShadowReconciler[*offv1beta1.ShadowPod, *corev1.Pod]{
+		Client: r.Client, APIReader: mgr.GetAPIReader(), Kind: podKind{r},
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("shadowpod").
 		For(&offv1beta1.ShadowPod{}, builder.WithPredicates(shadowPodChanged)).
 		Owns(&corev1.Pod{}, builder.WithPredicates(podChanged)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(r)
+		Complete(shadows)
 }
 
 // shadowPodChanged lets through the ShadowPod updates that matter: a new

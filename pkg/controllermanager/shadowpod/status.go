@@ -1,13 +1,12 @@
 package shadowpod
 
 import (
-	"regexp"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // ConditionReady is the one condition of a ShadowPod: True when its Pod is
@@ -43,15 +42,6 @@ const (
 	EventLabelsRestored = "PodLabelsRestored"
 )
 
-// maxConditionMessage is the longest condition message the API server takes.
-const (
-	maxConditionMessage  = 32768
-	truncatedMessageMark = "..."
-)
-
-// reasonPattern is what the API server accepts as a condition reason.
-var reasonPattern = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
-
 // podExisted tells whether the ShadowPod ever had a Pod, as far as its
 // status recorded: any Ready condition except those set before a first Pod.
 // It tells PodCreated from PodRecreated without a write of its own.
@@ -83,7 +73,7 @@ func mirrorPod(st *offv1beta1.ShadowPodStatus, pod *corev1.Pod) {
 	if status != metav1.ConditionTrue && status != metav1.ConditionFalse && status != metav1.ConditionUnknown {
 		status = metav1.ConditionUnknown
 	}
-	if !reasonPattern.MatchString(reason) {
+	if !kit.ValidReason(reason) {
 		reason = ReasonPodNotReady
 		if status == metav1.ConditionTrue {
 			reason = ReasonPodReady
@@ -98,14 +88,9 @@ func notRunning(st *offv1beta1.ShadowPodStatus, reason, msg string) {
 	setReady(st, metav1.ConditionFalse, reason, msg)
 }
 
-// setReady sets the Ready condition, moving its transition time only when
-// its status changes, so that an unchanged Pod gives an identical status and
-// no write.
+// setReady sets the Ready condition; an unchanged Pod gives an identical
+// status and no write (see kit.SetCondition).
 func setReady(st *offv1beta1.ShadowPodStatus, status metav1.ConditionStatus, reason, msg string) {
-	if len(msg) > maxConditionMessage {
-		msg = msg[:maxConditionMessage-len(truncatedMessageMark)] + truncatedMessageMark
-	}
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type: ConditionReady, Status: status, Reason: reason, Message: msg,
-	})
+	kit.SetCondition(&st.Conditions, 0, kit.Condition{Type: ConditionReady, Reason: reason, Message: msg,
+		OK: status == metav1.ConditionTrue, Unknown: status == metav1.ConditionUnknown})
 }

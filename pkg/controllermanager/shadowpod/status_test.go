@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 func podWith(phase corev1.PodPhase, ready *corev1.PodCondition) *corev1.Pod {
@@ -133,8 +134,8 @@ func TestNotRunning(t *testing.T) {
 	if st.Phase != corev1.PodPending || c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonNameConflict {
 		t.Errorf("status = %+v, want Pending and Ready False NameConflict", st)
 	}
-	if len(c.Message) > maxConditionMessage {
-		t.Errorf("message of %d bytes kept, the API takes %d", len(c.Message), maxConditionMessage)
+	if len(c.Message) > kit.MaxConditionMessage {
+		t.Errorf("message of %d bytes kept, the API takes %d", len(c.Message), kit.MaxConditionMessage)
 	}
 }
 
