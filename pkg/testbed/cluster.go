@@ -41,6 +41,9 @@ type Cluster struct {
 
 	mu    sync.Mutex
 	procs map[string]*process
+	// stopping is set once Stop begins: what Supervise runs is not started
+	// again after that.
+	stopping bool
 
 	// The real nodes and what joins them to the control plane; all nil
 	// without real nodes.
@@ -280,8 +283,10 @@ func (c *Cluster) Stop() {
 	// FIN: close them, or the API server's graceful shutdown waits on their
 	// watches until it is killed.
 	c.closeAPIForward()
-	// What Supervise runs (our components) goes before the control plane.
+	// What Supervise runs (our components) goes before the control plane,
+	// and is not started again.
 	c.mu.Lock()
+	c.stopping = true
 	var extra []string
 	for name := range c.procs {
 		if !slices.Contains(stopOrder, name) {

@@ -14,9 +14,8 @@ import (
 // until ctx ends, starting it again whenever it exits (after 1 s, doubling
 // up to 10 s), as a Deployment restarts its pod. Its output goes to
 // LogPath(name); report, when set, is told of each exit. The returned
-// channel closes once ctx has ended and the process has stopped: end ctx
-// and wait for it before stopping the cluster, or the process is started
-// again against a dead control plane.
+// channel closes once ctx has ended and the process has stopped, or once
+// the cluster's Stop has stopped it (it is not started again then).
 func (c *Cluster) Supervise(ctx context.Context, name, bin string, args []string, report func(error)) (<-chan struct{}, error) {
 	if slices.Contains(stopOrder, name) {
 		return nil, fmt.Errorf("cluster %q: %q is a control-plane component", c.Name, name)
@@ -27,6 +26,12 @@ func (c *Cluster) Supervise(ctx context.Context, name, bin string, args []string
 			return nil, fmt.Errorf("cluster %q: %w", c.Name, err)
 		}
 		c.mu.Lock()
+		if c.stopping {
+			// Stop has already listed what to stop.
+			c.mu.Unlock()
+			p.stop(10 * time.Second)
+			return nil, fmt.Errorf("cluster %q is stopping", c.Name)
+		}
 		c.procs[name] = p
 		c.mu.Unlock()
 		return p, nil
@@ -46,6 +51,9 @@ func (c *Cluster) Supervise(ctx context.Context, name, bin string, args []string
 				return
 			case <-p.done:
 			}
+			if c.isStopping() {
+				return
+			}
 			if report != nil {
 				report(p.exitError())
 			}
@@ -55,6 +63,9 @@ func (c *Cluster) Supervise(ctx context.Context, name, bin string, args []string
 			case <-time.After(backoff.Step()):
 			}
 			next, err := start()
+			if c.isStopping() {
+				return
+			}
 			if err != nil {
 				if report != nil {
 					report(err)
@@ -65,4 +76,10 @@ func (c *Cluster) Supervise(ctx context.Context, name, bin string, args []string
 		}
 	}()
 	return done, nil
+}
+
+func (c *Cluster) isStopping() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopping
 }
