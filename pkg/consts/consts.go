@@ -77,6 +77,11 @@ const (
 	NonceSecretLabel = "liqo.io/nonce"
 	NonceIssued      = "issued"
 	NonceToSign      = "to-sign"
+	// CreateVirtualNodeAnnotation on a consumer's ResourceSlice, set to
+	// "false", keeps the consumer from creating the slice's VirtualNode
+	// once it is accepted (liqoctl create resourceslice --no-virtual-node,
+	// peer --create-virtual-node=false); absent or "true", it is created.
+	CreateVirtualNodeAnnotation = "liqo.io/create-virtual-node"
 )
 
 // Names of the objects of a peering, inside the tenant namespaces.

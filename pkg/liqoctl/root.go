@@ -37,12 +37,36 @@ runs a local playground of real Kubernetes control planes with simulated nodes.`
 		offload.NewCommand(), offload.NewUnoffloadCommand(), network.NewCommand(), testnet.NewCommand())
 	root.AddCommand(tenant.NewCommands()...)
 	root.AddCommand(version.NewCommand(), completion.NewCommand(), install.NewCommand(), install.NewUninstallCommand())
-	root.AddCommand(peeringuser.NewGenerateCommand(), peeringuser.NewDeleteCommand())
+	root.AddCommand(peer.NewAuthenticateCommand(), peer.NewUnauthenticateCommand())
+	root.AddCommand(
+		group("create", "Create Liqo resources: a nonce, a ResourceSlice, a virtual node",
+			`Create, one at a time, what liqoctl peer creates: the provider's nonce (the
+manual peering's first step), a ResourceSlice asking a provider for
+resources, a virtual node standing for a provider.`,
+			peer.NewCreateCommands()...),
+		group("get", "Print what a peering step produced: a nonce, a kubeconfig", "", peer.NewGetCommands()...),
+		group("generate", "Generate what the other cluster of a peering applies",
+			`Generate, on one cluster, what the administrator of the other applies, for
+peerings between administrators who each have access to their own cluster
+only: the Tenant (on the consumer) and the Identity (on the provider) of the
+manual peering, a peering user's kubeconfig or a ready-made liqoctl peer
+out-of-band command (on the provider).`,
+			append(peeringuser.NewGenerateCommands(), peer.NewGenerateCommands()...)...),
+		group("delete", "Delete Liqo resources: a ResourceSlice, a virtual node, a peering user", "",
+			append(peer.NewDeleteCommands(), peeringuser.NewDeleteCommands()...)...),
+	)
 	// completion.NewCommand is the only completion command, with the help on
 	// loading the scripts; cobra would otherwise add its own when none exists.
 	root.CompletionOptions.DisableDefaultCmd = true
 	markUsageErrors(root)
 	return root
+}
+
+// group is a command that only holds subcommands.
+func group(use, short, long string, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Long: long, Args: cobra.NoArgs}
+	cmd.AddCommand(subs...)
+	return cmd
 }
 
 // Exit codes, as kubectl's: 1 for a failure, 2 for a command used wrongly.

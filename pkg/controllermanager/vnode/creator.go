@@ -5,7 +5,6 @@ package vnode
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -14,9 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
-	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/vnode/forge"
 )
 
 // CreatorReconciler creates, on the consumer, the VirtualNode of each
@@ -39,38 +38,27 @@ func (r *CreatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, nil
 	}
 	vn := &offv1beta1.VirtualNode{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace}}
-	if !accepted(&s) {
-		return ctrl.Result{}, client.IgnoreNotFound(r.Client.Delete(ctx, vn))
+	if !forge.Accepted(&s) || !forge.WantsVirtualNode(&s) {
+		return ctrl.Result{}, r.deleteOwn(ctx, &s, vn)
 	}
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, vn, func() error {
-		vn.Labels = map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: provider}
-		vn.Spec.ClusterID = corev1beta1.ClusterID(provider)
-		vn.Spec.CreateNode = ptr(true)
-		vn.Spec.KubeconfigSecretRef = &corev1.LocalObjectReference{Name: consts.KubeconfigSecretName(consts.IdentityName(provider))}
-		vn.Spec.ResourceQuota.Hard = s.Status.Resources
-		vn.Spec.Labels = s.Status.NodeLabels
-		vn.Spec.StorageClasses = s.Status.StorageClasses
+		forge.VirtualNodeFromSlice(vn, &s, provider)
 		return controllerutil.SetControllerReference(&s, vn, r.Client.Scheme())
 	})
 	return ctrl.Result{}, err
 }
 
-// accepted tells whether the provider accepted both the consumer and its
-// resources.
-func accepted(s *authv1beta1.ResourceSlice) bool {
-	var authOK, resOK bool
-	for _, c := range s.Status.Conditions {
-		switch c.Type {
-		case authv1beta1.ResourceSliceAuthentication:
-			authOK = c.Status == authv1beta1.ResourceSliceAccepted
-		case authv1beta1.ResourceSliceResources:
-			resOK = c.Status == authv1beta1.ResourceSliceAccepted
-		}
+// deleteOwn deletes the slice's VirtualNode if the slice made it: one of
+// that name made by liqoctl create virtualnode stays.
+func (r *CreatorReconciler) deleteOwn(ctx context.Context, s *authv1beta1.ResourceSlice, vn *offv1beta1.VirtualNode) error {
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(vn), vn); err != nil {
+		return client.IgnoreNotFound(err)
 	}
-	return authOK && resOK && len(s.Status.Resources) > 0
+	if !metav1.IsControlledBy(vn, s) {
+		return nil
+	}
+	return client.IgnoreNotFound(r.Client.Delete(ctx, vn))
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // SetupWithManager registers the controller for this cluster's own slices.
 func (r *CreatorReconciler) SetupWithManager(mgr ctrl.Manager) error {

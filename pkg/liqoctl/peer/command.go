@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -27,11 +28,15 @@ type Options struct {
 	// in the network fabric (peer in-band, --in-band).
 	InBand bool
 	// Network holds the network fabric's flags (those of network connect).
-	Network           network.Options
-	CPU, Memory, Pods string
-	Resources         []string
-	Timeout           time.Duration
-	Verbose           bool
+	Network network.Options
+	// ResourceFlags are the resources asked for.
+	ResourceFlags
+	// CreateResourceSlice and CreateVirtualNode, when false, stop the
+	// peering after the authentication, or after the provider granted the
+	// resources.
+	CreateResourceSlice, CreateVirtualNode bool
+	Timeout                                time.Duration
+	Verbose                                bool
 
 	out *output.Printer
 }
@@ -52,11 +57,19 @@ ensures the tenant namespaces on both sides, proves this cluster's identity to t
 with a signed nonce, obtains a client certificate for this cluster from the
 provider's certificates API, asks for resources with a ResourceSlice and
 waits until the virtual node is Ready. It is idempotent: running it again
-repairs a partial peering and changes nothing on a complete one.`,
+repairs a partial peering and changes nothing on a complete one.
+
+Each stage is also a command of its own, for administrators who automate
+or debug one at a time: liqoctl authenticate (or, with access to one
+cluster at a time, create nonce, generate tenant and generate identity),
+liqoctl create resourceslice and liqoctl create virtualnode.
+--create-resource-slice=false stops once the clusters are authenticated,
+--create-virtual-node=false once the provider granted the resources.`,
 		Example: `  liqoctl peer --remote-kubeconfig ~/.kube/milan
   liqoctl peer --remote-kubeconfig /path/to/aws-kubeconfig \
       --namespace liqo --remote-namespace liqo-system --networking-disabled
-  liqoctl peer --remote-kubeconfig ~/.kube/milan --cpu=8 --memory=16Gi --pods=50`,
+  liqoctl peer --remote-kubeconfig ~/.kube/milan --cpu=8 --memory=16Gi --pods=50
+  liqoctl peer --remote-kubeconfig ~/.kube/milan --create-virtual-node=false`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.out = &output.Printer{W: cmd.OutOrStdout(), Verbose: o.Verbose}
@@ -80,14 +93,27 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	fs.BoolVar(&o.NetworkingDisabled, "networking-disabled", false, "do not set up the network fabric between the clusters (offloaded pods run, but no packet crosses)")
 	fs.BoolVar(&o.InBand, "in-band", false, "reach the provider's API server through the network fabric's tunnel, as liqoctl peer in-band does")
 	o.Network.AddConnectFlags(fs)
-	// The flags default to what a slice naming nothing asks for.
-	def := slices.DefaultResources()
-	fs.StringVar(&o.CPU, "cpu", quantity(def, corev1.ResourceCPU), "CPU to ask the provider for")
-	fs.StringVar(&o.Memory, "memory", quantity(def, corev1.ResourceMemory), "memory to ask the provider for")
-	fs.StringVar(&o.Pods, "pods", quantity(def, corev1.ResourcePods), "number of pods to ask the provider for")
-	fs.StringArrayVar(&o.Resources, "resource", nil, "other resource to ask for, as name=quantity (repeatable), e.g. nvidia.com/gpu=1")
+	o.ResourceFlags.bind(fs, "ask the provider for")
+	fs.BoolVar(&o.CreateResourceSlice, "create-resource-slice", true, "ask the provider for resources; false stops once authenticated (as liqoctl authenticate)")
+	fs.BoolVar(&o.CreateVirtualNode, "create-virtual-node", true, "make the virtual node of the granted resources; false stops once the provider granted them")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print how long each step took")
+}
+
+// ResourceFlags are the --cpu, --memory, --pods and --resource flags.
+type ResourceFlags struct {
+	CPU, Memory, Pods string
+	Resources         []string
+}
+
+// bind binds the flags, each described as what to do with it; they
+// default to what a slice naming nothing asks for.
+func (r *ResourceFlags) bind(fs *pflag.FlagSet, what string) {
+	def := slices.DefaultResources()
+	fs.StringVar(&r.CPU, "cpu", quantity(def, corev1.ResourceCPU), "CPU to "+what)
+	fs.StringVar(&r.Memory, "memory", quantity(def, corev1.ResourceMemory), "memory to "+what)
+	fs.StringVar(&r.Pods, "pods", quantity(def, corev1.ResourcePods), "number of pods to "+what)
+	fs.StringArrayVar(&r.Resources, "resource", nil, "other resource to "+what+", as name=quantity (repeatable), e.g. nvidia.com/gpu=1")
 }
 
 func quantity(l corev1.ResourceList, name corev1.ResourceName) string {
@@ -96,7 +122,7 @@ func quantity(l corev1.ResourceList, name corev1.ResourceName) string {
 }
 
 // requested parses the resource flags.
-func (o *Options) requested() (corev1.ResourceList, error) {
+func (r *ResourceFlags) requested() (corev1.ResourceList, error) {
 	out := corev1.ResourceList{}
 	add := func(flag, name, value string) error {
 		q, err := resource.ParseQuantity(value)
@@ -110,16 +136,16 @@ func (o *Options) requested() (corev1.ResourceList, error) {
 		return nil
 	}
 	for _, f := range []struct{ flag, name, value string }{
-		{"--cpu", "cpu", o.CPU}, {"--memory", "memory", o.Memory}, {"--pods", "pods", o.Pods},
+		{"--cpu", "cpu", r.CPU}, {"--memory", "memory", r.Memory}, {"--pods", "pods", r.Pods},
 	} {
 		if err := add(f.flag, f.name, f.value); err != nil {
 			return nil, err
 		}
 	}
-	for _, r := range o.Resources {
-		name, value, ok := strings.Cut(r, "=")
+	for _, res := range r.Resources {
+		name, value, ok := strings.Cut(res, "=")
 		if !ok || name == "" {
-			return nil, fmt.Errorf("--resource %q is not of the form name=quantity", r)
+			return nil, fmt.Errorf("--resource %q is not of the form name=quantity", res)
 		}
 		if err := add("--resource "+name, name, value); err != nil {
 			return nil, err

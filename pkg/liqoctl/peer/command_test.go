@@ -8,16 +8,16 @@ import (
 func TestRequested(t *testing.T) {
 	cases := []struct {
 		name    string
-		o       Options
+		o       ResourceFlags
 		want    string
 		wantErr string
 	}{
-		{"defaults", Options{CPU: "4", Memory: "8Gi", Pods: "110"}, "cpu=4, memory=8Gi, pods=110", ""},
-		{"extra resource", Options{CPU: "8", Memory: "16Gi", Pods: "50", Resources: []string{"nvidia.com/gpu=1"}},
+		{"defaults", ResourceFlags{CPU: "4", Memory: "8Gi", Pods: "110"}, "cpu=4, memory=8Gi, pods=110", ""},
+		{"extra resource", ResourceFlags{CPU: "8", Memory: "16Gi", Pods: "50", Resources: []string{"nvidia.com/gpu=1"}},
 			"cpu=8, memory=16Gi, pods=50, nvidia.com/gpu=1", ""},
-		{"bad cpu", Options{CPU: "lots", Memory: "8Gi", Pods: "110"}, "", `--cpu: "lots" is not a quantity`},
-		{"negative memory", Options{CPU: "4", Memory: "-1Gi", Pods: "110"}, "", `--memory: "-1Gi" is negative`},
-		{"resource without quantity", Options{CPU: "4", Memory: "8Gi", Pods: "110", Resources: []string{"gpu"}}, "",
+		{"bad cpu", ResourceFlags{CPU: "lots", Memory: "8Gi", Pods: "110"}, "", `--cpu: "lots" is not a quantity`},
+		{"negative memory", ResourceFlags{CPU: "4", Memory: "-1Gi", Pods: "110"}, "", `--memory: "-1Gi" is negative`},
+		{"resource without quantity", ResourceFlags{CPU: "4", Memory: "8Gi", Pods: "110", Resources: []string{"gpu"}}, "",
 			`--resource "gpu" is not of the form name=quantity`},
 	}
 	for _, c := range cases {

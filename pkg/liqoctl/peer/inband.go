@@ -126,7 +126,7 @@ func (o *Options) inBandAPIServer(ctx context.Context, p *peering) (string, erro
 		return "", err
 	}
 	cfg := &netv1beta1.Configuration{}
-	if err := wait.For(ctx, o.Local.Client, types.NamespacedName{Namespace: p.localNS, Name: p.remote.ID}, cfg,
+	if err := wait.For(ctx, o.Local.Client, types.NamespacedName{Namespace: consts.TenantNamespace(p.remote.ID), Name: p.remote.ID}, cfg,
 		"the local cluster to map the remote cluster's CIDRs", func(cfg *netv1beta1.Configuration) error {
 			if !kit.IsTrue(cfg.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition) {
 				return wait.NotYet("the Configuration of %s is not configured yet", p.remote.ID)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,36 +18,58 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	slicepolicy "github.com/liqo-go/liqo/pkg/controllermanager/slices"
+	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
 )
 
-// sliceName is the consumer's ResourceSlice for this provider, and the name
-// of the virtual node it yields.
-func (p *peering) sliceName() string { return p.remote.ID }
+// ForgeResourceSlice is the ResourceSlice named name by which consumer asks
+// provider for requested, in the consumer's tenant namespace of the
+// provider; with createVirtualNode false the consumer makes no
+// VirtualNode of it once accepted.
+func ForgeResourceSlice(consumer, provider, name string, requested corev1.ResourceList, createVirtualNode bool) *authv1beta1.ResourceSlice {
+	c, p := corev1beta1.ClusterID(consumer), corev1beta1.ClusterID(provider)
+	return &authv1beta1.ResourceSlice{
+		TypeMeta: metav1.TypeMeta{APIVersion: authv1beta1.GroupVersion.String(), Kind: "ResourceSlice"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: consts.TenantNamespace(provider),
+			Labels:      map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: provider},
+			Annotations: map[string]string{consts.CreateVirtualNodeAnnotation: strconv.FormatBool(createVirtualNode)}},
+		Spec: authv1beta1.ResourceSliceSpec{
+			ConsumerClusterID: &c,
+			ProviderClusterID: &p,
+			Class:             authv1beta1.DefaultResourceSliceClass,
+			Resources:         requested,
+		},
+	}
+}
 
-// ensureResourceSlice asks the provider for resources and waits for its
-// decision, reporting it as the documentation shows.
-func (o *Options) ensureResourceSlice(ctx context.Context, p *peering, requested corev1.ResourceList) error {
-	o.out.Step("Creating ResourceSlice")
+// EnsureResourceSlice creates or updates want on the consumer (c), which
+// asks the provider for resources, and waits for the provider's decision,
+// reporting it as the documentation shows. It returns the slice with the
+// resources granted in its status, or an error saying why none were.
+func EnsureResourceSlice(ctx context.Context, c client.Client, out *output.Printer, want *authv1beta1.ResourceSlice) (*authv1beta1.ResourceSlice, error) {
+	out.Step("Creating ResourceSlice")
 	start := time.Now()
-	s := &authv1beta1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: p.sliceName(), Namespace: p.localNS}}
-	consumer, provider := corev1beta1.ClusterID(p.local.ID), corev1beta1.ClusterID(p.remote.ID)
-	if _, err := controllerutil.CreateOrUpdate(ctx, o.Local.Client, s, func() error {
-		s.Labels = map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: p.remote.ID}
-		s.Spec.ConsumerClusterID = &consumer
-		s.Spec.ProviderClusterID = &provider
-		s.Spec.Class = authv1beta1.DefaultResourceSliceClass
-		s.Spec.Resources = requested
+	s := &authv1beta1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: want.Namespace}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, s, func() error {
+		s.Labels = want.Labels
+		for k, v := range want.Annotations {
+			metav1.SetMetaDataAnnotation(&s.ObjectMeta, k, v)
+		}
+		s.Spec.ConsumerClusterID = want.Spec.ConsumerClusterID
+		s.Spec.ProviderClusterID = want.Spec.ProviderClusterID
+		s.Spec.Class = want.Spec.Class
+		s.Spec.Resources = want.Spec.Resources
 		return nil
 	}); err != nil {
-		return fmt.Errorf("creating the ResourceSlice: %w", err)
+		return nil, fmt.Errorf("creating the ResourceSlice: %w", err)
 	}
-	o.out.Timed(start, "ResourceSlice created")
+	out.Timed(start, "ResourceSlice created")
+	requested := want.Spec.Resources
 
-	o.out.Step("Waiting for the provider to accept the ResourceSlice")
+	out.Step("Waiting for the provider to accept the ResourceSlice")
 	start = time.Now()
 	var authC, resC *authv1beta1.ResourceSliceCondition
-	if err := wait.For(ctx, o.Local.Client, client.ObjectKeyFromObject(s), s, "the provider's decision on the ResourceSlice",
+	if err := wait.For(ctx, c, client.ObjectKeyFromObject(s), s, "the provider's decision on the ResourceSlice",
 		func(s *authv1beta1.ResourceSlice) error {
 			authC, resC = nil, nil
 			for i := range s.Status.Conditions {
@@ -68,19 +91,18 @@ func (o *Options) ensureResourceSlice(ctx context.Context, p *peering, requested
 			}
 			return nil
 		}); err != nil {
-		return err
+		return nil, err
 	}
-	o.out.Info("ResourceSlice authentication: %s", authC.Status)
+	out.Info("ResourceSlice authentication: %s", authC.Status)
 	if authC.Status != authv1beta1.ResourceSliceAccepted {
-		return fmt.Errorf("the provider did not authenticate the ResourceSlice: %s", authC.Message)
+		return nil, fmt.Errorf("the provider did not authenticate the ResourceSlice: %s", authC.Message)
 	}
-	o.out.Info("ResourceSlice resources: %s", resC.Status)
+	out.Info("ResourceSlice resources: %s", resC.Status)
 	if resC.Status != authv1beta1.ResourceSliceAccepted {
-		return fmt.Errorf("the provider denied the resources: %s", resC.Message)
+		return nil, fmt.Errorf("the provider denied the resources: %s", resC.Message)
 	}
-	p.granted = s.Status.Resources
-	o.out.Timed(start, "Resources granted: %s (%s)", formatResources(s.Status.Resources), resC.Message)
-	return nil
+	out.Timed(start, "Resources granted: %s (%s)", formatResources(s.Status.Resources), resC.Message)
+	return s, nil
 }
 
 func formatResources(l corev1.ResourceList) string {

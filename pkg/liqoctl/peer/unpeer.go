@@ -133,13 +133,8 @@ func (o *UnpeerOptions) Run(ctx context.Context) error {
 	o.out.Info("ResourceSlice and virtual node removed")
 
 	o.out.Step("Removing the Identity")
-	for _, obj := range []client.Object{
-		&authv1beta1.Identity{ObjectMeta: metav1.ObjectMeta{Name: consts.IdentityName(remoteID), Namespace: localNS}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: consts.SignedNonceSecret, Namespace: localNS}},
-	} {
-		if err := client.IgnoreNotFound(o.Local.Client.Delete(ctx, obj)); err != nil {
-			return fmt.Errorf("deleting %T %s: %w", obj, obj.GetName(), err)
-		}
+	if err := RemoveIdentity(ctx, o.Local.Client, remoteID); err != nil {
+		return err
 	}
 	o.out.Info("Identity removed")
 
@@ -281,18 +276,12 @@ func (o *UnpeerOptions) cleanRemote(ctx context.Context, localID string) []strin
 		client.MatchingLabels{consts.OriginClusterIDLabel: localID}); err != nil && !apierrors.IsNotFound(err) {
 		left = append(left, fmt.Sprintf("ResourceSlices in %s: %v", ns, err))
 	}
-	objs := []client.Object{
-		&authv1beta1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: localID, Namespace: ns}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: consts.NonceSecret, Namespace: ns}},
-	}
 	for i := range slices.Items {
-		objs = append(objs, &slices.Items[i])
-	}
-	for _, obj := range objs {
-		if err := o.Remote.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
-			left = append(left, fmt.Sprintf("%T %s/%s: %v", obj, ns, obj.GetName(), err))
+		if err := o.Remote.Client.Delete(ctx, &slices.Items[i]); client.IgnoreNotFound(err) != nil {
+			left = append(left, fmt.Sprintf("ResourceSlice %s/%s: %v", ns, slices.Items[i].Name, err))
 		}
 	}
+	left = append(left, RemoveTenant(ctx, o.Remote.Client, localID)...)
 	if err := o.removeTenantNamespace(ctx, o.Remote.Client, ns, localID); err != nil {
 		left = append(left, err.Error())
 	}

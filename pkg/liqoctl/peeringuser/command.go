@@ -33,31 +33,16 @@ func (o *options) connect(ctx context.Context) error {
 	return o.cluster.Connect(ctx, min(o.timeout, 10*time.Second))
 }
 
-// NewGenerateCommand returns liqoctl generate with its subcommands
-// peering-user and peer-command.
-func NewGenerateCommand() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "generate",
-		Short: "Generate what a peer needs to peer with this cluster, without access to it",
-		Long: `Generate, on a provider, the credentials a consumer's administrator needs to
-peer with it: a kubeconfig of a peering user (generate peering-user), or a
-ready-made liqoctl peer out-of-band command (generate peer-command).`,
-		Args: cobra.NoArgs,
-	}
-	cmd.AddCommand(newGeneratePeeringUser(), newGeneratePeerCommand())
-	return cmd
+// NewGenerateCommands returns the subcommands of liqoctl generate this
+// package implements: peering-user and peer-command.
+func NewGenerateCommands() []*cobra.Command {
+	return []*cobra.Command{newGeneratePeeringUser(), newGeneratePeerCommand()}
 }
 
-// NewDeleteCommand returns liqoctl delete with its subcommand
-// peering-user.
-func NewDeleteCommand() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "delete",
-		Short: "Delete the peering users liqoctl generate made",
-		Args:  cobra.NoArgs,
-	}
-	cmd.AddCommand(newDeletePeeringUser())
-	return cmd
+// NewDeleteCommands returns the subcommands of liqoctl delete this package
+// implements: peering-user.
+func NewDeleteCommands() []*cobra.Command {
+	return []*cobra.Command{newDeletePeeringUser()}
 }
 
 const rightsHelp = `The peering user holds only what liqoctl peer and unpeer do on this cluster
