@@ -1,0 +1,313 @@
+package peering
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
+	"github.com/liqo-go/liqo/pkg/identity"
+	"github.com/liqo-go/liqo/pkg/liqoctl"
+	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
+)
+
+// runSplit runs liqoctl in-process with its standard output apart from its
+// standard error: the manifest commands print the manifest on the first,
+// their progress on the second.
+func runSplit(ctx context.Context, args ...string) (stdout, stderr string, err error) {
+	cmd := liqoctl.NewRootCommand()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	err = cmd.ExecuteContext(ctx)
+	return out.String(), errOut.String(), err
+}
+
+// TestManualPeering: naples peers with rome stage by stage, as two
+// administrators who each have access to their own cluster only. rome
+// issues a nonce, naples signs it into a Tenant, rome applies it (kubectl)
+// and hands back an Identity, naples applies it; a tampered signature and
+// a nonce rome never issued are refused with the provider's reason. naples
+// asks for a ResourceSlice without a virtual node, makes one of it with
+// create virtualnode, and a pod runs there on rome; delete virtualnode and
+// delete resourceslice remove them. Then liqoctl peer stops after each
+// stage (--create-resource-slice=false, --create-virtual-node=false) with
+// nothing past it, and ends in the objects the manual path made.
+func TestManualPeering(t *testing.T) {
+	const consumer, provider = "naples", "rome"
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	unpeer := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if out, err := run(ctx, "unpeer", "--kubeconfig", kubeconfigs[consumer], "--remote-kubeconfig", kubeconfigs[provider]); err != nil {
+			t.Logf("unpeer %s -> %s: %v\n%s", consumer, provider, err, out)
+		}
+	}
+	unpeer()
+	t.Cleanup(unpeer)
+	waitNodesReady(ctx, t, provider)
+	onProvider := []string{"--kubeconfig", kubeconfigs[provider]}
+	onConsumer := []string{"--kubeconfig", kubeconfigs[consumer]}
+	naples, rome := clusterClient(t, consumer), clusterClient(t, provider)
+	consumerNS, providerNS := consts.TenantNamespace(provider), consts.TenantNamespace(consumer)
+
+	liqo := func(args ...string) string {
+		t.Helper()
+		start := time.Now()
+		out, errOut, err := runSplit(ctx, args...)
+		if err != nil {
+			t.Fatalf("liqoctl %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
+		}
+		t.Logf("liqoctl %s (%s):\n%s", strings.Join(args[:min(3, len(args))], " "), time.Since(start).Round(time.Millisecond), strings.TrimSpace(errOut+out))
+		return out
+	}
+	refused := func(want string, args ...string) {
+		t.Helper()
+		out, errOut, err := runSplit(ctx, args...)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("liqoctl %s: want an error containing %q, got %v\n%s%s", strings.Join(args, " "), want, err, out, errOut)
+		}
+		t.Logf("liqoctl %s: %v", strings.Join(args[:min(3, len(args))], " "), err)
+	}
+
+	t.Run("bad input before the peering", func(t *testing.T) {
+		refused(`no nonce for cluster naples`, append([]string{"get", "nonce", "--remote-cluster-id", consumer}, onProvider...)...)
+		refused(`no Tenant of cluster nobody`, append([]string{"generate", "identity", "--remote-cluster-id", "nobody"}, onProvider...)...)
+		refused(`not authenticated with rome`, append([]string{"create", "resourceslice", "pool", "--remote-cluster-id", provider}, onConsumer...)...)
+		refused(`not authenticated with rome`, append([]string{"create", "virtualnode", "mynode", "--remote-cluster-id", provider}, onConsumer...)...)
+		refused(`--nonce is not base64`, append([]string{"generate", "tenant", "--remote-cluster-id", provider, "--nonce", "not a nonce!"}, onConsumer...)...)
+		refused(`--nonce has 3 bytes`, append([]string{"generate", "tenant", "--remote-cluster-id", provider, "--nonce", "YWJj"}, onConsumer...)...)
+		refused(`is this cluster's own ID`, append([]string{"create", "nonce", "--remote-cluster-id", provider}, onProvider...)...)
+		refused(`--remote-cluster-id: cluster ID "Not_An_ID"`, append([]string{"create", "nonce", "--remote-cluster-id", "Not_An_ID"}, onProvider...)...)
+	})
+
+	// The provider issues the nonce.
+	out := liqo(append([]string{"create", "nonce", "--remote-cluster-id", consumer}, onProvider...)...)
+	nonce := strings.TrimSpace(liqo(append([]string{"get", "nonce", "--remote-cluster-id", consumer}, onProvider...)...))
+	if !strings.Contains(out, "INFO: Nonce retrieved: "+nonce) {
+		t.Fatalf("create nonce does not print the nonce get nonce prints (%q):\n%s", nonce, out)
+	}
+
+	// generateTenant has the consumer sign nonce and returns the Tenant
+	// manifest it prints.
+	generateTenant := func(nonce string) *authv1beta1.Tenant {
+		t.Helper()
+		manifest := liqo(append([]string{"generate", "tenant", "--remote-cluster-id", provider, "--nonce", nonce}, onConsumer...)...)
+		var tenant authv1beta1.Tenant
+		if err := yaml.UnmarshalStrict([]byte(manifest), &tenant); err != nil {
+			t.Fatalf("generate tenant printed no Tenant: %v\n%s", err, manifest)
+		}
+		return &tenant
+	}
+	apply := func(cluster string, obj any) {
+		t.Helper()
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kubectl(t, cluster, string(data), "apply", "-f", "-")
+	}
+	tenant := generateTenant(nonce)
+	if tenant.Kind != "Tenant" || tenant.Namespace != providerNS || tenant.Name != consumer || string(tenant.Spec.ClusterID) != consumer ||
+		len(tenant.Spec.Signature) == 0 || len(tenant.Spec.CSR) == 0 || len(tenant.Spec.PublicKey) == 0 {
+		t.Fatalf("the generated Tenant is not naples's, signed: %+v", tenant)
+	}
+
+	t.Run("a tampered signature is refused", func(t *testing.T) {
+		bad := tenant.DeepCopy()
+		bad.Spec.Signature[0] ^= 0xff
+		apply(provider, bad)
+		refused("the provider rejected the Tenant: spec.signature does not verify", append([]string{"generate", "identity", "--remote-cluster-id", consumer}, onProvider...)...)
+	})
+	t.Run("a nonce the provider did not issue is refused", func(t *testing.T) {
+		forged := make([]byte, identity.NonceSize)
+		if _, err := rand.Read(forged); err != nil {
+			t.Fatal(err)
+		}
+		apply(provider, generateTenant(base64.StdEncoding.EncodeToString(forged)))
+		refused("the provider rejected the Tenant", append([]string{"generate", "identity", "--remote-cluster-id", consumer}, onProvider...)...)
+	})
+
+	// The genuine Tenant, then the Identity it yields.
+	tenant = generateTenant(nonce)
+	apply(provider, tenant)
+	manifest := liqo(append([]string{"generate", "identity", "--remote-cluster-id", consumer}, onProvider...)...)
+	var id authv1beta1.Identity
+	if err := yaml.UnmarshalStrict([]byte(manifest), &id); err != nil {
+		t.Fatalf("generate identity printed no Identity: %v\n%s", err, manifest)
+	}
+	if id.Namespace != consumerNS || string(id.Spec.ClusterID) != provider || ptr.Deref(id.Spec.Namespace, "") != providerNS || len(id.Spec.AuthParams.SignedCRT) == 0 {
+		t.Fatalf("the generated Identity is not naples's for rome: %+v", id)
+	}
+	kubectl(t, consumer, manifest, "apply", "-f", "-")
+	harness.Eventually(ctx, t, "the applied Identity Ready", func() (bool, error) {
+		var got authv1beta1.Identity
+		if err := naples.Get(ctx, client.ObjectKeyFromObject(&id), &got); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return meta.IsStatusConditionTrue(got.Status.Conditions, auth.ConditionReady), nil
+	})
+	manual := peeringObjects(ctx, t, naples, rome, consumer, provider)
+
+	t.Run("get kubeconfig gives the consumer's rights on the provider", func(t *testing.T) {
+		kc := liqo(append([]string{"get", "kubeconfig", "--remote-cluster-id", provider}, onConsumer...)...)
+		cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(kc))
+		if err != nil {
+			t.Fatalf("get kubeconfig printed no kubeconfig: %v\n%s", err, kc)
+		}
+		cs := kubernetes.NewForConfigOrDie(cfg)
+		rev, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil || rev.Status.UserInfo.Username != consts.ConsumerUser(consumer) {
+			t.Fatalf("the kubeconfig is not naples's user on rome: %v %+v", err, rev)
+		}
+	})
+
+	// A slice without a virtual node, then a virtual node of it.
+	liqo(append([]string{"create", "resourceslice", "pool", "--remote-cluster-id", provider, "--cpu", "2", "--memory", "4Gi", "--pods", "20",
+		"--no-virtual-node"}, onConsumer...)...)
+	var vns offv1beta1.VirtualNodeList
+	if err := naples.List(ctx, &vns, client.InNamespace(consumerNS)); err != nil || len(vns.Items) != 0 {
+		t.Fatalf("--no-virtual-node: VirtualNodes %v (%v)", vns.Items, err)
+	}
+	liqo(append([]string{"create", "virtualnode", "mynode", "--remote-cluster-id", provider, "--resource-slice-name", "pool"}, onConsumer...)...)
+	n := waitNode(t, consumer, "mynode", "Ready", testbed.NodeReady)
+	if cpu := n.Status.Capacity[corev1.ResourceCPU]; cpu.String() != "2" || n.Labels[consts.RemoteClusterIDLabel] != provider {
+		t.Errorf("node mynode offers %s CPUs, labels %v; want the slice's 2, of rome", cpu.String(), n.Labels)
+	}
+
+	t.Run("a pod runs on the virtual node, on the provider", func(t *testing.T) {
+		const ns = "manual-peering"
+		if err := naples.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		if out, err := run(ctx, "offload", "namespace", ns, "--kubeconfig", kubeconfigs[consumer], "--pod-offloading-strategy", "Remote",
+			"--selector", consts.RemoteClusterIDLabel+"="+provider, "--timeout", "1m"); err != nil {
+			t.Fatalf("offload: %v\n%s", err, out)
+		}
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: ns}, Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Containers:                    []corev1.Container{{Name: "app", Image: "busybox", Command: []string{"sleep", "3600"}}}}}
+		if err := naples.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		local, _, where := waitOffloaded(ctx, t, naples, ns, "hello")
+		if where != provider || local.Spec.NodeName != "mynode" {
+			t.Errorf("pod runs on %s of %s, want mynode of rome", local.Spec.NodeName, where)
+		}
+		if err := naples.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+		if out, err := run(ctx, "unoffload", "namespace", ns, "--kubeconfig", kubeconfigs[consumer]); err != nil {
+			t.Fatalf("unoffload: %v\n%s", err, out)
+		}
+	})
+
+	refused("in use (ResourceSlice pool, VirtualNode mynode", append([]string{"unauthenticate", "--remote-kubeconfig", kubeconfigs[provider]}, onConsumer...)...)
+	refused("no VirtualNode nothere of provider rome", append([]string{"delete", "virtualnode", "nothere", "--remote-cluster-id", provider}, onConsumer...)...)
+	liqo(append([]string{"delete", "virtualnode", "mynode", "--remote-cluster-id", provider}, onConsumer...)...)
+	if err := naples.Get(ctx, types.NamespacedName{Name: "mynode"}, &corev1.Node{}); !apierrors.IsNotFound(err) {
+		t.Errorf("node mynode still there after delete virtualnode: %v", err)
+	}
+	liqo(append([]string{"delete", "resourceslice", "pool", "--remote-cluster-id", provider}, onConsumer...)...)
+	harness.Eventually(ctx, t, "the replica of slice pool gone from rome", func() (bool, error) {
+		err := rome.Get(ctx, types.NamespacedName{Namespace: providerNS, Name: "pool"}, &authv1beta1.ResourceSlice{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+
+	liqo(append([]string{"unauthenticate", "--remote-kubeconfig", kubeconfigs[provider]}, onConsumer...)...)
+	if err := rome.Get(ctx, types.NamespacedName{Namespace: providerNS, Name: consumer}, &authv1beta1.Tenant{}); !apierrors.IsNotFound(err) {
+		t.Errorf("naples's Tenant on rome after unauthenticate: %v", err)
+	}
+
+	t.Run("peer stops after each stage", func(t *testing.T) {
+		peer(t, consumer, provider, "--create-resource-slice=false")
+		var slices authv1beta1.ResourceSliceList
+		if err := naples.List(ctx, &slices, client.InNamespace(consumerNS)); err != nil || len(slices.Items) != 0 {
+			t.Errorf("--create-resource-slice=false: ResourceSlices on naples %v (%v)", slices.Items, err)
+		}
+		if err := rome.List(ctx, &slices, client.InNamespace(providerNS)); err != nil || len(slices.Items) != 0 {
+			t.Errorf("--create-resource-slice=false: ResourceSlices on rome %v (%v)", slices.Items, err)
+		}
+		compareObjects(t, manual, peeringObjects(ctx, t, naples, rome, consumer, provider))
+
+		peer(t, consumer, provider, "--create-virtual-node=false", "--cpu=2", "--memory=4Gi", "--pods=20")
+		var s authv1beta1.ResourceSlice
+		if err := naples.Get(ctx, types.NamespacedName{Namespace: consumerNS, Name: provider}, &s); err != nil || len(s.Status.Resources) == 0 {
+			t.Errorf("--create-virtual-node=false: slice %+v not granted (%v)", s.Status, err)
+		}
+		// The creator reacts within milliseconds: give it a second to do
+		// what it must not.
+		time.Sleep(time.Second)
+		if err := naples.List(ctx, &vns, client.InNamespace(consumerNS)); err != nil || len(vns.Items) != 0 {
+			t.Errorf("--create-virtual-node=false: VirtualNodes %v (%v)", vns.Items, err)
+		}
+		if err := naples.Get(ctx, types.NamespacedName{Name: provider}, &corev1.Node{}); !apierrors.IsNotFound(err) {
+			t.Errorf("--create-virtual-node=false: node %s exists (%v)", provider, err)
+		}
+
+		out := peer(t, consumer, provider, "--cpu=2", "--memory=4Gi", "--pods=20")
+		if !strings.Contains(out, "INFO: Virtual node rome is Ready") {
+			t.Errorf("peer after the stops did not end with the node:\n%s", out)
+		}
+		checkVirtualNode(t, consumer, provider, "2", "4Gi", "20")
+	})
+}
+
+// peering is what a peering consists of, on both sides, as the
+// comparison between the manual path and liqoctl peer sees it.
+type peeringState struct {
+	tenant   *authv1beta1.Tenant
+	identity *authv1beta1.Identity
+}
+
+func peeringObjects(ctx context.Context, t *testing.T, consumerCl, providerCl client.Client, consumer, provider string) peeringState {
+	t.Helper()
+	p := peeringState{tenant: &authv1beta1.Tenant{}, identity: &authv1beta1.Identity{}}
+	if err := providerCl.Get(ctx, types.NamespacedName{Namespace: consts.TenantNamespace(consumer), Name: consumer}, p.tenant); err != nil {
+		t.Fatalf("the Tenant of %s: %v", consumer, err)
+	}
+	if err := consumerCl.Get(ctx, types.NamespacedName{Namespace: consts.TenantNamespace(provider), Name: consts.IdentityName(provider)}, p.identity); err != nil {
+		t.Fatalf("the Identity for %s: %v", provider, err)
+	}
+	return p
+}
+
+// compareObjects checks the two paths made the same objects, but for what
+// differs each time: the certificate request and signature (new each
+// signing) and the certificate (issued for each request).
+func compareObjects(t *testing.T, manual, peered peeringState) {
+	t.Helper()
+	tm, tp := manual.tenant.Spec.DeepCopy(), peered.tenant.Spec.DeepCopy()
+	tm.CSR, tm.Signature, tp.CSR, tp.Signature = nil, nil, nil, nil
+	if !equality.Semantic.DeepEqual(tm, tp) || !equality.Semantic.DeepEqual(manual.tenant.Labels, peered.tenant.Labels) {
+		t.Errorf("Tenant: manual %+v %v, peer %+v %v", tm, manual.tenant.Labels, tp, peered.tenant.Labels)
+	}
+	im, ip := manual.identity.Spec.DeepCopy(), peered.identity.Spec.DeepCopy()
+	im.AuthParams.SignedCRT, ip.AuthParams.SignedCRT = nil, nil
+	if !equality.Semantic.DeepEqual(im, ip) || !equality.Semantic.DeepEqual(manual.identity.Labels, peered.identity.Labels) {
+		t.Errorf("Identity: manual %+v %v, peer %+v %v", im, manual.identity.Labels, ip, peered.identity.Labels)
+	}
+}
