@@ -25,7 +25,7 @@ testbed-binaries: liqoctl
 	$(BIN)/liqoctl playground build
 
 # Packages with native fuzz targets (what a peer's input reaches).
-FUZZ_PKGS     := ./test/fuzz ./pkg/ipam
+FUZZ_PKGS     := ./test/fuzz ./pkg/ipam ./deploy/charts/liqo/crds
 FUZZTIME      ?= 1m
 
 ## test: every test, unit and against real testbed clusters, then each fuzz target briefly.

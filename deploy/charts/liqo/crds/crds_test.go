@@ -2,22 +2,56 @@ package crds_test
 
 import (
 	"context"
+	"flag"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
-var cluster *testbed.Cluster
+var (
+	cluster *testbed.Cluster
+	// apiConfig reaches the API server: cluster's, or in a fuzzing worker
+	// the coordinator's.
+	apiConfig *rest.Config
+)
+
+// fuzzKubeconfigEnv names the kubeconfig of the coordinator's cluster to
+// the fuzzing workers, which go test starts as child processes running
+// TestMain again: they use that cluster rather than start one each.
+const fuzzKubeconfigEnv = "LIQO_CRDS_FUZZ_KUBECONFIG"
 
 func TestMain(m *testing.M) {
-	testbed.Main(m, func(tb *testbed.Testbed) { cluster = tb.Clusters[0] }, testbed.ClusterSpec{Name: "crds"})
+	flag.Parse()
+	if flag.Lookup("test.list").Value.String() != "" {
+		os.Exit(m.Run()) // listing the tests (hack/fuzz.sh does) needs no cluster
+	}
+	if kubeconfig := os.Getenv(fuzzKubeconfigEnv); kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "the coordinator's kubeconfig:", err)
+			os.Exit(1)
+		}
+		apiConfig = cfg
+		os.Exit(m.Run())
+	}
+	testbed.Main(m, func(tb *testbed.Testbed) {
+		cluster, apiConfig = tb.Clusters[0], tb.Clusters[0].Config
+		kubeconfig := filepath.Join(cluster.Dir, "fuzz.kubeconfig")
+		testbed.Must(tb, cluster.WriteKubeconfig(kubeconfig))
+		testbed.Must(tb, os.Setenv(fuzzKubeconfigEnv, kubeconfig))
+	}, testbed.ClusterSpec{Name: "crds"})
 }
 
 func TestInstallIsIdempotent(t *testing.T) {
