@@ -2,7 +2,8 @@
 // nodes: the liqo StorageClass's volumes bound on a local node (a real PVC
 // of the cluster's default class behind them) and on a virtual node (a PVC
 // of the provider's default class in the twin namespace), data kept across
-// pod restarts by data gravity, and deleted with their PVC.
+// pod restarts by data gravity (a replica whose volume is remote waits,
+// Pending, while its virtual node is cordoned), and deleted with their PVC.
 package storage
 
 import (

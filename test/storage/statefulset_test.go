@@ -36,19 +36,10 @@ func TestStatefulSet(t *testing.T) {
 		t.Fatalf("offload: %v\n%s", err, out)
 	}
 	twin := ns + "-rome"
-	labels := map[string]string{"app": "db"}
-	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns}, Spec: appsv1.StatefulSetSpec{
-		Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: labels},
-		PodManagementPolicy: appsv1.ParallelPodManagement,
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-			TerminationGracePeriodSeconds: ptr.To[int64](1),
-			Containers: []corev1.Container{{Name: "db", Image: "busybox", Command: []string{"sleep", "3600"},
-				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
-			Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-				LabelSelector: &metav1.LabelSelector{MatchLabels: labels}, TopologyKey: corev1.LabelHostname}}}},
-		}},
-		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}, Spec: liqoClaim()}},
-	}}
+	sts := dbStatefulSet(ns, 2)
+	// One replica per node: one on rome's real node, one on milan.
+	sts.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		LabelSelector: sts.Spec.Selector, TopologyKey: corev1.LabelHostname}}}}
 	cs := rome.Client()
 	if _, err := cs.AppsV1().StatefulSets(ns).Create(ctx, sts, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -120,9 +111,7 @@ func TestStatefulSet(t *testing.T) {
 	content := map[string]string{}
 	for pod := range nodes {
 		content[pod] = fmt.Sprintf("%s-%d", pod, time.Now().UnixNano())
-		if out, err := realpods.Kubectl(ctx, rome, "exec", "-n", ns, pod, "--", "sh", "-c", "echo "+content[pod]+" > /data/f"); err != nil {
-			t.Fatalf("writing in %s: %v\n%s", pod, err, out)
-		}
+		writeData(ctx, t, ns, pod, content[pod])
 	}
 	for pod := range nodes {
 		old, err := cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
@@ -141,13 +130,7 @@ func TestStatefulSet(t *testing.T) {
 		if p.Spec.NodeName != nodes[p.Name] {
 			t.Errorf("%s came back on %s, not %s where its volume is", p.Name, p.Spec.NodeName, nodes[p.Name])
 		}
-		var got string
-		harness.Eventually(ctx, t, "the content of "+p.Name+"'s volume", func() (bool, error) {
-			out, err := realpods.Kubectl(ctx, rome, "exec", "-n", ns, p.Name, "--", "cat", "/data/f")
-			got = strings.TrimSpace(out)
-			return err == nil, nil
-		})
-		if got != content[p.Name] {
+		if got := readData(ctx, t, ns, p.Name); got != content[p.Name] {
 			t.Errorf("%s reads %q, want %q, written before its pod was replaced", p.Name, got, content[p.Name])
 		}
 	}
@@ -274,6 +257,22 @@ func liqoClaim() corev1.PersistentVolumeClaimSpec {
 		AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 		Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Mi")}},
 	}
+}
+
+// dbStatefulSet is StatefulSet db (pods app=db, started in parallel), each
+// replica mounting its PVC data-db-N of class liqo at /data.
+func dbStatefulSet(ns string, replicas int32) *appsv1.StatefulSet {
+	labels := map[string]string{"app": "db"}
+	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns}, Spec: appsv1.StatefulSetSpec{
+		Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		PodManagementPolicy: appsv1.ParallelPodManagement,
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			Containers: []corev1.Container{{Name: "db", Image: "busybox", Command: []string{"sleep", "3600"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+		}},
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}, Spec: liqoClaim()}},
+	}}
 }
 
 // userOf is pod user (label app=user), mounting PVC data of ns.
