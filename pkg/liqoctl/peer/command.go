@@ -93,7 +93,7 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	fs.BoolVar(&o.NetworkingDisabled, "networking-disabled", false, "do not set up the network fabric between the clusters (offloaded pods run, but no packet crosses)")
 	fs.BoolVar(&o.InBand, "in-band", false, "reach the provider's API server through the network fabric's tunnel, as liqoctl peer in-band does")
 	o.Network.AddConnectFlags(fs)
-	o.ResourceFlags.bind(fs, "ask the provider for")
+	o.bind(fs, "ask the provider for")
 	fs.BoolVar(&o.CreateResourceSlice, "create-resource-slice", true, "ask the provider for resources; false stops once authenticated (as liqoctl authenticate)")
 	fs.BoolVar(&o.CreateVirtualNode, "create-virtual-node", true, "make the virtual node of the granted resources; false stops once the provider granted them")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
