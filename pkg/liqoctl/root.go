@@ -37,7 +37,7 @@ runs a local playground of real Kubernetes control planes with simulated nodes.`
 		offload.NewCommand(), offload.NewUnoffloadCommand(), network.NewCommand(), testnet.NewCommand())
 	root.AddCommand(tenant.NewCommands()...)
 	root.AddCommand(version.NewCommand(), completion.NewCommand(), install.NewCommand(), install.NewUninstallCommand())
-	root.AddCommand(peer.NewAuthenticateCommand(), peer.NewUnauthenticateCommand())
+	root.AddCommand(peer.NewAuthenticateCommand(), peer.NewUnauthenticateCommand(), peer.NewForceCommand())
 	root.AddCommand(
 		group("create", "Create Liqo resources: a nonce, a ResourceSlice, a virtual node",
 			`Create, one at a time, what liqoctl peer creates: the provider's nonce (the

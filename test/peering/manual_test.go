@@ -54,7 +54,9 @@ func runSplit(ctx context.Context, args ...string) (stdout, stderr string, err e
 // create virtualnode, and a pod runs there on rome; delete virtualnode and
 // delete resourceslice remove them. Then liqoctl peer stops after each
 // stage (--create-resource-slice=false, --create-virtual-node=false) with
-// nothing past it, and ends in the objects the manual path made.
+// nothing past it, and ends in the objects the manual path made. Last,
+// force unpeer removes naples's side alone (a slice of create resourceslice
+// with it) and unpeer cleans rome's.
 func TestManualPeering(t *testing.T) {
 	const consumer, provider = "naples", "rome"
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -273,6 +275,33 @@ func TestManualPeering(t *testing.T) {
 			t.Errorf("peer after the stops did not end with the node:\n%s", out)
 		}
 		checkVirtualNode(t, consumer, provider, "2", "4Gi", "20")
+	})
+
+	t.Run("force unpeer cleans the consumer alone, slices of create resourceslice too", func(t *testing.T) {
+		liqo(append([]string{"create", "resourceslice", "extra", "--remote-cluster-id", provider, "--cpu", "1", "--memory", "1Gi", "--pods", "5"}, onConsumer...)...)
+		waitNode(t, consumer, "extra", "Ready", testbed.NodeReady)
+		refused("no peering with nobody here", append([]string{"force", "unpeer", "nobody"}, onConsumer...)...)
+		out := liqo(append([]string{"force", "unpeer", provider}, onConsumer...)...)
+		if !strings.Contains(out, "not contacted") {
+			t.Errorf("force unpeer does not say it left the provider alone:\n%s", out)
+		}
+		for _, node := range []string{provider, "extra"} {
+			if err := naples.Get(ctx, types.NamespacedName{Name: node}, &corev1.Node{}); !apierrors.IsNotFound(err) {
+				t.Errorf("node %s after force unpeer: %v", node, err)
+			}
+		}
+		if err := naples.Get(ctx, types.NamespacedName{Name: consumerNS}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
+			t.Errorf("naples's tenant namespace for rome after force unpeer: %v", err)
+		}
+		if err := rome.Get(ctx, types.NamespacedName{Namespace: providerNS, Name: consumer}, &authv1beta1.Tenant{}); err != nil {
+			t.Errorf("force unpeer touched rome: naples's Tenant there: %v", err)
+		}
+		// With rome reachable, unpeer cleans what force unpeer left there.
+		liqo(append([]string{"unpeer", "--remote-kubeconfig", kubeconfigs[provider], "--wait=false"}, onConsumer...)...)
+		harness.Eventually(ctx, t, "naples's tenant namespace on rome gone", func() (bool, error) {
+			err := rome.Get(ctx, types.NamespacedName{Name: providerNS}, &corev1.Namespace{})
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		})
 	})
 }
 

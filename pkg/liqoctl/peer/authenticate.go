@@ -68,7 +68,6 @@ generate tenant and generate identity. It is idempotent.`,
 // NewUnauthenticateCommand returns liqoctl unauthenticate.
 func NewUnauthenticateCommand() *cobra.Command {
 	o := &UnpeerOptions{}
-	var waitGone bool
 	cmd := &cobra.Command{
 		Use:   "unauthenticate",
 		Short: "Undo liqoctl authenticate: remove the consumer's Identity and its Tenant on the provider",
@@ -90,18 +89,18 @@ virtualnode), or unpeer.`,
 			o.out = &output.Printer{W: cmd.OutOrStdout()}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
 			defer cancel()
-			return o.unauthenticate(ctx, waitGone)
+			return o.unauthenticate(ctx)
 		},
 	}
 	fs := cmd.Flags()
 	o.Local.AddLocalFlags(fs)
 	o.Remote.AddRemoteFlags(fs)
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
-	fs.BoolVar(&waitGone, "wait", true, "wait until the Identity and the Tenant are gone")
+	fs.BoolVar(&o.Wait, "wait", true, "wait until the Identity and the Tenant are gone")
 	return cmd
 }
 
-func (o *UnpeerOptions) unauthenticate(ctx context.Context, waitGone bool) error {
+func (o *UnpeerOptions) unauthenticate(ctx context.Context) error {
 	reach := min(o.Timeout, 10*time.Second)
 	var infos [2]*factory.ClusterInfo
 	for i, c := range []*factory.Cluster{&o.Local, &o.Remote} {
@@ -129,7 +128,7 @@ func (o *UnpeerOptions) unauthenticate(ctx context.Context, waitGone bool) error
 	if left := RemoveTenant(ctx, o.Remote.Client, local); len(left) > 0 {
 		return fmt.Errorf("could not remove on %s: %s", remote, strings.Join(left, "; "))
 	}
-	if waitGone {
+	if o.Wait {
 		id := &authv1beta1.Identity{ObjectMeta: metav1.ObjectMeta{Name: consts.IdentityName(remote), Namespace: consts.TenantNamespace(remote)}}
 		if err := wait.Gone(ctx, o.Local.Client, client.ObjectKeyFromObject(id), id, "the Identity"); err != nil {
 			return err

@@ -32,10 +32,14 @@ type UnpeerOptions struct {
 	// DeleteRemoteVolumes lets the unpeering delete the storage fabric's
 	// volumes on the provider.
 	DeleteRemoteVolumes bool
-	out                 *output.Printer
+	// Wait for the virtual nodes and the tenant namespaces to be gone.
+	Wait bool
+	out  *output.Printer
 	// remoteID, if known, names the peering when the remote cluster
 	// cannot be reached.
 	remoteID string
+	// localOnly does not contact the remote cluster at all (force unpeer).
+	localOnly bool
 }
 
 // NewUnpeerCommand returns liqoctl unpeer.
@@ -77,6 +81,7 @@ func (o *UnpeerOptions) addFlags(fs *pflag.FlagSet) {
 	o.Local.AddLocalFlags(fs)
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
 	fs.BoolVar(&o.DeleteRemoteVolumes, volumes.Flag, false, "unpeer even though PVCs have their volumes on the remote cluster, deleting their data")
+	fs.BoolVar(&o.Wait, "wait", true, "wait until the virtual nodes and the tenant namespaces are gone")
 }
 
 // Run unpeers: local first, so that the consumer stops using the provider
@@ -89,15 +94,20 @@ func (o *UnpeerOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	remoteErr := o.Remote.Connect(ctx, min(o.Timeout/4, 5*time.Second))
 	var remote *factory.ClusterInfo
-	if remoteErr == nil {
-		remote, remoteErr = o.Remote.FindComponents(ctx)
+	remoteErr := errors.New("not contacted (force unpeer)")
+	if !o.localOnly {
+		if remoteErr = o.Remote.Connect(ctx, min(o.Timeout/4, 5*time.Second)); remoteErr == nil {
+			remote, remoteErr = o.Remote.FindComponents(ctx)
+		}
 	}
 	var remoteID string
 	switch {
 	case remote != nil:
 		remoteID = remote.ID
+	case o.localOnly:
+		remoteID = o.remoteID
+		o.out.Warn("force unpeer: the remote cluster %s is not contacted; cleaning up the local side only", remoteID)
 	case o.remoteID != "":
 		remoteID = o.remoteID
 		o.out.Warn("the remote cluster cannot be reached (%v); cleaning up the local side only", remoteErr)
@@ -123,9 +133,8 @@ func (o *UnpeerOptions) Run(ctx context.Context) error {
 	// The slice goes first: it owns the VirtualNode, which would otherwise be
 	// created again while the slice is still accepted.
 	o.out.Step("Removing the ResourceSlice and the virtual node")
-	if err := client.IgnoreNotFound(o.Local.Client.Delete(ctx,
-		&authv1beta1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: remoteID, Namespace: localNS}})); err != nil {
-		return fmt.Errorf("deleting the ResourceSlice: %w", err)
+	if err := o.removeResourceSlices(ctx, localNS, local.ID); err != nil {
+		return err
 	}
 	if err := o.removeVirtualNodes(ctx, localNS); err != nil {
 		return err
@@ -159,10 +168,35 @@ func (o *UnpeerOptions) Run(ctx context.Context) error {
 		for _, l := range leftRemote {
 			o.out.Warn("not removed on the remote cluster: %s", l)
 		}
-		o.out.Info("Unpeered locally; run unpeer again when the remote cluster is reachable to clean it up")
+		if o.localOnly {
+			o.out.Info("Unpeered locally from %s; if it ever comes back, its administrator removes what is left there", remoteID)
+		} else {
+			o.out.Info("Unpeered locally; run unpeer again when the remote cluster is reachable to clean it up")
+		}
 		return nil
 	}
 	o.out.Info("Unpeered from %s", remoteID)
+	return nil
+}
+
+// removeResourceSlices deletes the consumer's ResourceSlices in its tenant
+// namespace of the provider: the one liqoctl peer made and those of
+// liqoctl create resourceslice. Replicas of the reverse peering's slices
+// share the namespace and stay.
+func (o *UnpeerOptions) removeResourceSlices(ctx context.Context, ns, localID string) error {
+	var slices authv1beta1.ResourceSliceList
+	if err := o.Local.Client.List(ctx, &slices, client.InNamespace(ns)); err != nil {
+		return fmt.Errorf("listing the ResourceSlices in %s: %w", ns, err)
+	}
+	for i := range slices.Items {
+		s := &slices.Items[i]
+		if s.Labels[consts.ReplicationLabel] != "" || s.Spec.ConsumerClusterID == nil || string(*s.Spec.ConsumerClusterID) != localID {
+			continue
+		}
+		if err := client.IgnoreNotFound(o.Local.Client.Delete(ctx, s)); err != nil {
+			return fmt.Errorf("deleting ResourceSlice %s/%s: %w", ns, s.Name, err)
+		}
+	}
 	return nil
 }
 
@@ -211,6 +245,9 @@ func (o *UnpeerOptions) removeVirtualNodes(ctx context.Context, ns string) error
 					return err
 				}
 			}
+		}
+		if !o.Wait {
+			return nil
 		}
 		left, err := o.existingNodes(ctx, nodes)
 		if err != nil {
@@ -315,6 +352,9 @@ func (o *UnpeerOptions) removeTenantNamespace(ctx context.Context, c client.Clie
 	}
 	if err := c.Delete(ctx, n); err != nil {
 		return client.IgnoreNotFound(err)
+	}
+	if !o.Wait {
+		return nil
 	}
 	// Wait for it to go, so that a peer right after does not find it terminating.
 	return wait.Gone(ctx, c, types.NamespacedName{Name: ns}, n, "namespace "+ns)
