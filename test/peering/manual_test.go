@@ -199,6 +199,13 @@ func TestManualPeering(t *testing.T) {
 	if cpu := n.Status.Capacity[corev1.ResourceCPU]; cpu.String() != "2" || n.Labels[consts.RemoteClusterIDLabel] != provider {
 		t.Errorf("node mynode offers %s CPUs, labels %v; want the slice's 2, of rome", cpu.String(), n.Labels)
 	}
+	manualSlice, manualVN := &authv1beta1.ResourceSlice{}, &offv1beta1.VirtualNode{}
+	if err := naples.Get(ctx, types.NamespacedName{Namespace: consumerNS, Name: "pool"}, manualSlice); err != nil {
+		t.Fatal(err)
+	}
+	if err := naples.Get(ctx, types.NamespacedName{Namespace: consumerNS, Name: "mynode"}, manualVN); err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("a pod runs on the virtual node, on the provider", func(t *testing.T) {
 		const ns = "manual-peering"
@@ -275,6 +282,22 @@ func TestManualPeering(t *testing.T) {
 			t.Errorf("peer after the stops did not end with the node:\n%s", out)
 		}
 		checkVirtualNode(t, consumer, provider, "2", "4Gi", "20")
+		// The same slice and virtual node as the manual path's, the
+		// annotation that kept that slice from making its own node aside.
+		peeredSlice, peeredVN := &authv1beta1.ResourceSlice{}, &offv1beta1.VirtualNode{}
+		if err := naples.Get(ctx, types.NamespacedName{Namespace: consumerNS, Name: provider}, peeredSlice); err != nil {
+			t.Fatal(err)
+		}
+		if err := naples.Get(ctx, types.NamespacedName{Namespace: consumerNS, Name: provider}, peeredVN); err != nil {
+			t.Fatal(err)
+		}
+		if !equality.Semantic.DeepEqual(manualSlice.Spec, peeredSlice.Spec) || !equality.Semantic.DeepEqual(manualSlice.Labels, peeredSlice.Labels) ||
+			!equality.Semantic.DeepEqual(manualSlice.Status.Resources, peeredSlice.Status.Resources) {
+			t.Errorf("ResourceSlice: manual %+v %v, peer %+v %v", manualSlice.Spec, manualSlice.Labels, peeredSlice.Spec, peeredSlice.Labels)
+		}
+		if !equality.Semantic.DeepEqual(manualVN.Spec, peeredVN.Spec) || !equality.Semantic.DeepEqual(manualVN.Labels, peeredVN.Labels) {
+			t.Errorf("VirtualNode: manual %+v %v, peer %+v %v", manualVN.Spec, manualVN.Labels, peeredVN.Spec, peeredVN.Labels)
+		}
 	})
 
 	t.Run("force unpeer cleans the consumer alone, slices of create resourceslice too", func(t *testing.T) {
