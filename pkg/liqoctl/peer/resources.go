@@ -200,9 +200,9 @@ func newCreateVirtualNodeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "virtualnode NAME",
 		Short: "Make a virtual node standing for a provider (on the consumer)",
-		Long: `Make, on this cluster (the consumer), the VirtualNode NAME: a node standing
-for a provider this cluster is authenticated with, on which pods are
-offloaded there.
+		Long: `Make, on this cluster (the consumer), the VirtualNode NAME: a node that
+stands for a provider this cluster is authenticated with; the pods scheduled
+on it run there.
 
 With --resource-slice-name it offers the resources the provider granted to
 that ResourceSlice (liqoctl create resourceslice --no-virtual-node), with
@@ -223,7 +223,7 @@ Ready; with --output it prints the VirtualNode instead of creating it.`,
 	fs.StringVar(&o.sliceName, "resource-slice-name", "", "the ResourceSlice whose granted resources the node offers")
 	fs.StringVar(&o.kubeconfigSecret, "kubeconfig-secret-name", "", "Secret (in the provider's tenant namespace) with the kubeconfig to reach the provider (default: the Identity's)")
 	fs.StringArrayVar(&o.labels, "labels", nil, "label of the node, as key=value (repeatable)")
-	fs.BoolVar(&o.createNode, "create-node", true, "create the Node (false: only reflect resources to the provider, no pod is scheduled there)")
+	fs.BoolVar(&o.createNode, "create-node", true, "create the Node (false: the VirtualNode is kept without a Node, and nothing runs for it)")
 	fs.BoolVar(&o.wait, "wait", true, "wait until the node is Ready")
 	fs.StringVarP(&o.output, "output", "o", "", "print the VirtualNode as yaml or json instead of creating it")
 	cmd.MarkFlagsMutuallyExclusive("resource-slice-name", "kubeconfig-secret-name")
