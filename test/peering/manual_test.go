@@ -246,10 +246,21 @@ func TestManualPeering(t *testing.T) {
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
 
-	liqo(append([]string{"unauthenticate", "--remote-kubeconfig", kubeconfigs[provider]}, onConsumer...)...)
-	if err := rome.Get(ctx, types.NamespacedName{Namespace: providerNS, Name: consumer}, &authv1beta1.Tenant{}); !apierrors.IsNotFound(err) {
-		t.Errorf("naples's Tenant on rome after unauthenticate: %v", err)
+	unauthenticated := func() {
+		t.Helper()
+		liqo(append([]string{"unauthenticate", "--remote-kubeconfig", kubeconfigs[provider]}, onConsumer...)...)
+		if err := rome.Get(ctx, types.NamespacedName{Namespace: providerNS, Name: consumer}, &authv1beta1.Tenant{}); !apierrors.IsNotFound(err) {
+			t.Errorf("naples's Tenant on rome after unauthenticate: %v", err)
+		}
+		if err := naples.Get(ctx, client.ObjectKeyFromObject(&id), &authv1beta1.Identity{}); !apierrors.IsNotFound(err) {
+			t.Errorf("naples's Identity for rome after unauthenticate: %v", err)
+		}
 	}
+	unauthenticated()
+	// authenticate does the same with access to both clusters.
+	liqo(append([]string{"authenticate", "--remote-kubeconfig", kubeconfigs[provider]}, onConsumer...)...)
+	compareObjects(t, manual, peeringObjects(ctx, t, naples, rome, consumer, provider))
+	unauthenticated()
 
 	t.Run("peer stops after each stage", func(t *testing.T) {
 		peer(t, consumer, provider, "--create-resource-slice=false")
