@@ -20,6 +20,7 @@ var reflectionFlagNames = []struct{ kind, flag string }{
 	{reflection.EndpointSlices, "endpointslice"},
 	{reflection.Ingresses, "ingress"},
 	{reflection.Events, "event"},
+	{reflection.PersistentVolumeClaims, "persistentvolumeclaim"},
 }
 
 // addReflectionFlags binds --<kind>-reflection-workers and
@@ -28,8 +29,9 @@ func (o *Options) addReflectionFlags(fs *pflag.FlagSet) {
 	for _, k := range reflectionFlagNames {
 		fs.Var(&reflectionWorkers{o.Reflection, k.kind}, k.flag+"-reflection-workers",
 			fmt.Sprintf("%s reflected in parallel per virtual node (0 disables their reflection)", k.kind))
-		if k.kind == reflection.Events {
-			// Events flow back from the provider: no local object to annotate.
+		if k.kind == reflection.Events || k.kind == reflection.PersistentVolumeClaims {
+			// Events and volume status flow back from the provider: no
+			// local object to annotate.
 			continue
 		}
 		fs.Var(&reflectionPolicy{o.Reflection, k.kind}, k.flag+"-reflection-type",

@@ -40,6 +40,8 @@ func DefaultKinds() map[string]KindOptions {
 		EndpointSlices: {Workers: 16, Policy: forge.DenyList},
 		Ingresses:      {Workers: 4, Policy: forge.DenyList},
 		Events:         {Workers: 4},
+		// Few: one per remote volume.
+		PersistentVolumeClaims: {Workers: 2},
 	}
 }
 
@@ -103,6 +105,9 @@ func (r *reflector) resources() (map[string]resource, error) {
 			return nil, err
 		}
 		out[Events] = e
+	}
+	if r.cfg.Kinds[PersistentVolumeClaims].Workers > 0 {
+		out[PersistentVolumeClaims] = newVolumeReflector(r)
 	}
 	return out, nil
 }

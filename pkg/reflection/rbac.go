@@ -20,3 +20,8 @@ package reflection
 
 // The provider's Events about its pods, copied onto the local pods.
 // +kubebuilder:rbac:groups="",resources=events,verbs=get;create;update
+
+// The storage fabric's remote volumes: the provider's PVC's capacity shown
+// on the local PVC (its status) and its PV, once the provider's PVC binds.
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;persistentvolumes,verbs=get;update
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims/status,verbs=update

@@ -6,5 +6,8 @@
 // later pods run next to the data. On a virtual node a PVC of the same
 // name is made in the twin namespace on that provider, which the remote
 // pod mounts, and the local PV pins later pods to that provider's virtual
-// nodes (data gravity). Deleting the PVC deletes what backs it.
+// nodes (data gravity); once the provider's PVC is bound, its capacity is
+// shown on the local PVC and PV (SyncRemoteCapacity, driven by the
+// reflection's watch of the twin namespaces). Deleting the PVC deletes
+// what backs it.
 package storage

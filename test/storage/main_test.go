@@ -12,8 +12,14 @@ import (
 	"os"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
 	"github.com/liqo-go/liqo/pkg/liqoctl"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/pkg/testbed/hostpath"
 	"github.com/liqo-go/liqo/test/inprocess"
 )
 
@@ -29,7 +35,12 @@ func TestMain(m *testing.M) {
 	}
 	testbed.Main(m, func(tb *testbed.Testbed) {
 		rome, milan = tb.Cluster("rome"), tb.Cluster("milan")
-		dir, err := testbed.LogDir("liqo-storage-")
+		// Before the managers start, so that milan's ResourceSlice offers it.
+		err := coarseClass(milan)
+		var dir string
+		if err == nil {
+			dir, err = testbed.LogDir("liqo-storage-")
+		}
 		if err == nil {
 			for _, c := range []*testbed.Cluster{rome, milan} {
 				var m *inprocess.Manager
@@ -53,4 +64,20 @@ func TestMain(m *testing.M) {
 // run executes liqoctl in-process.
 func run(ctx context.Context, args ...string) (string, error) {
 	return liqoctl.Execute(ctx, args...)
+}
+
+// coarseClassName is a class of milan's whose volumes are bigger than
+// asked: sizes rounded up to 64Mi.
+const coarseClassName, coarseUnit = "coarse", "64Mi"
+
+func coarseClass(c *testbed.Cluster) error {
+	class := &storagev1.StorageClass{
+		ObjectMeta:        metav1.ObjectMeta{Name: coarseClassName},
+		Provisioner:       hostpath.ProvisionerName,
+		Parameters:        map[string]string{hostpath.RoundUpParameter: coarseUnit},
+		ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimDelete),
+		VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+	}
+	_, err := c.Client().StorageV1().StorageClasses().Create(context.Background(), class, metav1.CreateOptions{})
+	return err
 }

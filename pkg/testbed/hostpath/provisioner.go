@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -28,7 +29,26 @@ const (
 	ProvisionerName = "testbed.liqo.io/hostpath"
 	// ClassName is the cluster's default StorageClass.
 	ClassName = "standard"
+	// RoundUpParameter, a StorageClass parameter, rounds each volume's
+	// size up to a multiple of its quantity (as cloud disks come in whole
+	// GiB): a class whose volumes are bigger than asked.
+	RoundUpParameter = "roundUpTo"
 )
+
+// Capacity is the size of a volume of a class with params for request:
+// the request, rounded up as RoundUpParameter says. Pure.
+func Capacity(request resource.Quantity, params map[string]string) (resource.Quantity, error) {
+	s, ok := params[RoundUpParameter]
+	if !ok {
+		return request, nil
+	}
+	unit, err := resource.ParseQuantity(s)
+	if err != nil || unit.Value() <= 0 {
+		return request, fmt.Errorf("StorageClass parameter %s=%q: want a positive quantity such as 64Mi", RoundUpParameter, s)
+	}
+	n := (request.Value() + unit.Value() - 1) / unit.Value()
+	return *resource.NewQuantity(n*unit.Value(), resource.BinarySI), nil
+}
 
 // Provisioner makes a directory per volume under Root/<node>/<PV name>.
 type Provisioner struct {
@@ -43,6 +63,10 @@ func (p *Provisioner) Provision(_ context.Context, o controller.ProvisionOptions
 	if o.SelectedNodeName == "" {
 		return nil, controller.ProvisioningFinished, fmt.Errorf("StorageClass %s binds on the first consumer: no node was selected for PVC %s/%s",
 			o.StorageClass.Name, o.PVC.Namespace, o.PVC.Name)
+	}
+	size, err := Capacity(o.PVC.Spec.Resources.Requests[corev1.ResourceStorage], o.StorageClass.Parameters)
+	if err != nil {
+		return nil, controller.ProvisioningFinished, err
 	}
 	node := o.SelectedNodeName
 	if err := checkName(node); err != nil {
@@ -66,7 +90,7 @@ func (p *Provisioner) Provision(_ context.Context, o controller.ProvisionOptions
 			PersistentVolumeReclaimPolicy: reclaim,
 			AccessModes:                   o.PVC.Spec.AccessModes,
 			VolumeMode:                    o.PVC.Spec.VolumeMode,
-			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: o.PVC.Spec.Resources.Requests[corev1.ResourceStorage]},
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: size},
 			PersistentVolumeSource: corev1.PersistentVolumeSource{
 				HostPath: &corev1.HostPathVolumeSource{Path: dir, Type: ptr.To(corev1.HostPathDirectoryOrCreate)},
 			},
