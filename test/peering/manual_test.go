@@ -236,11 +236,18 @@ func TestManualPeering(t *testing.T) {
 
 	refused("in use (ResourceSlice pool, VirtualNode mynode", append([]string{"unauthenticate", "--remote-kubeconfig", kubeconfigs[provider]}, onConsumer...)...)
 	refused("no VirtualNode nothere of provider rome", append([]string{"delete", "virtualnode", "nothere", "--remote-cluster-id", provider}, onConsumer...)...)
+	// A second node of the same slice, which goes with the slice.
+	liqo(append([]string{"create", "virtualnode", "mynode2", "--remote-cluster-id", provider, "--resource-slice-name", "pool"}, onConsumer...)...)
 	liqo(append([]string{"delete", "virtualnode", "mynode", "--remote-cluster-id", provider}, onConsumer...)...)
 	if err := naples.Get(ctx, types.NamespacedName{Name: "mynode"}, &corev1.Node{}); !apierrors.IsNotFound(err) {
 		t.Errorf("node mynode still there after delete virtualnode: %v", err)
 	}
-	liqo(append([]string{"delete", "resourceslice", "pool", "--remote-cluster-id", provider}, onConsumer...)...)
+	if out := liqo(append([]string{"delete", "resourceslice", "pool", "--remote-cluster-id", provider}, onConsumer...)...); !strings.Contains(out, "with 1 virtual nodes") {
+		t.Errorf("delete resourceslice does not say it removed mynode2:\n%s", out)
+	}
+	if err := naples.Get(ctx, types.NamespacedName{Name: "mynode2"}, &corev1.Node{}); !apierrors.IsNotFound(err) {
+		t.Errorf("node mynode2 still there after delete resourceslice: %v", err)
+	}
 	harness.Eventually(ctx, t, "the replica of slice pool gone from rome", func() (bool, error) {
 		err := rome.Get(ctx, types.NamespacedName{Namespace: providerNS, Name: "pool"}, &authv1beta1.ResourceSlice{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
@@ -293,6 +300,7 @@ func TestManualPeering(t *testing.T) {
 			t.Errorf("peer after the stops did not end with the node:\n%s", out)
 		}
 		checkVirtualNode(t, consumer, provider, "2", "4Gi", "20")
+		refused("is the one ResourceSlice rome makes for itself", append([]string{"delete", "virtualnode", provider, "--remote-cluster-id", provider}, onConsumer...)...)
 		// The same slice and virtual node as the manual path's, the
 		// annotation that kept that slice from making its own node aside.
 		peeredSlice, peeredVN := &authv1beta1.ResourceSlice{}, &offv1beta1.VirtualNode{}

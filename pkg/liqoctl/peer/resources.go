@@ -142,6 +142,13 @@ of the slice (its own, and those liqoctl create virtualnode
 		if err := client.IgnoreNotFound(c.Delete(ctx, s)); err != nil {
 			return fmt.Errorf("deleting ResourceSlice %s: %w", key, err)
 		}
+		// The garbage collector would delete them too, but in its own
+		// time; the slice goes first, so that none is made again.
+		for _, vn := range nodes {
+			if err := client.IgnoreNotFound(c.Delete(ctx, vn)); err != nil {
+				return fmt.Errorf("deleting VirtualNode %s/%s: %w", vn.Namespace, vn.Name, err)
+			}
+		}
 		if !waitGone {
 			return nil
 		}
