@@ -22,6 +22,10 @@ const Gateway = "liqo-gateway"
 // nodes.
 const Fabric = "liqo-fabric"
 
+// Mover copies a volume's files between two pods, for liqoctl move
+// volume.
+const Mover = "liqo-mover"
+
 // Component is a server component of Liqo shipped as an image: one Go main
 // package, built into one static binary, alone in its image.
 type Component struct {
@@ -62,6 +66,11 @@ func Components() []Component {
 		Name:       Fabric,
 		Package:    "github.com/liqo-go/liqo/cmd/liqo-fabric",
 		Image:      Repository + "/" + Fabric,
+		VersionVar: "main.version",
+	}, {
+		Name:       Mover,
+		Package:    "github.com/liqo-go/liqo/cmd/liqo-mover",
+		Image:      Repository + "/" + Mover,
 		VersionVar: "main.version",
 	}}
 }

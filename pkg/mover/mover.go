@@ -1,0 +1,311 @@
+// Package mover copies a volume's files between two pods over one TCP
+// connection, for liqoctl move volume: the sender streams a tar of its
+// directory, the receiver unpacks it, reads back what it wrote and answers
+// with the tree's digest, which the sender compares with its own. Either
+// side may be the one that listens (the one on a provider does: its
+// address, as the consumer sees it, is the one liqoctl knows), and a copy
+// that fails or does not match fails both sides, so the caller keeps the
+// source.
+package mover
+
+import (
+	"archive/tar"
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// lostFound is an ext filesystem's own directory, at the root of a fresh
+// volume whether or not the source had one: never copied nor compared.
+const lostFound = "lost+found"
+
+// Summary is what a side reports of a tree: its digest (SHA-256 over every
+// entry's path, type, permissions, size, content and link target, in
+// lexical order), its regular files and their bytes.
+type Summary struct {
+	Digest string
+	Files  int
+	Bytes  int64
+}
+
+func (s Summary) String() string {
+	return fmt.Sprintf("sha256=%s files=%d bytes=%d", s.Digest, s.Files, s.Bytes)
+}
+
+// Tree is dir's Summary.
+func Tree(dir string) (Summary, error) {
+	h := sha256.New()
+	var s Summary
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil || rel == "." {
+			return err
+		}
+		if rel == lostFound {
+			return fs.SkipDir
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%s\x00%o\x00", filepath.ToSlash(rel), d.Type().String(), info.Mode().Perm())
+		switch {
+		case d.Type().IsRegular():
+			fmt.Fprintf(h, "%d\x00", info.Size())
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			n, err := io.Copy(h, f)
+			_ = f.Close()
+			if err != nil {
+				return err
+			}
+			s.Files++
+			s.Bytes += n
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(h, "%s\x00", target)
+		}
+		return nil
+	})
+	if err != nil {
+		return Summary{}, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	s.Digest = hex.EncodeToString(h.Sum(nil))
+	return s, nil
+}
+
+// Send streams dir to conn as a tar, half-closes the connection and waits
+// for the receiver's digest of what it wrote, which must be dir's. progress,
+// if set, is called with the bytes sent so far, at most once a second.
+func Send(conn net.Conn, dir string, progress func(int64)) (Summary, error) {
+	want, err := Tree(dir)
+	if err != nil {
+		return Summary{}, err
+	}
+	cw := &countingWriter{w: conn, progress: progress}
+	tw := tar.NewWriter(cw)
+	if err := writeTree(tw, dir); err != nil {
+		return want, fmt.Errorf("sending: %w", err)
+	}
+	if err := tw.Close(); err != nil {
+		return want, fmt.Errorf("sending: %w", err)
+	}
+	if hc, ok := conn.(interface{ CloseWrite() error }); ok {
+		if err := hc.CloseWrite(); err != nil {
+			return want, fmt.Errorf("sending: %w", err)
+		}
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return want, fmt.Errorf("the receiver gave no answer (the copy did not complete): %w", err)
+	}
+	got, ok := strings.CutPrefix(strings.TrimSpace(line), "OK ")
+	if !ok {
+		return want, fmt.Errorf("the receiver failed: %s", strings.TrimSpace(line))
+	}
+	if got != want.String() {
+		return want, fmt.Errorf("the copy does not match: the receiver has %s, the source %s", got, want)
+	}
+	return want, nil
+}
+
+// Receive unpacks the tar conn carries into dir, reads back what it wrote
+// and answers the sender with its Summary (or the error).
+func Receive(conn net.Conn, dir string) (Summary, error) {
+	s, err := receive(conn, dir)
+	if err != nil {
+		_, _ = fmt.Fprintf(conn, "ERR %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+		return s, err
+	}
+	if _, err := fmt.Fprintf(conn, "OK %s\n", s); err != nil {
+		return s, fmt.Errorf("answering the sender: %w", err)
+	}
+	return s, nil
+}
+
+func receive(conn net.Conn, dir string) (Summary, error) {
+	tr := tar.NewReader(conn)
+	var dirs []*tar.Header
+	links := map[string]bool{}
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Summary{}, fmt.Errorf("receiving: %w", err)
+		}
+		path, err := inside(dir, hdr.Name)
+		if err != nil {
+			return Summary{}, err
+		}
+		if underLink(hdr.Name, links) {
+			return Summary{}, fmt.Errorf("receiving: entry %q lies below a symbolic link", hdr.Name)
+		}
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(path, 0o700); err != nil {
+				return Summary{}, err
+			}
+			dirs = append(dirs, hdr)
+		case tar.TypeReg:
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+			if err != nil {
+				return Summary{}, err
+			}
+			_, err = io.Copy(f, tr)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return Summary{}, fmt.Errorf("receiving %s: %w", hdr.Name, err)
+			}
+			if err := restore(path, hdr); err != nil {
+				return Summary{}, err
+			}
+		case tar.TypeSymlink:
+			_ = os.Remove(path)
+			if err := os.Symlink(hdr.Linkname, path); err != nil {
+				return Summary{}, err
+			}
+			links[hdr.Name] = true
+			_ = os.Lchown(path, hdr.Uid, hdr.Gid)
+		default:
+			return Summary{}, fmt.Errorf("%s: entries of type %q are not copied", hdr.Name, hdr.Typeflag)
+		}
+	}
+	// Directories last: writing their files changed their times.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		path, _ := inside(dir, dirs[i].Name)
+		if err := restore(path, dirs[i]); err != nil {
+			return Summary{}, err
+		}
+	}
+	// Up to the sender's half-close: what follows the archive's end is
+	// padding, if anything; the digests say whether the copy is whole.
+	if _, err := io.Copy(io.Discard, conn); err != nil {
+		return Summary{}, fmt.Errorf("receiving: %w", err)
+	}
+	return Tree(dir)
+}
+
+// restore gives path hdr's permissions, owner and modification time.
+func restore(path string, hdr *tar.Header) error {
+	if err := os.Chmod(path, fs.FileMode(hdr.Mode).Perm()); err != nil {
+		return err
+	}
+	// As root (the mover runs so) this keeps the owners; otherwise it
+	// cannot, and the files are the mover's.
+	_ = os.Lchown(path, hdr.Uid, hdr.Gid)
+	return os.Chtimes(path, hdr.ModTime, hdr.ModTime)
+}
+
+// inside is name under dir, refusing a name that leaves it.
+func inside(dir, name string) (string, error) {
+	if name == "" || strings.HasPrefix(name, "/") {
+		return "", fmt.Errorf("receiving: entry %q is not a relative path", name)
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == ".." {
+			return "", fmt.Errorf("receiving: entry %q leaves the volume", name)
+		}
+	}
+	return filepath.Join(dir, filepath.FromSlash(name)), nil
+}
+
+// underLink tells whether name lies below one of links (symbolic links
+// already unpacked), through which writing would leave the volume. The
+// sender never sends such entries (it does not follow links).
+func underLink(name string, links map[string]bool) bool {
+	for p := name; ; {
+		i := strings.LastIndex(p, "/")
+		if i < 0 {
+			return false
+		}
+		p = p[:i]
+		if links[p] {
+			return true
+		}
+	}
+}
+
+// writeTree writes dir's entries to tw, in the order Tree reads them.
+func writeTree(tw *tar.Writer, dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil || rel == "." {
+			return err
+		}
+		if rel == lostFound {
+			return fs.SkipDir
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		link := ""
+		if d.Type()&fs.ModeSymlink != 0 {
+			if link, err = os.Readlink(path); err != nil {
+				return err
+			}
+		} else if !d.IsDir() && !d.Type().IsRegular() {
+			return fmt.Errorf("%s: only files, directories and symbolic links are copied", rel)
+		}
+		hdr, err := tar.FileInfoHeader(info, link)
+		if err != nil {
+			return err
+		}
+		hdr.Name = filepath.ToSlash(rel)
+		hdr.Uname, hdr.Gname = "", ""
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = f.Close() }()
+		_, err = io.Copy(tw, f)
+		return err
+	})
+}
+
+type countingWriter struct {
+	w        io.Writer
+	n        int64
+	last     time.Time
+	progress func(int64)
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	if c.progress != nil && time.Since(c.last) >= time.Second {
+		c.last = time.Now()
+		c.progress(c.n)
+	}
+	return n, err
+}
