@@ -1,8 +1,9 @@
 // Package faults injects faults into testbed clusters, by signals to the
 // processes the testbed started, and checks what offloaded workloads go
-// through: a provider's API server frozen (SIGSTOP) for a minute, then for
-// longer than the pods' not-ready toleration; a consumer's controller
-// manager killed (SIGKILL) in the middle of offloading 1,000 pods. It
+// through: a provider's API server frozen (SIGSTOP) for a minute; the
+// consumers partitioned from the provider for longer than the pods'
+// not-ready toleration; a consumer's controller manager killed (SIGKILL) in
+// the middle of offloading 1,000 pods. It
 // prints the figures (time to reconverge, pods lost or duplicated).
 package faults
 
@@ -24,6 +25,10 @@ import (
 var (
 	rome, milan, naples *testbed.Cluster
 	kubeconfigs         = map[string]string{}
+	// milanLink is the consumers' way to milan's API server, which milan
+	// advertises to them (--api-server-url): a test cuts it to partition
+	// them from milan.
+	milanLink *link
 )
 
 // managerName is the process name of naples' controller manager.
@@ -31,7 +36,7 @@ const managerName = "liqo-controller-manager"
 
 // TestMain starts rome and naples (consumers) and milan (the provider),
 // each with simulated nodes and its controller manager with the default
-// grace. Rome's and milan's managers run in this process; naples' is the
+// grace; the consumers reach milan's API server through milanLink. Rome's and milan's managers run in this process; naples' is the
 // liqo-controller-manager binary, a process of its own that a test can
 // SIGKILL, restarted by the testbed's supervisor as a kubelet would restart
 // its container.
@@ -40,9 +45,14 @@ func TestMain(m *testing.M) {
 		rome, milan, naples = tb.Cluster("rome"), tb.Cluster("milan"), tb.Cluster("naples")
 		dir, err := testbed.LogDir("liqo-faults-")
 		testbed.Must(tb, err)
+		milanLink, err = newLink(milan.Server)
+		testbed.Must(tb, err)
 		for _, c := range []*testbed.Cluster{rome, milan} {
 			m, err := inprocess.Start(context.Background(), c, dir, func(o *controllermanager.Options) error {
 				o.HealthCheckInterval = time.Second
+				if c == milan {
+					o.APIServerURL = milanLink.URL()
+				}
 				return nil
 			})
 			testbed.Must(tb, err)

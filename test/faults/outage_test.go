@@ -21,14 +21,15 @@ import (
 
 const replicas = 10
 
-// TestProviderFrozen freezes milan's API server (SIGSTOP) while rome runs
-// a Deployment of 10 pods offloaded there: first for 60 s, then for 330 s,
-// beyond the pods' default not-ready toleration of 300 s. Throughout, no
-// local pod is deleted or replaced (no bulk repatriation after a glitch:
-// the virtual node stays Ready for the grace, taking no new pod), and
-// after each thaw the virtual node reconverges, milan still runs exactly
-// 10 pods and holds exactly 10 ShadowPods. The figures are printed.
-func TestProviderFrozen(t *testing.T) {
+// TestProviderOutages takes milan away from rome while rome runs a
+// Deployment of 10 pods offloaded there: first milan's API server frozen
+// (SIGSTOP) for 60 s, then rome partitioned from milan for 330 s, beyond
+// the pods' default not-ready toleration of 300 s. Throughout, no local pod
+// is deleted or replaced (no bulk repatriation after a glitch: the virtual
+// node stays Ready for the grace, taking no new pod), and after each
+// outage the virtual node reconverges, milan still runs the same 10 pods
+// and holds exactly 10 ShadowPods. The figures are printed.
+func TestProviderOutages(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	if out, err := liqoctl.Execute(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"],
@@ -56,57 +57,106 @@ func TestProviderFrozen(t *testing.T) {
 	before := waitRunning(ctx, t, ns)
 	twin := ns + "-rome"
 
-	for _, freeze := range []time.Duration{60 * time.Second, 330 * time.Second} {
-		t.Run(fmt.Sprintf("frozen %s", freeze), func(t *testing.T) {
+	// The two outages: milan's API server frozen for a minute, then
+	// rome partitioned from milan for longer than the pods' not-ready
+	// toleration (milan itself keeps working meanwhile).
+	for _, o := range []outage{{
+		name: "frozen", length: 60 * time.Second,
+		begin: func() (func(), error) {
 			pid := milan.PIDs()["kube-apiserver"]
 			if pid == 0 {
-				t.Fatal("milan's API server is not running")
+				return nil, fmt.Errorf("milan's API server is not running")
 			}
 			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+				return nil, err
+			}
+			return func() { _ = syscall.Kill(pid, syscall.SIGCONT) }, nil
+		},
+	}, {
+		name: "partitioned", length: 330 * time.Second,
+		begin: func() (func(), error) {
+			milanLink.Cut()
+			return milanLink.Heal, nil
+		},
+	}} {
+		t.Run(fmt.Sprintf("%s %s", o.name, o.length), func(t *testing.T) {
+			remoteBefore := remotePodUIDs(ctx, t, twin)
+			end, err := o.begin()
+			if err != nil {
 				t.Fatal(err)
 			}
-			thawed := false
-			thaw := func() {
-				if !thawed {
-					thawed = true
-					_ = syscall.Kill(pid, syscall.SIGCONT)
+			ended := false
+			finish := func() {
+				if !ended {
+					ended = true
+					end()
 				}
 			}
-			defer thaw()
-			// While frozen: watch rome's pods every 5 s.
-			deadline := time.Now().Add(freeze)
+			defer finish()
+			// Meanwhile: watch rome's pods every 5 s.
+			deadline := time.Now().Add(o.length)
 			var lost []string
 			for time.Now().Before(deadline) {
 				lost = append(lost, changed(ctx, t, ns, before)...)
 				time.Sleep(5 * time.Second)
 			}
 			node := nodeOf(ctx, t)
-			t.Logf("after %s frozen the virtual node is %s", freeze, readiness(node))
-			thaw()
-			thawedAt := time.Now()
+			t.Logf("after %s %s the virtual node is %s", o.length, o.name, readiness(node))
+			finish()
+			endedAt := time.Now()
 
 			// Reconverged: the virtual node Ready with its network back.
 			harness.Eventually(ctx, t, "the virtual node reachable again", func() (bool, error) {
 				n := nodeOf(ctx, t)
 				return testbed.NodeReady(n) && testbed.NodeCondition(n, corev1.NodeNetworkUnavailable) == corev1.ConditionFalse, nil
 			})
-			reconverged := time.Since(thawedAt)
+			reconverged := time.Since(endedAt)
 			after := waitRunning(ctx, t, ns)
 			lost = append(lost, changed(ctx, t, ns, before)...)
 			remotePods, shadows := countRemote(ctx, t, twin)
-			t.Logf("frozen %s: virtual node reachable %s after SIGCONT; rome's pods lost or replaced: %d; milan runs %d pods for %d ShadowPods (want %d each)",
-				freeze, reconverged.Round(100*time.Millisecond), len(lost), remotePods, shadows, replicas)
-			if len(lost) > 0 {
-				t.Errorf("rome's pods lost or replaced: %v", lost)
+			remoteLost := 0
+			remoteAfter := remotePodUIDs(ctx, t, twin)
+			for name, uid := range remoteBefore {
+				if remoteAfter[name] != uid {
+					remoteLost++
+				}
+			}
+			t.Logf("%s %s: virtual node reachable %s after the outage ended; rome's pods lost or replaced: %d; milan's pods replaced: %d; "+
+				"milan runs %d pods for %d ShadowPods (want %d each)",
+				o.name, o.length, reconverged.Round(100*time.Millisecond), len(lost), remoteLost, remotePods, shadows, replicas)
+			if len(lost) > 0 || remoteLost > 0 {
+				t.Errorf("rome's pods lost or replaced: %v; milan's pods replaced: %d", lost, remoteLost)
 			}
 			if len(after) != replicas || remotePods != replicas || shadows != replicas {
-				t.Errorf("after the thaw: %d local pods, %d remote pods, %d ShadowPods, want %d each", len(after), remotePods, shadows, replicas)
+				t.Errorf("after the outage: %d local pods, %d remote pods, %d ShadowPods, want %d each", len(after), remotePods, shadows, replicas)
 			}
 			if reconverged > 10*time.Second {
 				t.Errorf("the virtual node took %s to reconverge, want within 10 s", reconverged)
 			}
 		})
 	}
+}
+
+// outage is a fault between rome and milan: begin starts it and returns
+// what ends it.
+type outage struct {
+	name   string
+	length time.Duration
+	begin  func() (end func(), err error)
+}
+
+// remotePodUIDs lists milan's pods in the twin namespace, UIDs by name.
+func remotePodUIDs(ctx context.Context, t *testing.T, twin string) map[string]types.UID {
+	t.Helper()
+	pods, err := milan.Client().CoreV1().Pods(twin).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]types.UID{}
+	for _, p := range pods.Items {
+		out[p.Name] = p.UID
+	}
+	return out
 }
 
 // waitRunning waits for the Deployment's pods, all Running on the virtual
