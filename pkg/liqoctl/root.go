@@ -13,6 +13,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/info"
 	"github.com/liqo-go/liqo/pkg/liqoctl/install"
+	"github.com/liqo-go/liqo/pkg/liqoctl/move"
 	"github.com/liqo-go/liqo/pkg/liqoctl/network"
 	"github.com/liqo-go/liqo/pkg/liqoctl/offload"
 	"github.com/liqo-go/liqo/pkg/liqoctl/peer"
@@ -34,7 +35,7 @@ runs a local playground of real Kubernetes control planes with simulated nodes.`
 		SilenceErrors: true,
 	}
 	root.AddCommand(playground.NewCommand(), peer.NewCommand(), peer.NewUnpeerCommand(), info.NewCommand(),
-		offload.NewCommand(), offload.NewUnoffloadCommand(), network.NewCommand(), testnet.NewCommand())
+		offload.NewCommand(), offload.NewUnoffloadCommand(), network.NewCommand(), testnet.NewCommand(), move.NewCommand())
 	root.AddCommand(tenant.NewCommands()...)
 	root.AddCommand(version.NewCommand(), completion.NewCommand(), install.NewCommand(), install.NewUninstallCommand())
 	root.AddCommand(peer.NewAuthenticateCommand(), peer.NewUnauthenticateCommand(), peer.NewForceCommand())

@@ -11,14 +11,18 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/liqo-go/liqo/pkg/controllermanager"
+	"github.com/liqo-go/liqo/pkg/images"
 	"github.com/liqo-go/liqo/pkg/liqoctl"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/pkg/testbed/fabricopts"
 	"github.com/liqo-go/liqo/pkg/testbed/hostpath"
 	"github.com/liqo-go/liqo/test/inprocess"
 )
@@ -44,7 +48,7 @@ func TestMain(m *testing.M) {
 		if err == nil {
 			for _, c := range []*testbed.Cluster{rome, milan} {
 				var m *inprocess.Manager
-				if m, err = inprocess.Start(context.Background(), c, dir, nil); err != nil {
+				if m, err = inprocess.Start(context.Background(), c, dir, withFabric(c)); err != nil {
 					break
 				}
 				kubeconfigs[c.Name] = m.Kubeconfig
@@ -80,4 +84,18 @@ func coarseClass(c *testbed.Cluster) error {
 	}
 	_, err := c.Client().StorageV1().StorageClasses().Create(context.Background(), class, metav1.CreateOptions{})
 	return err
+}
+
+// withFabric turns the network fabric on (liqoctl move volume copies
+// through it) and publishes the mover image, which liqoctl's pods run on
+// both sides.
+func withFabric(c *testbed.Cluster) func(*controllermanager.Options) error {
+	return func(o *controllermanager.Options) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a cold build compiles the images
+		defer cancel()
+		if err := c.PushComponents(ctx, images.Mover); err != nil {
+			return err
+		}
+		return fabricopts.Enable(ctx, c, o)
+	}
 }

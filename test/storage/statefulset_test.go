@@ -240,12 +240,12 @@ func TestRemoteVolumesKeptOnUnoffload(t *testing.T) {
 	})
 }
 
-// peer peers rome with milan, without the network fabric (storage needs
-// none); a peering that exists already is left as it is.
+// peer peers rome with milan, with the network fabric (move volume copies
+// through it); a peering that exists already is left as it is.
 func peer(ctx context.Context, t *testing.T) {
 	t.Helper()
 	if out, err := run(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"],
-		"--networking-disabled", "--timeout", "3m"); err != nil {
+		"--server-service-type", "NodePort", "--timeout", "5m"); err != nil {
 		t.Fatalf("peer: %v\n%s", err, out)
 	}
 }
