@@ -86,7 +86,8 @@ func FuzzLocalIPs(f *testing.F) {
 // FuzzEndpointSliceAddresses: whatever addresses a consumer's
 // ShadowEndpointSlice holds, the provider's EndpointSlice holds only
 // addresses in the consumer's remapped CIDRs, and every address is either
-// kept (translated) or reported dropped.
+// kept (translated) or reported dropped; without a Configuration of the
+// consumer, none is kept.
 func FuzzEndpointSliceAddresses(f *testing.F) {
 	f.Add("10.244.1.5,10.70.0.1,172.31.1.10,10.96.0.1,not-an-ip,::1")
 	f.Add("10.244.255.255,10.245.0.1,0.0.0.0")
@@ -101,7 +102,7 @@ func FuzzEndpointSliceAddresses(f *testing.F) {
 		ses.Name, ses.Namespace = "s", "ns-rome"
 		ses.Spec.Template.AddressType = discoveryv1.AddressTypeIPv4
 		ses.Spec.Template.Endpoints = []discoveryv1.Endpoint{{Addresses: list}}
-		out, dropped := shadowendpointslice.ForgeTranslatedEndpointSlice(ses, m.Translate)
+		out, dropped := shadowendpointslice.ForgeEndpointSlice(ses, m.Translate)
 		kept := 0
 		for _, e := range out.Endpoints {
 			for _, a := range e.Addresses {
@@ -114,6 +115,10 @@ func FuzzEndpointSliceAddresses(f *testing.F) {
 		}
 		if kept+len(dropped) != len(list) {
 			t.Fatalf("%d kept and %d dropped of %d", kept, len(dropped), len(list))
+		}
+		// Without the consumer's Configuration nothing is known to be its.
+		if out, dropped := shadowendpointslice.ForgeEndpointSlice(ses, nil); len(out.Endpoints) != 0 || len(dropped) != len(list) {
+			t.Fatalf("without a translation: %d endpoints kept, %d of %d addresses dropped", len(out.Endpoints), len(dropped), len(list))
 		}
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowendpointslice"
 	"github.com/liqo-go/liqo/test/harness"
 )
@@ -100,13 +101,43 @@ func runningPods(ctx context.Context, c client.Client, ns string) (physical, vir
 	return physical, virtual, nil
 }
 
+// networkInit declares the networks of two clusters to each other
+// (liqoctl network init): a provider keeps a consumer's endpoints only at
+// the addresses it knows to be that consumer's.
+func networkInit(ctx context.Context, t *testing.T, consumer, provider string) {
+	t.Helper()
+	if out, err := run(ctx, "network", "init", "--kubeconfig", kubeconfigs[consumer], "--remote-kubeconfig", kubeconfigs[provider]); err != nil {
+		t.Fatalf("liqoctl network init %s -> %s: %v\n%s", consumer, provider, err, out)
+	}
+}
+
+// seenFrom translates peer's addresses into c's view of them, as c's
+// Configuration of peer maps them.
+func seenFrom(ctx context.Context, c client.Client, peer string, addrs []string) ([]string, error) {
+	m, ok, err := ipam.PeerMapping(ctx, c, peer)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("no configured mapping of %s's networks (%v)", peer, err)
+	}
+	out := make([]string, 0, len(addrs))
+	for _, a := range addrs {
+		if v, ok := m.Translate(a); ok {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // TestServiceReflection follows the guide's "Offloading a Service" and its
 // reverse: wherever the replicas run, the Service exists in both clusters
-// and each cluster's EndpointSlices list every replica exactly once.
+// and each cluster's EndpointSlices list every replica exactly once,
+// milan's at its addresses for rome's pods (the clusters share their pod
+// CIDR, so milan remaps rome's).
 func TestServiceReflection(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	peer(t, "rome", "milan")
+	networkInit(ctx, t, "rome", "milan")
 	rome, milan := clusterClient(t, "rome"), clusterClient(t, "milan")
 
 	cases := []struct {
@@ -173,14 +204,24 @@ func TestServiceReflection(t *testing.T) {
 					return false, err
 				}
 				all := slices.Sorted(slices.Values(append(slices.Clone(physical), virtual...)))
+				// Each cluster sees the other's pods at its own addresses
+				// for them.
+				physicalOnMilan, err := seenFrom(ctx, milan, "rome", physical)
+				if err != nil {
+					return false, err
+				}
+				milansOnRome, err := seenFrom(ctx, rome, "milan", onMilan)
+				if err != nil {
+					return false, err
+				}
 				last = fmt.Sprintf("pods: rome %v, virtual %v, milan %v; rome slices %v (+%v reflected), milan slices %v (+%v reflected)",
 					physical, virtual, onMilan, romeNative, romeReflected, milanNative, milanReflected)
 				// rome's own controller sees every pod, offloaded ones with
 				// their remote IPs; milan's sees its pods, and the
-				// reflection adds rome's.
+				// reflection adds rome's, at milan's addresses for them.
 				return slices.Equal(romeNative, all) && len(romeReflected) == 0 &&
-					slices.Equal(milanNative, onMilan) && slices.Equal(onMilan, virtual) &&
-					slices.Equal(milanReflected, physical), nil
+					slices.Equal(milanNative, onMilan) && len(milansOnRome) == len(onMilan) && slices.Equal(milansOnRome, virtual) &&
+					len(physicalOnMilan) == len(physical) && slices.Equal(milanReflected, physicalOnMilan), nil
 			})
 			t.Log(last)
 		})

@@ -35,21 +35,18 @@ const ManagedBy = "endpointslice.reflection.liqo.io"
 // The API server's defaults of the ports are filled in, so that a slice
 // read back compares equal to the forged one and needs no update.
 //
-// With the network fabric, the consumer's addresses are translated into
-// the provider's view of them (translate: the Configuration of that
-// consumer); an address translate refuses, outside the consumer's own pod
-// and external CIDRs, is dropped and returned in dropped: a consumer
-// must not point the provider's Services at the provider's nodes, its API
-// server or another tenant's pods.
-func ForgeEndpointSlice(ses *offv1beta1.ShadowEndpointSlice) *discoveryv1.EndpointSlice {
-	s, _ := ForgeTranslatedEndpointSlice(ses, nil)
-	return s
-}
-
-// ForgeTranslatedEndpointSlice is ForgeEndpointSlice with addresses
-// translated; a nil translate keeps them as they are (peering without the
-// network fabric).
-func ForgeTranslatedEndpointSlice(ses *offv1beta1.ShadowEndpointSlice, translate func(string) (string, bool)) (_ *discoveryv1.EndpointSlice, dropped []string) {
+// The consumer's addresses are translated into the provider's view of them
+// (translate: the Configuration of that consumer, which the network fabric
+// or liqoctl network init made); an address translate refuses, outside the
+// consumer's own pod and external CIDRs, is dropped and returned in
+// dropped: a consumer must not point the provider's Services at the
+// provider's nodes, its API server or another tenant's pods. A nil
+// translate (no Configuration of that consumer: the provider knows none of
+// its addresses) drops them all.
+func ForgeEndpointSlice(ses *offv1beta1.ShadowEndpointSlice, translate func(string) (string, bool)) (_ *discoveryv1.EndpointSlice, dropped []string) {
+	if translate == nil {
+		translate = func(string) (string, bool) { return "", false }
+	}
 	lbls := make(map[string]string, len(ses.Labels)+2)
 	for k, v := range ses.Labels {
 		lbls[k] = v
@@ -70,18 +67,16 @@ func ForgeTranslatedEndpointSlice(ses *offv1beta1.ShadowEndpointSlice, translate
 	for i := range t.Endpoints {
 		e := t.Endpoints[i]
 		e.NodeName, e.Zone, e.Hints, e.TargetRef = nil, nil, nil, nil
-		if translate != nil {
-			kept := e.Addresses[:0]
-			for _, a := range e.Addresses {
-				if local, ok := translate(a); ok {
-					kept = append(kept, local)
-				} else {
-					dropped = append(dropped, a)
-				}
+		kept := e.Addresses[:0]
+		for _, a := range e.Addresses {
+			if local, ok := translate(a); ok {
+				kept = append(kept, local)
+			} else {
+				dropped = append(dropped, a)
 			}
-			if e.Addresses = kept; len(kept) == 0 {
-				continue
-			}
+		}
+		if e.Addresses = kept; len(kept) == 0 {
+			continue
 		}
 		endpoints = append(endpoints, e)
 	}

@@ -1,6 +1,7 @@
 package shadowendpointslice
 
 import (
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,7 +37,7 @@ func TestForgeEndpointSlice(t *testing.T) {
 			},
 		}},
 	}
-	s := ForgeEndpointSlice(ses)
+	s, _ := ForgeEndpointSlice(ses, same)
 	ref := metav1.GetControllerOf(s)
 	checks := []struct {
 		name string
@@ -73,7 +74,18 @@ func TestForgeEndpointSlice(t *testing.T) {
 
 	// No annotations give none, not an empty map.
 	ses.Annotations = nil
-	if s := ForgeEndpointSlice(ses); s.Annotations != nil {
+	if s, _ := ForgeEndpointSlice(ses, same); s.Annotations != nil {
 		t.Errorf("annotations %v, want nil", s.Annotations)
 	}
+
+	// Without a translation (no Configuration of the consumer) no address
+	// is known to be the consumer's: all are left out, and reported.
+	s, dropped := ForgeEndpointSlice(ses, nil)
+	if len(s.Endpoints) != 0 || !slices.Equal(dropped, []string{"10.244.0.5"}) {
+		t.Errorf("without a translation: endpoints %+v, dropped %v; want none kept and 10.244.0.5 dropped", s.Endpoints, dropped)
+	}
 }
+
+// same is the translation of a consumer whose CIDRs the provider keeps as
+// they are.
+func same(a string) (string, bool) { return a, true }

@@ -7,13 +7,17 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/apis"
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
+	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
@@ -37,6 +41,7 @@ func TestMain(m *testing.M) {
 			tb.Stop()
 			os.Exit(1)
 		}
+		testbed.Must(tb, configureConsumers(consumer, "naples"))
 	}, testbed.ClusterSpec{Name: "provider", Nodes: []testbed.NodePool{{Count: 1}}})
 }
 
@@ -58,4 +63,32 @@ func startManager(cfg *rest.Config) error {
 		return err
 	}
 	return testbed.StartManager(ctx, mgr)
+}
+
+// configureConsumers gives the provider a Configuration of each consumer,
+// as the network fabric or liqoctl network init would, keeping its CIDRs
+// as they are (configured, not remapped): its slices' addresses in those
+// CIDRs reach the provider's EndpointSlices unchanged.
+func configureConsumers(consumers ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, id := range consumers {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: consts.TenantNamespace(id)}}
+		if err := cl.Create(ctx, ns); err != nil {
+			return err
+		}
+		cidrs := netv1beta1.ClusterConfig{CIDR: netv1beta1.ClusterConfigCIDR{
+			Pod: []netv1beta1.CIDR{"10.244.0.0/16"}, External: []netv1beta1.CIDR{"10.70.0.0/16"}}}
+		cfg := &netv1beta1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: ns.Name},
+			Spec: netv1beta1.ConfigurationSpec{Remote: cidrs}}
+		if err := cl.Create(ctx, cfg); err != nil {
+			return err
+		}
+		cfg.Status = netv1beta1.ConfigurationStatus{Remote: &cidrs, Conditions: []metav1.Condition{{
+			Type: netv1beta1.NetworkCIDRsConfiguredCondition, Status: metav1.ConditionTrue, Reason: "CIDRsConfigured", LastTransitionTime: metav1.Now()}}}
+		if err := cl.Status().Update(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	return nil
 }

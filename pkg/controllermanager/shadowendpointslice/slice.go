@@ -40,16 +40,24 @@ func (k sliceKind) Refused(ses *offv1beta1.ShadowEndpointSlice, msg string) {
 	k.report(ses, outcome{reason: ReasonOriginMismatch, message: msg})
 }
 
-// Forge forges the slice with the consumer's addresses translated as the
-// network fabric maps them; the addresses outside its CIDRs are left out,
-// with an Event.
+// Forge forges the slice with the consumer's addresses translated as its
+// Configuration maps them; the addresses outside its CIDRs, or all of them
+// without a Configuration, are left out, with an Event.
 func (k sliceKind) Forge(ctx context.Context, ses *offv1beta1.ShadowEndpointSlice) (*discoveryv1.EndpointSlice, error) {
-	translate, err := ipam.PeerTranslate(ctx, k.Client, ses.Labels[consts.OriginClusterIDLabel])
+	consumer := ses.Labels[consts.OriginClusterIDLabel]
+	translate, err := ipam.PeerTranslate(ctx, k.Client, consumer)
 	if err != nil {
 		return nil, err
 	}
-	want, dropped := ForgeTranslatedEndpointSlice(ses, translate)
-	if len(dropped) > 0 {
+	want, dropped := ForgeEndpointSlice(ses, translate)
+	switch {
+	case len(dropped) == 0:
+	case translate == nil:
+		k.Recorder.Eventf(ses, corev1.EventTypeWarning, ReasonAddressRefused,
+			"%d address(es) left out (%s): this cluster has no network configuration of consumer %q, so none of its addresses is known to be its own; "+
+				"connect the clusters' networks (liqoctl network connect, or peer without --networking-disabled), or, where the clusters already share a network, "+
+				"declare the consumer's CIDRs with liqoctl network init", len(dropped), strings.Join(firstN(dropped, 5), ", "), consumer)
+	default:
 		k.Recorder.Eventf(ses, corev1.EventTypeWarning, ReasonAddressRefused,
 			"%d address(es) outside the consumer's pod and external CIDRs left out: %s", len(dropped), strings.Join(firstN(dropped, 5), ", "))
 	}

@@ -3,6 +3,7 @@ package shadowendpointslice
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,35 +17,41 @@ import (
 	"github.com/liqo-go/liqo/test/harness"
 )
 
-// TestAddressesThroughTheFabric: once the network fabric maps the
-// consumer's CIDRs (its Configuration here, remapped as the IPAM would),
-// the consumer's pod addresses become the provider's view of them, and an
-// address outside the consumer's pod and external CIDRs (a provider node,
-// the provider's API server Service, anything of its own) is left out,
-// with a Warning Event: a consumer cannot point the provider's Services at
-// the provider's own hosts.
+// TestAddressesThroughTheFabric: the provider keeps only the addresses it
+// knows to be the consumer's. Without a Configuration of the consumer
+// (peered without the network fabric and without liqoctl network init) it
+// knows none, and a hostile consumer could otherwise point the provider's
+// Services at the provider's nodes, its API server or another tenant's
+// pods: every address is left out, with a Warning Event saying how to
+// declare the consumer's networks. Once the Configuration maps the
+// consumer's CIDRs (remapped here, as the IPAM would), the consumer's pod
+// addresses become the provider's view of them, and the others are left
+// out.
 func TestAddressesThroughTheFabric(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	tenant := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: consts.TenantNamespace(consumer)}}
+	const florence = "florence" // a consumer of its own: the others are configured
+	ns := newNamespace(ctx, t, map[string]string{
+		consts.ManagedByLabel: consts.ManagedByValue, consts.TwinNamespaceLabel: "true", consts.RemoteClusterIDLabel: florence,
+	})
+	ses := newSES(ns, "web-fabric", "10.244.1.5", "10.70.0.1", "172.31.0.10", "10.96.0.1")
+	ses.Labels[consts.OriginClusterIDLabel] = florence
+	create(ctx, t, ses)
+	waitSlice(ctx, t, ses, "with no address: florence's are unknown", func(s *discoveryv1.EndpointSlice) bool {
+		return len(s.Endpoints) == 0
+	})
+	refusal := waitAddressEvent(ctx, t, ns, ses.Name, "liqoctl network init")
+	t.Logf("without a Configuration: %s", refusal)
+
+	tenant := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: consts.TenantNamespace(florence)}}
 	if err := cl.Create(ctx, tenant); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}
-	cfg := &netv1beta1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: consumer, Namespace: tenant.Name},
+	cfg := &netv1beta1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: florence, Namespace: tenant.Name},
 		Spec: netv1beta1.ConfigurationSpec{Remote: netv1beta1.ClusterConfig{CIDR: netv1beta1.ClusterConfigCIDR{
 			Pod: []netv1beta1.CIDR{"10.244.0.0/16"}, External: []netv1beta1.CIDR{"10.70.0.0/16"}}}}}
 	create(ctx, t, cfg)
 	t.Cleanup(func() { _ = cl.Delete(context.Background(), cfg) })
-
-	ns := twinNamespace(ctx, t)
-	ses := newSES(ns, "web-fabric", "10.244.1.5", "10.70.0.1", "172.31.0.10", "10.96.0.1")
-	create(ctx, t, ses)
-	// No mapping yet (not configured): the addresses pass as they are,
-	// as when peering without the fabric.
-	waitSlice(ctx, t, ses, "with the addresses as sent", func(s *discoveryv1.EndpointSlice) bool {
-		return len(addresses(s)) == 4
-	})
-
 	cfg.Status = netv1beta1.ConfigurationStatus{
 		Remote: &netv1beta1.ClusterConfig{CIDR: netv1beta1.ClusterConfigCIDR{
 			Pod: []netv1beta1.CIDR{"10.71.0.0/16"}, External: []netv1beta1.CIDR{"10.72.0.0/16"}}},
@@ -60,13 +67,27 @@ func TestAddressesThroughTheFabric(t *testing.T) {
 	if len(s.Endpoints) != 2 {
 		t.Errorf("endpoints %+v, want the two translated ones", s.Endpoints)
 	}
-	harness.Eventually(ctx, t, "the AddressRefused Event", func() (bool, error) {
+	waitAddressEvent(ctx, t, ns, ses.Name, "outside the consumer's pod and external CIDRs")
+}
+
+// waitAddressEvent waits for an AddressRefused Warning about the
+// ShadowEndpointSlice name whose message contains text, and returns it.
+func waitAddressEvent(ctx context.Context, t *testing.T, ns, name, text string) string {
+	t.Helper()
+	var msg string
+	harness.Eventually(ctx, t, "an AddressRefused Event saying "+text, func() (bool, error) {
 		var events corev1.EventList
 		if err := cl.List(ctx, &events, client.InNamespace(ns)); err != nil {
 			return false, err
 		}
-		return slices.ContainsFunc(events.Items, func(e corev1.Event) bool {
-			return e.Reason == ReasonAddressRefused && e.Type == corev1.EventTypeWarning && e.InvolvedObject.Name == ses.Name
-		}), nil
+		i := slices.IndexFunc(events.Items, func(e corev1.Event) bool {
+			return e.Reason == ReasonAddressRefused && e.Type == corev1.EventTypeWarning && e.InvolvedObject.Name == name &&
+				strings.Contains(e.Message, text)
+		})
+		if i >= 0 {
+			msg = events.Items[i].Message
+		}
+		return i >= 0, nil
 	})
+	return msg
 }

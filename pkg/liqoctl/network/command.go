@@ -52,7 +52,30 @@ liqoctl peer runs "network connect" itself unless --networking-disabled is
 given; these commands set up, take down or repair the fabric alone.`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newConnect(), newDisconnect(false), newDisconnect(true))
+	cmd.AddCommand(newInit(), newConnect(), newDisconnect(false), newDisconnect(true))
+	return cmd
+}
+
+func newInit() *cobra.Command {
+	o := &Options{}
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Declare the networks of the local cluster and a remote one to each other, without gateways",
+		Long: `Give each of two clusters the other's pod and external CIDRs (a
+Configuration in its tenant namespace), remapped where they overlap its own,
+and wait until both are configured. No gateway is started: this is the first
+half of "network connect".
+
+Use it alone where the clusters' pods already reach each other (a network
+the clusters share, connected by other means) and the peering was made with
+--networking-disabled: a provider keeps in the EndpointSlices it reflects
+only the addresses it knows to be its consumer's, which is none until it
+has the consumer's Configuration.`,
+		Example: `  liqoctl network init --kubeconfig ~/.kube/rome --remote-kubeconfig ~/.kube/milan`,
+		Args:    cobra.NoArgs,
+		RunE:    o.runE(o.Init),
+	}
+	o.addCommon(cmd)
 	return cmd
 }
 

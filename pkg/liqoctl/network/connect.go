@@ -66,14 +66,7 @@ func (o *Options) Connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	type step struct {
-		what string
-		do   func(context.Context, *side, *side) error
-	}
-	steps := []step{
-		{"Tenant namespaces ensured", o.ensureNamespaces},
-		{"Network configurations exchanged and remapped", o.ensureConfigurations},
-	}
+	steps := o.initSteps()
 	reverse, err := reversed(ctx, local, remote)
 	if err != nil {
 		return err
@@ -96,6 +89,38 @@ func (o *Options) Connect(ctx context.Context) error {
 			return o.waitConnected(ctx, client, server)
 		}})
 	}
+	return o.run(ctx, local, remote, steps)
+}
+
+// step is one stage of setting up the fabric, between the two sides.
+type step struct {
+	what string
+	do   func(context.Context, *side, *side) error
+}
+
+// initSteps declare each cluster's networks to the other: what network
+// init does, and connect first.
+func (o *Options) initSteps() []step {
+	return []step{
+		{"Tenant namespaces ensured", o.ensureNamespaces},
+		{"Network configurations exchanged and remapped", o.ensureConfigurations},
+	}
+}
+
+// Init declares each cluster's pod and external CIDRs to the other (the
+// Configurations, remapped where they overlap) without any gateway: for
+// clusters whose pods already reach each other (a network they share),
+// so that each side knows which addresses are its peer's, and a provider
+// keeps its consumer's endpoints in the EndpointSlices it reflects.
+func (o *Options) Init(ctx context.Context) error {
+	local, remote, err := o.pair(ctx)
+	if err != nil {
+		return err
+	}
+	return o.run(ctx, local, remote, o.initSteps())
+}
+
+func (o *Options) run(ctx context.Context, local, remote *side, steps []step) error {
 	for _, s := range steps {
 		start := time.Now()
 		if err := s.do(ctx, local, remote); err != nil {
