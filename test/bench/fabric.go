@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -194,8 +195,8 @@ func execTime(ctx context.Context, c *testbed.Cluster, pod string, cmd ...string
 }
 
 func printFabric(r *fabricResult) {
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Println("\nNetwork fabric (two one-real-node clusters with the same pod CIDR, wireguard-go gateways, NodePort)")
+	w := tabwriter.NewWriter(tables, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tables, "\nNetwork fabric (two one-real-node clusters with the same pod CIDR, wireguard-go gateways, NodePort)")
 	sort.Slice(r.connect, func(i, j int) bool { return r.connect[i] < r.connect[j] })
 	sort.Float64s(r.crossMbps)
 	sort.Float64s(r.inMbps)
@@ -203,5 +204,16 @@ func printFabric(r *fabricResult) {
 	fmt.Fprintf(w, "liqoctl network connect → both Connected (%d runs)\tmedian %s, max %s\t–\t\n", len(r.connect), ms(quantile(r.connect, 0.5)), ms(quantile(r.connect, 1)))
 	fmt.Fprintf(w, "HTTP download of %d MB, pod to pod (median of %d, Mbit/s, kubectl exec included)\t%.0f\t%.0f\t\n", r.sizeMB, len(r.inMbps), r.crossMbps[len(r.crossMbps)/2], r.inMbps[len(r.inMbps)/2])
 	fmt.Fprintf(w, "small HTTP request, pod to pod, kubectl exec included (%d)\t%s\t%s\t\n", len(r.inReq), percentiles(r.crossReq), percentiles(r.inReq))
+	// Vanilla is within one cluster, offloaded through the fabric.
+	record(measurement{Suite: "fabric", Measure: "liqoctl network connect → both Connected, median", N: len(r.connect), Unit: "s", Value: seconds(quantile(r.connect, 0.5))})
+	record(measurement{Suite: "fabric", Measure: "HTTP download pod to pod, median", N: r.sizeMB, Unit: "Mbit/s",
+		Vanilla: number(r.inMbps[len(r.inMbps)/2]), Offloaded: number(r.crossMbps[len(r.crossMbps)/2])})
+	in, cross := slices.Clone(r.inReq), slices.Clone(r.crossReq)
+	slices.Sort(in)
+	slices.Sort(cross)
+	for _, q := range []float64{0.5, 0.99} {
+		record(measurement{Suite: "fabric", Measure: fmt.Sprintf("small HTTP request pod to pod, p%.0f", 100*q), Unit: "s",
+			Vanilla: seconds(quantile(in, q)), Offloaded: seconds(quantile(cross, q))})
+	}
 	w.Flush()
 }

@@ -151,11 +151,20 @@ func proxyMetrics(ctx context.Context, c *testbed.Cluster, node string) (map[str
 }
 
 func printProxyModes(rs []proxyModeResult) {
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Println("\nkube-proxy modes (one real node, Services with one endpoint each)")
+	w := tabwriter.NewWriter(tables, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tables, "\nkube-proxy modes (one real node, Services with one endpoint each)")
 	fmt.Fprintln(w, "mode\tServices\tlast created → programmed\tsyncs\tmean sync\tkube-proxy CPU\tkube-proxy RSS\t")
 	for _, r := range rs {
 		fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t\n", r.mode, r.services, ms(r.programed), r.syncs, ms(r.syncMean), ms(r.cpu), mb(r.rss))
+		for _, f := range []measurement{
+			{Measure: "last created → programmed", Unit: "s", Value: seconds(r.programed)},
+			{Measure: "mean sync", Unit: "s", Value: seconds(r.syncMean)},
+			{Measure: "kube-proxy CPU", Unit: "s", Value: seconds(r.cpu)},
+			{Measure: "kube-proxy RSS", Unit: "MB", Value: megabytes(r.rss)},
+		} {
+			f.Suite, f.Measure, f.N = "kube-proxy", r.mode+": "+f.Measure, r.services
+			record(f)
+		}
 	}
 	w.Flush()
 }

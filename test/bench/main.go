@@ -18,6 +18,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -38,7 +39,16 @@ func main() {
 	proxyServices := flag.Int("proxy-services", 1000, "Services of the kube-proxy mode comparison (realnodes suite)")
 	repeers := flag.Int("repeers", 5, "re-peerings (unpeer then peer) measured after the first peering")
 	rates := flag.String("reflection-rates", "100,200", "comma-separated update rates (per second) of the reflection suite's paced latency rounds, each followed by a burst round")
+	output := flag.String("o", "table", "output: table (for people) or json (every figure as one object of a JSON array, for comparing versions)")
 	flag.Parse()
+	switch *output {
+	case "table":
+	case "json":
+		tables = io.Discard
+	default:
+		fmt.Fprintf(os.Stderr, "-o: %q is neither table nor json\n", *output)
+		os.Exit(2)
+	}
 	ns, err := parseSizes(*sizes)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -117,6 +127,12 @@ func main() {
 		}
 		printFabric(r)
 	}
+	if *output == "json" {
+		if err := writeJSON(os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+	}
 }
 
 func parseSizes(s string) ([]int, error) {
@@ -194,19 +210,22 @@ func run(ctx context.Context, bins *testbed.Binaries, sizes []int) error {
 }
 
 func printTable(profiles []*profile, sizes []int) {
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Println("\nVanilla baselines (testbed cluster, kwok nodes, warm binary cache)")
+	w := tabwriter.NewWriter(tables, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tables, "\nVanilla baselines (testbed cluster, kwok nodes, warm binary cache)")
 	fmt.Fprintln(w, "profile\tcluster start\t\t")
 	for _, p := range profiles {
 		fmt.Fprintf(w, "%s\t%s\t\t\n", p.name, p.startups[0].Round(time.Millisecond))
+		record(measurement{Suite: "vanilla", Measure: "cluster start", Profile: p.name, QPS: float64(p.qps), Unit: "s", Value: seconds(p.startups[0])})
 	}
 	w.Flush()
-	fmt.Println()
+	fmt.Fprintln(tables)
 	fmt.Fprintln(w, "profile\tN\tcreate → all Running\tdelete → all gone\t")
 	for _, p := range profiles {
 		for _, n := range sizes {
 			r := p.runs[n]
 			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t\n", p.name, n, r.running.Round(10*time.Millisecond), r.deleted.Round(10*time.Millisecond))
+			record(measurement{Suite: "vanilla", Measure: "create → all Running", N: n, Profile: p.name, QPS: float64(p.qps), Unit: "s", Value: seconds(r.running)})
+			record(measurement{Suite: "vanilla", Measure: "delete → all gone", N: n, Profile: p.name, QPS: float64(p.qps), Unit: "s", Value: seconds(r.deleted)})
 		}
 	}
 	w.Flush()

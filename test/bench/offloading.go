@@ -29,6 +29,11 @@ type offloadRun struct {
 	// CPU time both spent on it (creation and deletion).
 	rss map[string]int64
 	cpu time.Duration
+	// apiVanilla and apiOffloaded are the CPU time both API servers spent
+	// on the vanilla and on the offloaded run (creation and deletion).
+	apiVanilla, apiOffloaded time.Duration
+	// idleRSS is both managers' RSS, peered and idle, before the first run.
+	idleRSS int64
 }
 
 // benchOffloading measures, for each client-QPS profile, a Deployment of N
@@ -80,12 +85,21 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 	}
 	defer p.Stop()
 	consumer, provider, cl, pids := p.tb.Cluster("consumer"), p.tb.Cluster("provider"), p.consumer, p.pids
+	apiServers := map[string]int{"consumer": consumer.PIDs()[testbed.APIServer], "provider": provider.PIDs()[testbed.APIServer]}
+	var idle int64
+	for _, pid := range pids {
+		if u, err := proc.UsageOf(pid); err == nil {
+			idle += u.RSS
+		}
+	}
 	var runs []offloadRun
 	for _, n := range sizes {
-		run := offloadRun{n: n, rss: map[string]int64{}}
+		run := offloadRun{n: n, rss: map[string]int64{}, idleRSS: idle}
+		apiBefore := totalCPU(apiServers)
 		if run.vanilla, err = deployAndWait(ctx, provider.Client(), n); err != nil {
 			return nil, fmt.Errorf("vanilla N=%d: %w", n, err)
 		}
+		run.apiVanilla = totalCPU(apiServers) - apiBefore
 		ns := fmt.Sprintf("offload-%d", n)
 		twin, err := offloadNamespace(ctx, cl, p.kubeconfigs["consumer"], ns, "Remote")
 		if err != nil {
@@ -94,7 +108,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		st := newStages(n)
 		stopWatch := make(chan struct{})
 		st.follow(consumer.Client(), ns, provider.Client(), twin, stopWatch)
-		before := totalCPU(pids)
+		before, apiBefore := totalCPU(pids), totalCPU(apiServers)
 		stopSampling := sampleRSS(pids, run.rss)
 		st.begin()
 		run.offloaded, err = deployIn(ctx, consumer.Client(), ns, n)
@@ -104,7 +118,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		if err != nil {
 			return nil, fmt.Errorf("offloaded N=%d: %w (manager logs in %s)", n, err, dir)
 		}
-		run.cpu = totalCPU(pids) - before
+		run.cpu, run.apiOffloaded = totalCPU(pids)-before, totalCPU(apiServers)-apiBefore
 		fmt.Fprintf(os.Stderr, "bench: N=%d vanilla %s, offloaded %s (deleted in %s / %s)\n", n,
 			ms(run.vanilla.running), ms(run.offloaded.running), ms(run.vanilla.deleted), ms(run.offloaded.deleted))
 		runs = append(runs, run)
@@ -118,7 +132,9 @@ func startManager(ctx context.Context, bin, kubeconfig, id, logPath string) (int
 	if err != nil {
 		return 0, nil, err
 	}
-	cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--cluster-id", id)
+	// As the playground runs it on a bare cluster: it makes its namespace, CRDs
+	// and webhook registration itself.
+	cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--cluster-id", id, "--self-provision")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
@@ -193,16 +209,45 @@ func sampleRSS(pids map[string]int, peak map[string]int64) func() {
 }
 
 func printOffloading(all map[string][]offloadRun) {
-	fmt.Println("\nOffloading: Deployment of N → all N pods Running (vanilla: on the provider's own nodes; offloaded: from the consumer, namespace with podOffloadingStrategy Remote)")
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "profile\tN\tvanilla\toffloaded\tratio\tdelete vanilla\tdelete offloaded\tRSS consumer mgr\tRSS provider mgr\tCPU/pod\t")
+	fmt.Fprintln(tables, "\nOffloading: Deployment of N → all N pods Running (vanilla: on the provider's own nodes; offloaded: from the consumer, namespace with podOffloadingStrategy Remote); CPU per pod covers creation and deletion")
+	w := tabwriter.NewWriter(tables, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "profile\tN\tvanilla\toffloaded\tratio\tdelete vanilla\tdelete offloaded\tRSS consumer mgr\tRSS provider mgr\tCPU/pod\tAPI servers CPU/pod, vanilla\toffloaded\tratio\t")
 	for _, name := range []string{"default client QPS", "client QPS 1,000"} {
 		for _, r := range all[name] {
-			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%.2f×\t%s\t%s\t%d MB\t%d MB\t%.4f s\t\n", name, r.n,
+			perPod := func(d time.Duration) float64 { return 1000 * d.Seconds() / float64(r.n) }
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%.2f×\t%s\t%s\t%d MB\t%d MB\t%.1f ms\t%.1f ms\t%.1f ms\t%.2f×\t\n", name, r.n,
 				ms(r.vanilla.running), ms(r.offloaded.running), r.offloaded.running.Seconds()/r.vanilla.running.Seconds(),
 				ms(r.vanilla.deleted), ms(r.offloaded.deleted), r.rss["consumer"]>>20, r.rss["provider"]>>20,
-				r.cpu.Seconds()/float64(r.n))
+				perPod(r.cpu), perPod(r.apiVanilla), perPod(r.apiOffloaded), r.apiOffloaded.Seconds()/r.apiVanilla.Seconds())
+			m := measurement{Suite: "offloading", N: r.n, Profile: name, Unit: "s"}
+			if name == "client QPS 1,000" {
+				m.QPS = 1000
+			}
+			for _, f := range []struct {
+				measure            string
+				vanilla, offloaded time.Duration
+			}{{"create → all Running", r.vanilla.running, r.offloaded.running}, {"delete → all gone", r.vanilla.deleted, r.offloaded.deleted}} {
+				m.Measure, m.Vanilla, m.Offloaded = f.measure, seconds(f.vanilla), seconds(f.offloaded)
+				record(m)
+			}
+			m.Vanilla, m.Offloaded, m.Unit = nil, nil, "MB"
+			for _, mgr := range []string{"consumer", "provider"} {
+				m.Measure, m.Value = "peak RSS, "+mgr+" manager", megabytes(r.rss[mgr])
+				record(m)
+			}
+			m.Measure, m.Unit, m.Value = "CPU per offloaded pod, both managers", "ms", number(perPod(r.cpu))
+			record(m)
+			m.Measure, m.Value = "both managers' RSS, peered and idle", nil
+			m.Unit, m.Value = "MB", megabytes(r.idleRSS)
+			record(m)
+			m.Measure, m.Unit, m.Value, m.Vanilla, m.Offloaded = "API servers' CPU per pod, both clusters", "ms", nil, number(perPod(r.apiVanilla)), number(perPod(r.apiOffloaded))
+			record(m)
 		}
 	}
 	w.Flush()
+	for _, name := range []string{"default client QPS", "client QPS 1,000"} {
+		if runs := all[name]; len(runs) > 0 {
+			fmt.Fprintf(tables, "%s: both managers' RSS, peered and idle: %d MB\n", name, runs[0].idleRSS>>20)
+		}
+	}
 }

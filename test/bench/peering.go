@@ -82,14 +82,16 @@ func benchPeering(ctx context.Context, bins *testbed.Binaries, repeats int) (*pe
 }
 
 func printPeering(r *peeringResult) {
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Printf("\nPeering (networking disabled): liqoctl peer → virtual node Ready (components idle %s before the first)\n", settle)
+	w := tabwriter.NewWriter(tables, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tables, "\nPeering (networking disabled): liqoctl peer → virtual node Ready (components idle %s before the first)\n", settle)
 	fmt.Fprintln(w, "case\truns\tmin\tmedian\tmax\t")
 	fmt.Fprintf(w, "fresh pair\t1\t%s\t%s\t%s\t\n", ms(r.fresh), ms(r.fresh), ms(r.fresh))
+	record(measurement{Suite: "peering", Measure: "liqoctl peer → virtual node Ready, fresh pair", Unit: "s", Value: seconds(r.fresh)})
 	if len(r.repeers) > 0 {
 		s := slices.Clone(r.repeers)
 		slices.Sort(s)
 		fmt.Fprintf(w, "re-peer after unpeer\t%d\t%s\t%s\t%s\t\n", len(s), ms(s[0]), ms(s[len(s)/2]), ms(s[len(s)-1]))
+		record(measurement{Suite: "peering", Measure: "liqoctl peer → virtual node Ready, re-peer after unpeer, median", N: len(s), Unit: "s", Value: seconds(s[len(s)/2])})
 	}
 	w.Flush()
 }

@@ -614,8 +614,8 @@ func percentiles(d []time.Duration) string {
 }
 
 func printReflection(runs []reflectionRun) {
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Println("\nReflection: N ConfigMaps and N Services in a namespace offloaded with podOffloadingStrategy Local → copies in the provider's twin namespace")
+	w := tabwriter.NewWriter(tables, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tables, "\nReflection: N ConfigMaps and N Services in a namespace offloaded with podOffloadingStrategy Local → copies in the provider's twin namespace")
 	fmt.Fprintln(w, "N\tkind\tcreated locally (both kinds)\tcreate rate\tall reflected\tcopy lag p50\tp99\tdeleted → all copies gone\t")
 	for _, r := range runs {
 		for _, k := range []string{kindConfigMaps, kindServices} {
@@ -624,11 +624,17 @@ func printReflection(runs []reflectionRun) {
 			slices.Sort(lag)
 			fmt.Fprintf(w, "%d\t%s\t%s\t%.0f/s\t%s\t%s\t%s\t%s\t\n", r.n, k, ms(r.createCalls),
 				float64(2*r.n)/r.createCalls.Seconds(), ms(kr.reflected), ms(quantile(lag, 0.5)), ms(quantile(lag, 0.99)), ms(kr.deleted))
+			for _, f := range []struct {
+				measure string
+				d       time.Duration
+			}{{"created → all reflected", kr.reflected}, {"copy lag p50", quantile(lag, 0.5)}, {"copy lag p99", quantile(lag, 0.99)}, {"deleted → all copies gone", kr.deleted}} {
+				record(measurement{Suite: "reflection", Measure: k + ": " + f.measure, N: r.n, Unit: "s", Value: seconds(f.d)})
+			}
 		}
 	}
 	w.Flush()
 
-	fmt.Println("\nReflection latency: local Update returned → remote copy seen with the new value (watch on the twin namespace)")
+	fmt.Fprintln(tables, "\nReflection latency: local Update returned → remote copy seen with the new value (watch on the twin namespace)")
 	fmt.Fprintln(w, "N\tkind\tupdates\tp50\tp90\tp99\tmax\tseen before the call returned\t")
 	for _, r := range runs {
 		for _, k := range []string{kindConfigMaps, kindServices} {
@@ -638,12 +644,15 @@ func printReflection(runs []reflectionRun) {
 				slices.Sort(s)
 				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.n, k, m,
 					ms(quantile(s, 0.5)), ms(quantile(s, 0.9)), ms(quantile(s, 0.99)), ms(quantile(s, 1)), m.early)
+				for _, q := range []float64{0.5, 0.99} {
+					record(measurement{Suite: "reflection", Measure: fmt.Sprintf("%s: update latency p%.0f, %s", k, 100*q, m), N: r.n, Unit: "s", Value: seconds(quantile(s, q))})
+				}
 			}
 		}
 	}
 	w.Flush()
 
-	fmt.Println("\nReflection resources: controller manager processes (the consumer's runs the virtual kubelet); CPU per object = all phases / 2N objects")
+	fmt.Fprintln(tables, "\nReflection resources: controller manager processes (the consumer's runs the virtual kubelet); CPU per object = all phases / 2N objects")
 	fmt.Fprintln(w, "N\tmanager\tRSS before\tpeak RSS\tfinal RSS\tCPU create\tCPU updates\tCPU delete\tCPU per object\tAPI servers CPU\t")
 	for _, r := range runs {
 		for _, m := range []string{"consumer", "provider"} {
@@ -663,6 +672,8 @@ func printReflection(runs []reflectionRun) {
 				r.rssBefore[m]>>20, r.rssPeak[m]>>20, r.rssFinal[m]>>20,
 				r.cpu["create"][m].Seconds(), r.cpu["update"][m].Seconds(), r.cpu["delete"][m].Seconds(),
 				float64(total.Milliseconds())/float64(2*r.n), api)
+			record(measurement{Suite: "reflection", Measure: "peak RSS, " + m + " manager", N: r.n, Unit: "MB", Value: megabytes(r.rssPeak[m])})
+			record(measurement{Suite: "reflection", Measure: "CPU per object, " + m + " manager", N: r.n, Unit: "ms", Value: number(float64(total.Milliseconds()) / float64(2*r.n))})
 		}
 	}
 	w.Flush()
