@@ -74,6 +74,7 @@ func TestMoveVolume(t *testing.T) {
 		t.Errorf("move with the fabric down: %v; want a failure saying the movers could not reach each other and the data is unchanged\n%s", err, out)
 	}
 	t.Logf("move with the fabric down: %v", err)
+	pvcEvent(ctx, t, ns, "VolumeMoveFailed", "data unchanged")
 	if pv := boundPV(ctx, t, ns); pv.Name != source.Name {
 		t.Errorf("after the failed move the PVC is bound to %s, not to its source volume %s", pv.Name, source.Name)
 	}
@@ -90,6 +91,7 @@ func TestMoveVolume(t *testing.T) {
 	} else {
 		t.Logf("move to milan:\n%s", out)
 	}
+	pvcEvent(ctx, t, ns, "VolumeMoved", "to milan")
 	if pv := boundPV(ctx, t, ns); pv.Annotations[storage.RemoteClusterAnnotation] != "milan" {
 		t.Errorf("after the move to milan the PV %s has annotations %v", pv.Name, pv.Annotations)
 	}
@@ -158,4 +160,23 @@ func boundPV(ctx context.Context, t *testing.T, ns string) *corev1.PersistentVol
 		t.Fatal(err)
 	}
 	return pv
+}
+
+// pvcEvent waits for an Event of reason on PVC data whose message holds
+// part.
+func pvcEvent(ctx context.Context, t *testing.T, ns, reason, part string) {
+	t.Helper()
+	harness.Eventually(ctx, t, "a "+reason+" Event on PVC data", func() (bool, error) {
+		evs, err := rome.Client().CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.kind=PersistentVolumeClaim,involvedObject.name=data,reason=" + reason})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if strings.Contains(e.Message, part) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 }

@@ -61,6 +61,7 @@ func (m *mover) toProvider(ctx context.Context, src *corev1.PersistentVolume) er
 		return fmt.Errorf("the PVC is on %s with the data; the source PV %s is kept (%w): delete it by hand", m.o.TargetNode, src.Name, err)
 	}
 	m.o.out.Info("PVC %s/%s moved to %s", m.ns, m.name, m.o.TargetNode)
+	m.event(ctx, corev1.EventTypeNormal, "VolumeMoved", fmt.Sprintf("moved from PV %s to %s by liqoctl move volume (%s)", src.Name, m.o.TargetNode, sum))
 	return nil
 }
 
@@ -76,7 +77,9 @@ func (m *mover) toLocal(ctx context.Context, src *corev1.PersistentVolume, from 
 		if derr := m.deleteClaim(ctx, tmp); derr != nil {
 			err = fmt.Errorf("%w; deleting the temporary PVC %s/%s also failed: %v", err, m.ns, tmp, derr)
 		}
-		return fmt.Errorf("%w; PVC %s/%s is unchanged, on PV %s", err, m.ns, m.name, src.Name)
+		err = fmt.Errorf("%w; PVC %s/%s is unchanged, on PV %s", err, m.ns, m.name, src.Name)
+		m.event(ctx, corev1.EventTypeWarning, "VolumeMoveFailed", err.Error())
+		return err
 	}
 	m.o.out.Step("Copy verified (%s); binding PVC %s/%s to the copy", sum, m.ns, m.name)
 	c, err := m.cs.CoreV1().PersistentVolumeClaims(m.ns).Get(ctx, tmp, metav1.GetOptions{})
@@ -110,6 +113,7 @@ func (m *mover) toLocal(ctx context.Context, src *corev1.PersistentVolume, from 
 		}
 	}
 	m.o.out.Info("PVC %s/%s moved to %s", m.ns, m.name, m.o.TargetNode)
+	m.event(ctx, corev1.EventTypeNormal, "VolumeMoved", fmt.Sprintf("moved from PV %s to %s by liqoctl move volume (%s)", src.Name, m.o.TargetNode, sum))
 	return nil
 }
 
@@ -137,7 +141,29 @@ func (m *mover) restore(ctx context.Context, src string, policy corev1.Persisten
 				cause, m.ns, m.name, err, src)
 		}
 	}
-	return fmt.Errorf("%w; PVC %s/%s is bound to its source volume (PV %s) again, its data unchanged", cause, m.ns, m.name, src)
+	err := fmt.Errorf("%w; PVC %s/%s is bound to its source volume (PV %s) again, its data unchanged", cause, m.ns, m.name, src)
+	m.event(ctx, corev1.EventTypeWarning, "VolumeMoveFailed", err.Error())
+	return err
+}
+
+// event tells what the move did on the PVC, where kubectl describe shows
+// it; best effort, as the command's output says it too.
+func (m *mover) event(ctx context.Context, kind, reason, msg string) {
+	// After a failure the command's context may be spent.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	pvc, err := m.cs.CoreV1().PersistentVolumeClaims(m.ns).Get(ctx, m.name, metav1.GetOptions{})
+	if err != nil {
+		return
+	}
+	now := metav1.Now()
+	_, _ = m.cs.CoreV1().Events(m.ns).Create(ctx, &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: m.name + ".", Namespace: m.ns},
+		InvolvedObject: corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: m.ns, Name: m.name,
+			UID: pvc.UID, ResourceVersion: pvc.ResourceVersion},
+		Type: kind, Reason: reason, Message: msg, Count: 1, FirstTimestamp: now, LastTimestamp: now,
+		Source: corev1.EventSource{Component: "liqoctl"},
+	}, metav1.CreateOptions{})
 }
 
 // side is one end of the copy: the PVC it mounts and, for the target, the
