@@ -34,6 +34,8 @@ type offloadRun struct {
 	apiVanilla, apiOffloaded time.Duration
 	// idleRSS is both managers' RSS, peered and idle, before the first run.
 	idleRSS int64
+	// statusLag is, per pod, remote Running → local Running (sorted).
+	statusLag []time.Duration
 }
 
 // benchOffloading measures, for each client-QPS profile, a Deployment of N
@@ -41,7 +43,7 @@ type offloadRun struct {
 // then offloaded from the consumer into a namespace with the Remote pod
 // offloading strategy. The controller managers run as separate processes,
 // so that their memory and CPU time can be read from /proc.
-func benchOffloading(ctx context.Context, bins *testbed.Binaries, sizes []int) (map[string][]offloadRun, error) {
+func benchOffloading(ctx context.Context, bins *testbed.Binaries, sizes []int) (*offloadResult, error) {
 	dir, err := os.MkdirTemp("", "liqo-bench-offload-")
 	if err != nil {
 		return nil, err
@@ -55,22 +57,35 @@ func benchOffloading(ctx context.Context, bins *testbed.Binaries, sizes []int) (
 	for _, n := range sizes {
 		maxN = max(maxN, n)
 	}
-	out := map[string][]offloadRun{}
+	out := &offloadResult{runs: map[string][]offloadRun{}}
 	for _, p := range []struct {
 		name  string
 		qps   float32
 		burst int
 	}{{"default client QPS", 0, 0}, {"client QPS 1,000", 1000, 2000}} {
-		runs, err := offloadProfile(ctx, bins, manager, dir, p.qps, p.burst, sizes, maxN)
+		runs, single, err := offloadProfile(ctx, bins, manager, dir, p.qps, p.burst, sizes, maxN)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.name, err)
 		}
-		out[p.name] = runs
+		out.runs[p.name] = runs
+		if single != nil {
+			out.single = single
+		}
 	}
 	return out, nil
 }
 
-func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir string, qps float32, burst int, sizes []int, maxN int) ([]offloadRun, error) {
+// offloadResult is the offloading suite's figures: the runs by client-QPS
+// profile, and the single-pod latencies (default QPS).
+type offloadResult struct {
+	runs   map[string][]offloadRun
+	single *singleRun
+}
+
+// singleRun is pods created one at a time: create → Running, sorted.
+type singleRun struct{ vanilla, offloaded []time.Duration }
+
+func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir string, qps float32, burst int, sizes []int, maxN int) ([]offloadRun, *singleRun, error) {
 	// The provider shares half of its nodes (the default): room for maxN.
 	providerNodes := testbed.NodePool{Prefix: "worker", Count: 2*maxN/250 + 2, CPU: "64", Memory: "256Gi", Pods: 250}
 	spec := func(name string, nodes testbed.NodePool) testbed.ClusterSpec {
@@ -81,7 +96,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		spec("consumer", testbed.NodePool{Prefix: "local", Count: 1}), spec("provider", providerNodes),
 		os.Stderr, "--cpu", "100000", "--memory", "100000Gi", "--pods", "100000")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer p.Stop()
 	consumer, provider, cl, pids := p.tb.Cluster("consumer"), p.tb.Cluster("provider"), p.consumer, p.pids
@@ -97,13 +112,13 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		run := offloadRun{n: n, rss: map[string]int64{}, idleRSS: idle}
 		apiBefore := totalCPU(apiServers)
 		if run.vanilla, err = deployAndWait(ctx, provider.Client(), n); err != nil {
-			return nil, fmt.Errorf("vanilla N=%d: %w", n, err)
+			return nil, nil, fmt.Errorf("vanilla N=%d: %w", n, err)
 		}
 		run.apiVanilla = totalCPU(apiServers) - apiBefore
 		ns := fmt.Sprintf("offload-%d", n)
 		twin, err := offloadNamespace(ctx, cl, p.kubeconfigs["consumer"], ns, "Remote")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		st := newStages(n)
 		stopWatch := make(chan struct{})
@@ -116,14 +131,34 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		close(stopWatch)
 		fmt.Fprintf(os.Stderr, "bench: N=%d offloaded stages: %s\n", n, st)
 		if err != nil {
-			return nil, fmt.Errorf("offloaded N=%d: %w (manager logs in %s)", n, err, dir)
+			return nil, nil, fmt.Errorf("offloaded N=%d: %w (manager logs in %s)", n, err, dir)
 		}
 		run.cpu, run.apiOffloaded = totalCPU(pids)-before, totalCPU(apiServers)-apiBefore
+		run.statusLag = st.statusLag()
 		fmt.Fprintf(os.Stderr, "bench: N=%d vanilla %s, offloaded %s (deleted in %s / %s)\n", n,
 			ms(run.vanilla.running), ms(run.offloaded.running), ms(run.vanilla.deleted), ms(run.offloaded.deleted))
 		runs = append(runs, run)
 	}
-	return runs, nil
+	if qps != 0 {
+		return runs, nil, nil
+	}
+	// One pod at a time, at the default QPS: vanilla on the provider's own
+	// nodes, then offloaded.
+	single := &singleRun{}
+	vns, err := provider.Client().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "single-vanilla"}}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	if single.vanilla, err = podLatencies(ctx, provider.Client(), vns.Name, "vanilla", singlePods, singlePodPause); err != nil {
+		return nil, nil, fmt.Errorf("single pods, vanilla: %w", err)
+	}
+	if _, err := offloadNamespace(ctx, cl, p.kubeconfigs["consumer"], "single-offloaded", "Remote"); err != nil {
+		return nil, nil, err
+	}
+	if single.offloaded, err = podLatencies(ctx, consumer.Client(), "single-offloaded", "offloaded", singlePods, singlePodPause); err != nil {
+		return nil, nil, fmt.Errorf("single pods, offloaded: %w", err)
+	}
+	return runs, single, nil
 }
 
 // startManager runs one controller manager process; stop ends it.
@@ -208,7 +243,8 @@ func sampleRSS(pids map[string]int, peak map[string]int64) func() {
 	return func() { close(done); wg.Wait() }
 }
 
-func printOffloading(all map[string][]offloadRun) {
+func printOffloading(r *offloadResult) {
+	all := r.runs
 	fmt.Fprintln(tables, "\nOffloading: Deployment of N → all N pods Running (vanilla: on the provider's own nodes; offloaded: from the consumer, namespace with podOffloadingStrategy Remote); CPU per pod covers creation and deletion")
 	w := tabwriter.NewWriter(tables, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "profile\tN\tvanilla\toffloaded\tratio\tdelete vanilla\tdelete offloaded\tRSS consumer mgr\tRSS provider mgr\tCPU/pod\tAPI servers CPU/pod, vanilla\toffloaded\tratio\t")
@@ -242,12 +278,39 @@ func printOffloading(all map[string][]offloadRun) {
 			record(m)
 			m.Measure, m.Unit, m.Value, m.Vanilla, m.Offloaded = "API servers' CPU per pod, both clusters", "ms", nil, number(perPod(r.apiVanilla)), number(perPod(r.apiOffloaded))
 			record(m)
+			m.Vanilla, m.Offloaded, m.Unit = nil, nil, "s"
+			for _, q := range []float64{0.5, 0.99} {
+				m.Measure, m.Value = fmt.Sprintf("status lag, remote Running → local Running, p%.0f", 100*q), seconds(quantile(r.statusLag, q))
+				record(m)
+			}
 		}
 	}
 	w.Flush()
 	for _, name := range []string{"default client QPS", "client QPS 1,000"} {
 		if runs := all[name]; len(runs) > 0 {
 			fmt.Fprintf(tables, "%s: both managers' RSS, peered and idle: %d MB\n", name, runs[0].idleRSS>>20)
+		}
+		for _, r := range all[name] {
+			fmt.Fprintf(tables, "%s, N=%d: status lag, remote pod Running → local pod Running (%d pods): p50 %s, p99 %s, max %s\n", name, r.n,
+				len(r.statusLag), ms(quantile(r.statusLag, 0.5)), ms(quantile(r.statusLag, 0.99)), ms(quantile(r.statusLag, 1)))
+		}
+	}
+	if r.single != nil {
+		v, o := r.single.vanilla, r.single.offloaded
+		fmt.Fprintf(tables, "\nOne pod at a time (default client QPS, %d pods, one every %s): create → Running\n", singlePods, ms(singlePodPause))
+		fmt.Fprintln(w, "\tp50\tp90\tp99\tmax\t")
+		for _, row := range []struct {
+			name string
+			d    []time.Duration
+		}{{"vanilla", v}, {"offloaded", o}} {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t\n", row.name, ms(quantile(row.d, 0.5)), ms(quantile(row.d, 0.9)), ms(quantile(row.d, 0.99)), ms(quantile(row.d, 1)))
+		}
+		fmt.Fprintf(w, "overhead (offloaded − vanilla)\t%s\t%s\t%s\t%s\t\n", ms(quantile(o, 0.5)-quantile(v, 0.5)), ms(quantile(o, 0.9)-quantile(v, 0.9)),
+			ms(quantile(o, 0.99)-quantile(v, 0.99)), ms(quantile(o, 1)-quantile(v, 1)))
+		w.Flush()
+		for _, q := range []float64{0.5, 0.99} {
+			record(measurement{Suite: "offloading", Measure: fmt.Sprintf("one pod at a time, create → Running, p%.0f", 100*q), N: len(o),
+				Profile: "default client QPS", Unit: "s", Vanilla: seconds(quantile(v, q)), Offloaded: seconds(quantile(o, q))})
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,13 +20,13 @@ type stages struct {
 	mu    sync.Mutex
 	n     int
 	start time.Time
-	seen  map[string]map[string]bool // stage → pod names
-	at    map[string]time.Duration   // stage → when all n passed it
+	seen  map[string]map[string]time.Duration // stage → pod name → when it first passed it
+	at    map[string]time.Duration            // stage → when all n passed it
 	order []string
 }
 
 func newStages(n int) *stages {
-	return &stages{n: n, seen: map[string]map[string]bool{}, at: map[string]time.Duration{},
+	return &stages{n: n, seen: map[string]map[string]time.Duration{}, at: map[string]time.Duration{},
 		order: []string{"bound locally", "created remotely", "Running remotely", "Running locally"}}
 }
 
@@ -36,9 +37,11 @@ func (s *stages) mark(stage, pod string) {
 		return
 	}
 	if s.seen[stage] == nil {
-		s.seen[stage] = map[string]bool{}
+		s.seen[stage] = map[string]time.Duration{}
 	}
-	s.seen[stage][pod] = true
+	if _, ok := s.seen[stage][pod]; !ok {
+		s.seen[stage][pod] = time.Since(s.start)
+	}
 	if _, done := s.at[stage]; !done && len(s.seen[stage]) >= s.n {
 		s.at[stage] = time.Since(s.start)
 	}
@@ -93,4 +96,20 @@ func (s *stages) String() string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// statusLag is, for each pod seen Running on both sides, how long after
+// the remote pod the local one was seen Running: the time the status takes
+// to come back. Sorted.
+func (s *stages) statusLag() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []time.Duration
+	for pod, local := range s.seen["Running locally"] {
+		if remote, ok := s.seen["Running remotely"][pod]; ok {
+			out = append(out, max(local-remote, 0))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
