@@ -13,7 +13,6 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
 )
@@ -101,22 +100,11 @@ virtualnode), or unpeer.`,
 }
 
 func (o *UnpeerOptions) unauthenticate(ctx context.Context) error {
-	reach := min(o.Timeout, 10*time.Second)
-	var infos [2]*factory.ClusterInfo
-	for i, c := range []*factory.Cluster{&o.Local, &o.Remote} {
-		if err := c.Connect(ctx, reach); err != nil {
-			return err
-		}
-		info, err := c.FindComponents(ctx)
-		if err != nil {
-			return err
-		}
-		infos[i] = info
+	p, err := connectPair(ctx, &o.Local, &o.Remote, o.Timeout, o.out)
+	if err != nil {
+		return err
 	}
-	local, remote := infos[0].ID, infos[1].ID
-	if local == remote {
-		return fmt.Errorf("the local and remote clusters are both %q", local)
-	}
+	local, remote := p.local.ID, p.remote.ID
 	if err := refuseWhileUsed(ctx, o.Local.Client, remote); err != nil {
 		return err
 	}

@@ -104,25 +104,31 @@ func (o *Options) authenticate(ctx context.Context, p *peering) error {
 // connect checks both clusters are reachable, run Liqo in the given
 // namespaces, and are two different clusters.
 func (o *Options) connect(ctx context.Context) (*peering, error) {
-	reach := min(o.Timeout, 10*time.Second)
-	for _, c := range []*factory.Cluster{&o.Local, &o.Remote} {
+	return connectPair(ctx, &o.Local, &o.Remote, o.Timeout, o.out)
+}
+
+// connectPair reaches both clusters of a peering, checks that Liqo runs in
+// each and that they are two clusters, and returns their identities.
+func connectPair(ctx context.Context, local, remote *factory.Cluster, timeout time.Duration, out *output.Printer) (*peering, error) {
+	reach := min(timeout, 10*time.Second)
+	for _, c := range []*factory.Cluster{local, remote} {
 		if err := c.Connect(ctx, reach); err != nil {
 			return nil, err
 		}
 	}
-	local, err := o.Local.FindComponents(ctx)
+	l, err := local.FindComponents(ctx)
 	if err != nil {
 		return nil, err
 	}
-	remote, err := o.Remote.FindComponents(ctx)
+	r, err := remote.FindComponents(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if local.ID == remote.ID {
-		return nil, fmt.Errorf("the local and remote clusters are both %q: a cluster cannot peer with itself (or two clusters share a cluster ID)", local.ID)
+	if l.ID == r.ID {
+		return nil, fmt.Errorf("the local and remote clusters are both %q: a cluster cannot peer with itself (or two clusters share a cluster ID)", l.ID)
 	}
-	o.out.Info("Local cluster %q and remote cluster %q found", local.ID, remote.ID)
-	return &peering{local: local, remote: remote}, nil
+	out.Info("Local cluster %q and remote cluster %q found", l.ID, r.ID)
+	return &peering{local: l, remote: r}, nil
 }
 
 // WaitVirtualNode waits for the Node name on the consumer (c) to be Ready
