@@ -70,7 +70,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		// Only our own Secrets are cached, and without their contents: a
 		// cluster's Secrets can be many and large, and hold its tenants'
 		// credentials. The client reads Secrets from the API server.
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+		// No cached object keeps its managed fields: nothing reads them,
+		// and they are often the larger part of an object. (An update
+		// without them leaves them as they are on the server.)
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}:      secretCache(),
 			&rbacv1.RoleBinding{}: {Label: managed},
 			// Only the gateways' Deployments.

@@ -119,12 +119,13 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 		obj, by := k.remoteCache(ours)
 		byObject[obj] = by
 	}
-	c, err := cache.New(r.remoteConfig, cache.Options{Scheme: r.cfg.Scheme,
+	// Neither cache keeps managed fields: nothing reads them.
+	c, err := cache.New(r.remoteConfig, cache.Options{Scheme: r.cfg.Scheme, DefaultTransform: cache.TransformStripManagedFields(),
 		DefaultNamespaces: map[string]cache.Config{remote: {}}, ByObject: byObject})
 	if err != nil {
 		return nil, err
 	}
-	lc, err := cache.New(r.localConfig, cache.Options{Scheme: r.cfg.Scheme,
+	lc, err := cache.New(r.localConfig, cache.Options{Scheme: r.cfg.Scheme, DefaultTransform: cache.TransformStripManagedFields(),
 		DefaultNamespaces: map[string]cache.Config{local: {}}})
 	if err != nil {
 		return nil, err

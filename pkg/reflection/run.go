@@ -128,7 +128,9 @@ func Run(ctx context.Context, cfg Config) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(cfg.Local, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", cfg.NodeName).String()
-		}))
+		}),
+		// Nothing reads the pods' managed fields.
+		informers.WithTransform(cache.TransformStripManagedFields()))
 	podInformer := factory.Core().V1().Pods()
 	r.pods = podInformer.Lister()
 	r.tokens = newTokens(cfg.Local, rc, r.pods, podInformer.Informer().HasSynced, cfg.LocalClusterID, cfg.ProviderID, r.logger, tokenOptions{})

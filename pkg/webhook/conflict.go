@@ -62,6 +62,7 @@ func setupConflictReporter(mgr manager.Manager) error {
 		Scheme:               mgr.GetScheme(),
 		Mapper:               mgr.GetRESTMapper(),
 		DefaultLabelSelector: labels.NewSelector().Add(*marked),
+		DefaultTransform:     cache.TransformStripManagedFields(),
 	})
 	if err != nil {
 		return err

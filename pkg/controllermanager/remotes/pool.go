@@ -132,7 +132,7 @@ func (p *Pool) watch(ctx context.Context, provider string, r *remote.Remote) (ch
 		close(done)
 		return done, nil
 	}
-	c, err := cache.New(r.Config, cache.Options{Scheme: p.scheme,
+	c, err := cache.New(r.Config, cache.Options{Scheme: p.scheme, DefaultTransform: cache.TransformStripManagedFields(),
 		DefaultNamespaces: map[string]cache.Config{r.Namespace: {}}})
 	if err != nil {
 		return nil, err
