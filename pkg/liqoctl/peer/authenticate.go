@@ -34,7 +34,11 @@ ask for resources: liqoctl create resourceslice.
 
 The command needs admin access to both clusters; administrators who each
 have access to one run the same steps by hand: liqoctl create nonce,
-generate tenant and generate identity. It is idempotent.`,
+generate tenant and generate identity. It is idempotent.
+
+With --in-band the network fabric is connected first (as liqoctl network
+connect does, with the same flags) and the consumer reaches the provider's
+API server through its tunnel, as liqoctl peer in-band does.`,
 		Example: `  liqoctl authenticate --remote-kubeconfig ~/.kube/milan
   liqoctl authenticate --context rome --remote-context milan`,
 		Args: cobra.NoArgs,
@@ -45,20 +49,16 @@ generate tenant and generate identity. It is idempotent.`,
 			o.out = &output.Printer{W: cmd.OutOrStdout(), Verbose: o.Verbose}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
 			defer cancel()
-			p, err := o.connect(ctx)
-			if err != nil {
-				return err
-			}
-			if err := o.authenticate(ctx, p); err != nil {
-				return err
-			}
-			o.out.Info("Authenticated with %s: create a ResourceSlice to ask it for resources", p.remote.ID)
-			return nil
+			// liqoctl peer's first stage: the network only for in-band.
+			o.CreateResourceSlice, o.NetworkingDisabled = false, !o.InBand
+			return o.Run(ctx)
 		},
 	}
 	fs := cmd.Flags()
 	o.Local.AddLocalFlags(fs)
 	o.Remote.AddRemoteFlags(fs)
+	fs.BoolVar(&o.InBand, "in-band", false, "connect the network fabric first and reach the provider's API server through its tunnel, as liqoctl peer in-band does (the network flags apply)")
+	o.Network.AddConnectFlags(fs)
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print how long each step took")
 	return cmd

@@ -28,9 +28,12 @@ type peering struct {
 // unless told to stop earlier, a ResourceSlice and the wait for its
 // virtual node.
 func (o *Options) Run(ctx context.Context) error {
-	requested, err := o.requested()
-	if err != nil {
-		return err
+	var requested corev1.ResourceList
+	if o.CreateResourceSlice {
+		var err error
+		if requested, err = o.requested(); err != nil {
+			return err
+		}
 	}
 	if o.InBand && o.NetworkingDisabled {
 		return errors.New("--in-band needs the network fabric: it cannot go with --networking-disabled")
@@ -58,7 +61,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	if !o.CreateResourceSlice {
-		o.out.Info("Authenticated with %s; no ResourceSlice asked for (--create-resource-slice=false)", p.remote.ID)
+		o.out.Info("Authenticated with %s; no ResourceSlice asked for (liqoctl create resourceslice asks for one)", p.remote.ID)
 		return nil
 	}
 	want := ForgeResourceSlice(p.local.ID, p.remote.ID, p.remote.ID, requested, o.CreateVirtualNode)
