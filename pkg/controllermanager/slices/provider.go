@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -234,21 +235,36 @@ func (r *ProviderReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&authv1beta1.ResourceSlice{}, builder.WithPredicates(theirs)).
 		Owns(&offv1beta1.Quota{}).
 		Watches(&authv1beta1.Tenant{}, handler.EnqueueRequestsFromMapFunc(replicasInNamespace(r.Client))).
+		// Every slice offers the StorageClasses: a class made or removed
+		// after the peering is offered, or withdrawn, at once.
+		Watches(&storagev1.StorageClass{}, handler.EnqueueRequestsFromMapFunc(allReplicas(r.Client))).
 		Complete(r)
+}
+
+// allReplicas maps any object to every slice consumers replicated to this
+// provider.
+func allReplicas(c client.Reader) handler.MapFunc {
+	return func(ctx context.Context, _ client.Object) []reconcile.Request { return replicas(ctx, c) }
 }
 
 // replicasInNamespace maps an object to the slices of its namespace that
 // consumers replicated to this provider.
 func replicasInNamespace(c client.Reader) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		var list authv1beta1.ResourceSliceList
-		if err := c.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingLabels{consts.ReplicationLabel: "true"}); err != nil {
-			return nil
-		}
-		out := make([]reconcile.Request, 0, len(list.Items))
-		for i := range list.Items {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
-		return out
+		return replicas(ctx, c, client.InNamespace(o.GetNamespace()))
 	}
+}
+
+// replicas lists the slices consumers replicated to this provider, in
+// what opts select.
+func replicas(ctx context.Context, c client.Reader, opts ...client.ListOption) []reconcile.Request {
+	var list authv1beta1.ResourceSliceList
+	if err := c.List(ctx, &list, append(opts, client.MatchingLabels{consts.ReplicationLabel: "true"})...); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
 }
