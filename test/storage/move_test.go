@@ -23,9 +23,10 @@ const sumScript = "cd /data && find . -type f | sort | xargs sha256sum | sha256s
 // TestMoveVolume: liqoctl move volume takes a volume written on rome's
 // real node to milan and back, and each time a pod mounting it runs where
 // it went (data gravity) and reads the same files (one digest of their
-// paths and contents). It refuses while a pod uses the volume; with the
-// fabric down the copy fails, clearly, and the PVC stays bound to its
-// source volume with the data unchanged.
+// paths and contents). It refuses while a pod uses the volume, and while
+// an interrupted move's temporary PVC exists; with the fabric down the
+// copy fails, clearly, and the PVC stays bound to its source volume with
+// the data unchanged.
 func TestMoveVolume(t *testing.T) {
 	ctx := realpods.Timeout(t, 15*time.Minute)
 	peer(ctx, t)
@@ -81,6 +82,23 @@ func TestMoveVolume(t *testing.T) {
 	if node, got := usePVC(ctx, t, ns, userOf(ns), sumScript, nil); node != romeNode || got != want {
 		t.Errorf("after the failed move the volume reads %s on %s; want %s on %s", got, node, want, romeNode)
 	}
+	// The temporary PVC of an interrupted move may hold the only copy:
+	// a new move refuses while it exists.
+	stray := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-liqo-move", Namespace: ns}, Spec: liqoClaim()}
+	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, stray, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := move("milan"); err == nil || !strings.Contains(err.Error(), "left by an interrupted move") {
+		t.Errorf("move with a leftover data-liqo-move: %v; want a refusal\n%s", err, out)
+	}
+	if err := cs.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, stray.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(ctx, t, "the leftover PVC gone", func() (bool, error) {
+		_, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, stray.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+
 	if out, err := run(ctx, append([]string{"network", "connect", "--server-service-type", "NodePort", "--timeout", "5m"}, netArgs...)...); err != nil {
 		t.Fatalf("network connect: %v\n%s", err, out)
 	}

@@ -26,12 +26,19 @@ import (
 // Retain) until the PVC is bound to the copy, and a failed copy binds the
 // PVC to it again.
 
+// tmpSuffix names the temporary PVC of a move: NAME-liqo-move.
+const tmpSuffix = "-liqo-move"
+
+// movingAnnotation marks a PV a move keeps (reclaim policy Retain) with
+// the PVC it moves, so that an interrupted move can be found.
+const movingAnnotation = "storage.liqo.io/moving-pvc"
+
 // toProvider moves a local volume (PV src) to the target provider.
 func (m *mover) toProvider(ctx context.Context, src *corev1.PersistentVolume) error {
-	tmp := m.name + "-liqo-move"
+	tmp := m.name + tmpSuffix
 	orig := src.Spec.PersistentVolumeReclaimPolicy
 	m.o.out.Step("Keeping PV %s while the PVC is made again on %s", src.Name, m.o.TargetNode)
-	if err := m.setReclaim(ctx, src.Name, corev1.PersistentVolumeReclaimRetain); err != nil {
+	if err := m.keep(ctx, src.Name); err != nil {
 		return err
 	}
 	if err := m.deleteClaim(ctx, m.name); err != nil {
@@ -67,7 +74,7 @@ func (m *mover) toProvider(ctx context.Context, src *corev1.PersistentVolume) er
 
 // toLocal moves a volume (PV src, at from) to the target local node.
 func (m *mover) toLocal(ctx context.Context, src *corev1.PersistentVolume, from place) error {
-	tmp := m.name + "-liqo-move"
+	tmp := m.name + tmpSuffix
 	if err := m.createClaim(ctx, tmp, ""); err != nil {
 		return err
 	}
@@ -89,7 +96,7 @@ func (m *mover) toLocal(ctx context.Context, src *corev1.PersistentVolume, from 
 	dst := c.Spec.VolumeName
 	both := fmt.Sprintf("the data is on PV %s (the original) and PV %s (the copy), both kept", src.Name, dst)
 	for _, pv := range []string{src.Name, dst} {
-		if err := m.setReclaim(ctx, pv, corev1.PersistentVolumeReclaimRetain); err != nil {
+		if err := m.keep(ctx, pv); err != nil {
 			return fmt.Errorf("%w; PVC %s/%s is unchanged", err, m.ns, m.name)
 		}
 	}
@@ -127,7 +134,7 @@ func (m *mover) restore(ctx context.Context, src string, policy corev1.Persisten
 	defer cancel()
 	m.o.out.Warn("the move failed (%v); binding PVC %s/%s to its source volume again", cause, m.ns, m.name)
 	steps := []func() error{
-		func() error { return m.deleteClaim(ctx, m.name+"-liqo-move") },
+		func() error { return m.deleteClaim(ctx, m.name+tmpSuffix) },
 		// The new PVC, and with it the empty volume on the provider.
 		func() error { return m.deleteClaim(ctx, m.name) },
 		func() error { return m.prebind(ctx, src, m.name) },
@@ -324,17 +331,32 @@ func orNone(s string) string {
 	return s
 }
 
-// setReclaim sets PV name's reclaim policy.
+// keep sets PV name's reclaim policy to Retain, marked as kept by this
+// move (see kept): deleting its PVC then leaves its data.
+func (m *mover) keep(ctx context.Context, name string) error {
+	return m.reclaim(ctx, name, corev1.PersistentVolumeReclaimRetain, true)
+}
+
+// setReclaim sets PV name's reclaim policy, no longer kept by a move.
 func (m *mover) setReclaim(ctx context.Context, name string, policy corev1.PersistentVolumeReclaimPolicy) error {
+	return m.reclaim(ctx, name, policy, false)
+}
+
+func (m *mover) reclaim(ctx context.Context, name string, policy corev1.PersistentVolumeReclaimPolicy, mark bool) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		pv, err := m.cs.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if pv.Spec.PersistentVolumeReclaimPolicy == policy {
+		if pv.Spec.PersistentVolumeReclaimPolicy == policy && (pv.Annotations[movingAnnotation] != "") == mark {
 			return nil
 		}
 		pv.Spec.PersistentVolumeReclaimPolicy = policy
+		if mark {
+			metav1.SetMetaDataAnnotation(&pv.ObjectMeta, movingAnnotation, m.ns+"/"+m.name)
+		} else {
+			delete(pv.Annotations, movingAnnotation)
+		}
 		_, err = m.cs.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
 		if err != nil {
 			return fmt.Errorf("setting the reclaim policy of PV %s to %s: %w", name, policy, err)

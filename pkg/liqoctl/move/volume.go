@@ -63,6 +63,9 @@ func (o *VolumeOptions) Run(ctx context.Context) error {
 	if err := m.unused(ctx); err != nil {
 		return err
 	}
+	if err := m.noLeftover(ctx); err != nil {
+		return err
+	}
 	m.spec = reusable(pvc)
 	o.out.Step("Moving the volume of PVC %s/%s (PV %s) from %s to %s", o.Namespace, o.Name, pv.Name, from, to)
 	if to.remote() {
@@ -103,7 +106,7 @@ type mover struct {
 func (m *mover) source(ctx context.Context) (*corev1.PersistentVolumeClaim, *corev1.PersistentVolume, error) {
 	pvc, err := m.cs.CoreV1().PersistentVolumeClaims(m.ns).Get(ctx, m.name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, nil, fmt.Errorf("PVC %s/%s does not exist", m.ns, m.name)
+		return nil, nil, fmt.Errorf("PVC %s/%s does not exist%s", m.ns, m.name, m.kept(ctx))
 	} else if err != nil {
 		return nil, nil, err
 	}
@@ -207,4 +210,38 @@ func ptrString(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// noLeftover refuses while the temporary PVC of a move exists: an
+// interrupted move left it, bound to a volume with data, which this move
+// must not delete.
+func (m *mover) noLeftover(ctx context.Context) error {
+	tmp := m.name + tmpSuffix
+	_, err := m.cs.CoreV1().PersistentVolumeClaims(m.ns).Get(ctx, tmp, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return fmt.Errorf("PVC %s/%s exists, left by an interrupted move of %s: it may hold the only copy of the data; "+
+		"check its volume, then delete it to move again%s", m.ns, tmp, m.name, m.kept(ctx))
+}
+
+// kept names the PVs an interrupted move of the PVC kept (see setReclaim),
+// as a sentence to append to an error.
+func (m *mover) kept(ctx context.Context) string {
+	pvs, err := m.cs.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, pv := range pvs.Items {
+		if pv.Annotations[movingAnnotation] == m.ns+"/"+m.name {
+			names = append(names, fmt.Sprintf("%s (%s)", pv.Name, pv.Status.Phase))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; a move of it kept its data in PV %s, reclaim policy Retain: bind a PVC to it (spec.volumeName) to use it", strings.Join(names, ", "))
 }
