@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -50,30 +52,27 @@ func RunNode(ctx context.Context, local kubernetes.Interface, remote *rest.Confi
 		return fmt.Errorf("virtual node %s: %w", cfg.Name, err)
 	}
 	logger := klog.FromContext(ctx).WithValues("node", cfg.Name, "remoteClusterID", cfg.RemoteClusterID)
-	delay := retryMin
-	for {
+	// The delay between two attempts to register the Node: 1 s, doubling
+	// up to 30 s. Steps is unbounded so that retries never stop; before each
+	// wait, backoff.Duration is the delay that Step is about to return.
+	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Cap: 30 * time.Second, Steps: math.MaxInt32}
+	err = wait.DelayFunc(backoff.Step).Until(ctx, true, true, func(ctx context.Context) (bool, error) {
 		err := runOnce(ctx, local, pr, cfg, logger, ready)
 		if ctx.Err() != nil {
-			return nil
+			return true, nil
 		}
 		if errors.Is(err, ErrForeignNode) {
-			return fmt.Errorf("virtual node %s: %w", cfg.Name, err)
+			return false, fmt.Errorf("virtual node %s: %w", cfg.Name, err)
 		}
-		logger.Error(err, "registering the virtual node; retrying", "after", delay)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, retryMax)
+		logger.Error(err, "registering the virtual node; retrying", "after", backoff.Duration)
+		return false, nil
+	})
+	if ctx.Err() != nil {
+		// Ending with ctx is RunNode's normal end, not an error.
+		return nil
 	}
+	return err
 }
-
-// Bounds of the delay between two attempts to register the Node.
-const (
-	retryMin = time.Second
-	retryMax = 30 * time.Second
-)
 
 // ErrForeignNode is returned by RunNode when a Node of the virtual node's
 // name exists and is not the virtual node of the same remote cluster.
