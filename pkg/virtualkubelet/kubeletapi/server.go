@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"time"
@@ -12,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	vkapi "github.com/virtual-kubelet/virtual-kubelet/node/api"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api/statsv1alpha1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
 	"k8s.io/apiserver/pkg/authentication/request/union"
@@ -127,27 +129,28 @@ func (s *Server) Start(ctx context.Context) error {
 // with backoff until ctx ends.
 func (s *Server) keepCertificate(ctx context.Context) {
 	is := &issuer{mode: s.cfg.Certificate, client: s.cfg.Client, ip: net.ParseIP(s.cfg.AdvertiseIP), commonName: s.cfg.CommonName}
-	delay := time.Second
-	for {
+	// Failures are retried after 1 s, doubling up to a minute; a success
+	// waits for the renewal time and starts the backoff over. Steps is
+	// unbounded so that retries never stop.
+	initial := wait.Backoff{Duration: time.Second, Factor: 2, Cap: time.Minute, Steps: math.MaxInt32}
+	backoff := initial
+	var wake time.Duration
+	// Sliding: the delay is asked for after each attempt, so it is the one
+	// that attempt chose. Until ends only with ctx.
+	_ = wait.DelayFunc(func() time.Duration { return wake }).Until(ctx, true, true, func(ctx context.Context) (bool, error) {
 		cert, renew, err := is.issue(ctx)
-		var wake time.Duration
 		if err != nil {
-			if ctx.Err() != nil {
-				return
+			if ctx.Err() == nil {
+				wake = backoff.Step()
+				s.cfg.Logger.Error(err, "obtaining the kubelet API serving certificate; retrying", "after", wake)
 			}
-			s.cfg.Logger.Error(err, "obtaining the kubelet API serving certificate; retrying", "after", delay)
-			wake, delay = delay, min(2*delay, time.Minute)
-		} else {
-			s.certs.cert.Store(cert)
-			s.cfg.Logger.V(1).Info("kubelet API serving certificate obtained", "mode", s.cfg.Certificate, "notAfter", cert.Leaf.NotAfter, "renewAt", renew)
-			wake, delay = time.Until(renew), time.Second
+			return false, nil
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wake):
-		}
-	}
+		s.certs.cert.Store(cert)
+		s.cfg.Logger.V(1).Info("kubelet API serving certificate obtained", "mode", s.cfg.Certificate, "notAfter", cert.Leaf.NotAfter, "renewAt", renew)
+		wake, backoff = time.Until(renew), initial
+		return false, nil
+	})
 }
 
 // emptySummary answers /stats/summary. All virtual nodes share this server
