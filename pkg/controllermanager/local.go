@@ -19,22 +19,17 @@ import (
 // playground runs the liqo-controller-manager binary with --self-provision.
 func RunLocal(ctx context.Context, cfg *rest.Config, o Options, onError func(error)) {
 	o.SelfProvision = true
+	// Steps is unbounded so that restarts never stop.
 	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Cap: 10 * time.Second, Steps: math.MaxInt32}
-	for ctx.Err() == nil {
+	// Until ends only with ctx: the condition never reports done or an error.
+	_ = wait.DelayFunc(backoff.Step).Until(ctx, true, true, func(ctx context.Context) (bool, error) {
 		err := crds.Install(ctx, cfg)
 		if err == nil {
 			err = Run(ctx, cfg, o)
 		}
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil && onError != nil {
+		if ctx.Err() == nil && err != nil && onError != nil {
 			onError(err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff.Step()):
-		}
-	}
+		return false, nil
+	})
 }
