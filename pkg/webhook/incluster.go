@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -85,21 +86,21 @@ func (p *certPublisher) NeedLeaderElection() bool { return true }
 // Start syncs until ctx ends, at the interval or sooner when the keys are
 // due for a step of their renewal.
 func (p *certPublisher) Start(ctx context.Context) error {
-	for {
-		next, err := p.sync(ctx, time.Now())
+	var next time.Duration
+	// Sliding: the delay is asked for after each sync, so it is the one
+	// that sync chose. Until ends only with ctx, which is a normal end.
+	_ = wait.DelayFunc(func() time.Duration { return max(next, 10*time.Millisecond) }).Until(ctx, true, true, func(ctx context.Context) (bool, error) {
+		var err error
+		next, err = p.sync(ctx, time.Now())
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
+			if ctx.Err() == nil {
+				p.log.Error(err, "keeping the webhook serving certificate and caBundle, will retry")
 			}
-			p.log.Error(err, "keeping the webhook serving certificate and caBundle, will retry")
 			next = p.interval
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(max(next, 10*time.Millisecond)):
-		}
-	}
+		return false, nil
+	})
+	return nil
 }
 
 // sync makes, renews and publishes the keys as due at now, and returns
@@ -268,7 +269,7 @@ func (f *certFollower) NeedLeaderElection() bool { return false }
 
 func (f *certFollower) Start(ctx context.Context) error {
 	logged := false
-	for {
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		s := &corev1.Secret{}
 		err := f.reader.Get(ctx, f.secret, s)
 		if err == nil {
@@ -279,10 +280,6 @@ func (f *certFollower) Start(ctx context.Context) error {
 			f.log.Info("no webhook serving certificate to serve yet, will retry", "secret", f.secret.String(), "error", err.Error())
 			logged = true
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(f.interval):
-		}
-	}
+	}, f.interval)
+	return nil
 }
