@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	kwait "k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -112,25 +113,28 @@ func setUp(ctx context.Context, c client.Client, s spec, consumer string) error 
 	ns := consts.TenantNamespace(consumer)
 	adviseBound := fmt.Sprintf("ask the provider's administrator for a command bound to this cluster: liqoctl generate peer-command --consumer-cluster-id %s", consumer)
 	create := func(obj client.Object, what string) error {
-		deadline := time.Now().Add(15 * time.Second)
-		for {
+		// The policy's refusal is retried for 15 s; the requests run on
+		// ctx, the 15 s bound only when to stop retrying.
+		var refused error
+		err := kwait.PollUntilContextTimeout(ctx, wait.PollInterval*4, 15*time.Second, true, func(context.Context) (bool, error) {
 			err := c.Create(ctx, obj)
 			switch {
 			case err == nil || apierrors.IsAlreadyExists(err):
-				return nil
-			case apierrors.IsForbidden(err) && strings.Contains(err.Error(), PolicyMessage) && time.Now().Before(deadline):
+				return true, nil
 			case apierrors.IsForbidden(err) && strings.Contains(err.Error(), PolicyMessage):
-				return fmt.Errorf("the provider refuses to let the peering user create %s (%w): the namespace exists already, made by an earlier peering; %s", what, err, adviseBound)
+				refused = err
+				return false, nil
 			case apierrors.IsForbidden(err):
-				return fmt.Errorf("the peering user may not create %s (%w): it is bound to this cluster and the namespace was removed since; %s", what, err, adviseBound)
+				return false, fmt.Errorf("the peering user may not create %s (%w): it is bound to this cluster and the namespace was removed since; %s", what, err, adviseBound)
 			default:
-				return fmt.Errorf("creating %s on the provider: %w", what, err)
+				return false, fmt.Errorf("creating %s on the provider: %w", what, err)
 			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(wait.PollInterval * 4):
-			}
+		})
+		switch {
+		case err == nil || ctx.Err() != nil || !kwait.Interrupted(err):
+			return err
+		default:
+			return fmt.Errorf("the provider refuses to let the peering user create %s (%w): the namespace exists already, made by an earlier peering; %s", what, refused, adviseBound)
 		}
 	}
 	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: TenantNamespaceLabels(consumer, s.user)}}
@@ -140,17 +144,13 @@ func setUp(ctx context.Context, c client.Client, s spec, consumer string) error 
 	if err := create(s.tenantRoleBinding(ns), "its RoleBinding in "+ns); err != nil {
 		return err
 	}
-	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	for {
-		err := c.Get(wctx, types.NamespacedName{Name: ns}, &corev1.Namespace{})
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-wctx.Done():
-			return fmt.Errorf("the peering user still cannot read its tenant namespace %s: %w", ns, err)
-		case <-time.After(wait.PollInterval):
-		}
+	var last error
+	err := kwait.PollUntilContextTimeout(ctx, wait.PollInterval, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+		last = c.Get(ctx, types.NamespacedName{Name: ns}, &corev1.Namespace{})
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the peering user still cannot read its tenant namespace %s: %w", ns, last)
 	}
+	return nil
 }

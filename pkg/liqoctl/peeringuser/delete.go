@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -115,16 +114,10 @@ func releaseTenantNamespace(ctx context.Context, c client.Client, name string, s
 	}
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	for {
-		if err := c.Get(wctx, types.NamespacedName{Name: name}, &corev1.Namespace{}); apierrors.IsNotFound(err) {
-			p.Info("Tenant namespace %s deleted", name)
-			return nil
-		}
-		select {
-		case <-wctx.Done():
-			p.Warn("tenant namespace %s is still being deleted", name)
-			return nil
-		case <-time.After(wait.PollInterval):
-		}
+	if err := wait.Gone(wctx, c, types.NamespacedName{Name: name}, &corev1.Namespace{}, "tenant namespace "+name); err != nil {
+		p.Warn("tenant namespace %s is still being deleted", name)
+		return nil
 	}
+	p.Info("Tenant namespace %s deleted", name)
+	return nil
 }

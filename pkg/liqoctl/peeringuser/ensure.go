@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	kwait "k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -258,26 +259,28 @@ func probePolicy(ctx context.Context, c *factory.Cluster, s spec) error {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "liqo-policy-probe", Namespace: consts.TenantNamespace(s.consumer)}}
 	}
 	var last error
-	for {
+	err = kwait.PollUntilContextCancel(ctx, wait.PollInterval*4, true, func(context.Context) (bool, error) {
+		// The probe runs on ctx, as the caller's requests do: the poll's
+		// context would cut a request short only to report ctx's end.
 		err := as.Create(ctx, probe(), client.DryRunAll)
 		switch {
 		case err != nil && strings.Contains(err.Error(), PolicyMessage):
-			return nil
+			return true, nil
 		case err == nil:
 			last = errAdmitted
 		case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "impersonate"):
-			return fmt.Errorf("cannot check that the API server enforces the %s policy: you may not impersonate the peering user: %w", PolicyName, err)
+			return false, fmt.Errorf("cannot check that the API server enforces the %s policy: you may not impersonate the peering user: %w", PolicyName, err)
 		default:
 			last = err
 		}
-		select {
-		case <-ctx.Done():
-			hint := ""
-			if errors.Is(last, errAdmitted) {
-				hint = "; if the " + PolicyName + " binding was ever deleted, kube-apiserver may have stopped its ConfigMap informer for admission policies for good (kubernetes/kubernetes#130887): restart the API server"
-			}
-			return fmt.Errorf("the API server does not enforce the ValidatingAdmissionPolicy %s for the peering user (%v)%s: its token is not handed out", PolicyName, last, hint)
-		case <-time.After(wait.PollInterval * 4):
-		}
+		return false, nil
+	})
+	if err == nil || ctx.Err() == nil {
+		return err
 	}
+	hint := ""
+	if errors.Is(last, errAdmitted) {
+		hint = "; if the " + PolicyName + " binding was ever deleted, kube-apiserver may have stopped its ConfigMap informer for admission policies for good (kubernetes/kubernetes#130887): restart the API server"
+	}
+	return fmt.Errorf("the API server does not enforce the ValidatingAdmissionPolicy %s for the peering user (%v)%s: its token is not handed out", PolicyName, last, hint)
 }
