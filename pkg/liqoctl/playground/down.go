@@ -1,6 +1,7 @@
 package playground
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
@@ -83,10 +85,12 @@ func stopOwners(l layout, names []string, out io.Writer) {
 	}
 }
 
+// waitGone waits up to timeout for the owner to exit; the caller looks
+// again, so the timeout needs no error.
 func waitGone(st *clusterState, timeout time.Duration) {
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline) && ownerAlive(st); {
-		time.Sleep(100 * time.Millisecond)
-	}
+	_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return !ownerAlive(st), nil
+	})
 }
 
 // cleanup removes what a cluster's owner leaves when it could not clean up:

@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/liqo-go/liqo/pkg/images"
 	"github.com/liqo-go/liqo/pkg/proc"
@@ -215,9 +216,8 @@ func spawnOwner(l layout, o serveOptions) error {
 // waitReady waits until every cluster's owner reports Ready, failing with the
 // owner's error and log as soon as one fails or dies.
 func waitReady(ctx context.Context, l layout, names []string, timeout time.Duration, out io.Writer) error {
-	deadline := time.Now().Add(timeout)
 	reported := map[string]bool{}
-	for {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		pending := 0
 		for _, name := range names {
 			st, err := l.read(name)
@@ -229,24 +229,20 @@ func waitReady(ctx context.Context, l layout, names []string, timeout time.Durat
 				}
 				continue
 			case err == nil && st.Phase == phaseFailed:
-				return fmt.Errorf("cluster %s failed to start: %s", name, st.Error)
+				return false, fmt.Errorf("cluster %s failed to start: %s", name, st.Error)
 			case err == nil && !ownerAlive(st):
-				return fmt.Errorf("the owner process of cluster %s exited; its log %s ends with:\n%s",
+				return false, fmt.Errorf("the owner process of cluster %s exited; its log %s ends with:\n%s",
 					name, l.log(name), proc.TailFile(l.log(name), 20))
 			}
 			pending++
 		}
-		if pending == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("clusters not ready after %s; see the logs in %s", timeout, l.dir)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+		return pending == 0, nil
+	})
+	switch {
+	case err == nil || ctx.Err() != nil || !wait.Interrupted(err):
+		return err
+	default:
+		return fmt.Errorf("clusters not ready after %s; see the logs in %s", timeout, l.dir)
 	}
 }
 
