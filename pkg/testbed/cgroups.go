@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // cgroupBase is the cgroup every real node's processes live under, in every
@@ -143,14 +146,13 @@ func removeCgroupTree(rel string) error {
 			freezer = filepath.Join(m, rel, "freezer.state")
 		}
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	// One 15 s budget for the kills and the removals together.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	_ = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
 		pids := cgroupPIDs(rel)
 		if len(pids) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("cgroup %s: %d processes survive SIGKILL", rel, len(pids))
+			return true, nil
 		}
 		if freezer != "" {
 			_ = os.WriteFile(freezer, []byte("FROZEN"), 0o644)
@@ -161,7 +163,11 @@ func removeCgroupTree(rel string) error {
 		if freezer != "" {
 			_ = os.WriteFile(freezer, []byte("THAWED"), 0o644)
 		}
-		time.Sleep(50 * time.Millisecond)
+		return false, nil
+	})
+	// Looked at once more: the last kill may have done it.
+	if n := len(cgroupPIDs(rel)); n > 0 {
+		return fmt.Errorf("cgroup %s: %d processes survive SIGKILL", rel, n)
 	}
 	var errs []string
 	for _, m := range mounts {
@@ -176,7 +182,7 @@ func removeCgroupTree(rel string) error {
 		// Deepest first: a cgroup with children cannot be removed.
 		sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
 		for _, d := range dirs {
-			if err := removeCgroupDir(d, deadline); err != nil {
+			if err := removeCgroupDir(ctx, d); err != nil {
 				errs = append(errs, err.Error())
 			}
 		}
@@ -189,17 +195,17 @@ func removeCgroupTree(rel string) error {
 
 // removeCgroupDir retries rmdir: a killed process leaves its cgroup a moment
 // after it is reaped.
-func removeCgroupDir(dir string, deadline time.Time) error {
-	for {
-		err := syscall.Rmdir(dir)
-		if err == nil || os.IsNotExist(err) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: %w", dir, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+func removeCgroupDir(ctx context.Context, dir string) error {
+	var last error
+	// Immediate: a directory gets one try even when the kills used up ctx.
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		last = syscall.Rmdir(dir)
+		return last == nil || os.IsNotExist(last), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, last)
 	}
+	return nil
 }
 
 // pruneEmptyCgroups removes rel and its ancestors up to the testbed's base

@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/liqo-go/liqo/pkg/proc"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -305,22 +307,19 @@ func (c *Cluster) Stop() {
 // log if any component exits meanwhile.
 func (c *Cluster) waitFor(ctx context.Context, what string, ready func(context.Context) error) error {
 	var last error
-	for {
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		if err := c.exitedComponent(); err != nil {
-			return fmt.Errorf("cluster %q: waiting for %s: %w", c.Name, what, err)
+			return false, fmt.Errorf("cluster %q: waiting for %s: %w", c.Name, what, err)
 		}
 		attempt, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
 		last = ready(attempt)
-		cancel()
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("cluster %q: timed out waiting for %s: %w (last error: %v)", c.Name, what, ctx.Err(), last)
-		case <-time.After(100 * time.Millisecond):
-		}
+		return last == nil, nil
+	})
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("cluster %q: timed out waiting for %s: %w (last error: %v)", c.Name, what, ctx.Err(), last)
 	}
+	return err
 }
 
 // exitedComponent reports the first component that has died.
