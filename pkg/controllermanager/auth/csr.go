@@ -3,7 +3,6 @@ package auth
 import (
 	"bytes"
 	"crypto/ed25519"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -11,19 +10,15 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"k8s.io/client-go/util/cert"
 )
 
 // NewCSR returns a PEM certificate request for user in group, signed with
 // key: the provider's API server will know the consumer by that user. key is
 // the cluster's TLS client key, never its identity key.
 func NewCSR(key ed25519.PrivateKey, user, group string) ([]byte, error) {
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
-		Subject: pkix.Name{CommonName: user, Organization: []string{group}},
-	}, key)
-	if err != nil {
-		return nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}), nil
+	return cert.MakeCSR(key, &pkix.Name{CommonName: user, Organization: []string{group}}, nil, nil)
 }
 
 // CheckCSR verifies that a PEM request is self-signed, asks for exactly user

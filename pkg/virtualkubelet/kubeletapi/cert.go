@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/certificate/csr"
 )
 
@@ -108,13 +109,11 @@ func (i *issuer) selfSigned(key *ecdsa.PrivateKey) ([]byte, error) {
 func (i *issuer) kubeletServing(ctx context.Context, key *ecdsa.PrivateKey) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, issueTimeout)
 	defer cancel()
-	req, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
-		Subject: i.subject(), IPAddresses: []net.IP{i.ip},
-	}, key)
+	subject := i.subject()
+	csrPEM, err := cert.MakeCSR(key, &subject, nil, []net.IP{i.ip})
 	if err != nil {
 		return nil, err
 	}
-	csrPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: req})
 	name := "liqo-kubelet-api-" + utilrand.String(8)
 	usages := []certv1.KeyUsage{certv1.UsageDigitalSignature, certv1.UsageServerAuth}
 	name, uid, err := csr.RequestCertificateWithContext(ctx, i.client, csrPEM, name, certv1.KubeletServingSignerName, nil, usages, key)
