@@ -1,7 +1,6 @@
 package peeringuser
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/cert"
 )
 
 // Token is the --auth-token of liqoctl peer out-of-band: the CA that the
@@ -67,11 +67,11 @@ func ParseToken(s string) (Token, error) {
 	if err != nil || len(certs) == 0 {
 		return Token{}, fmt.Errorf("%s: its CA part holds no certificate (%v)", what, err)
 	}
-	var pemCA bytes.Buffer
-	for _, c := range certs {
-		_ = pem.Encode(&pemCA, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+	pemCA, err := cert.EncodeCertificates(certs...)
+	if err != nil {
+		return Token{}, fmt.Errorf("%s: %w", what, err)
 	}
-	return Token{CA: pemCA.Bytes(), Bearer: bearer}, nil
+	return Token{CA: pemCA, Bearer: bearer}, nil
 }
 
 // RESTConfig is the configuration of a client of the API server at
