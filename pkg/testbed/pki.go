@@ -14,6 +14,9 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
 )
 
 // pki is a cluster's certificate authority and the credentials signed by it.
@@ -61,21 +64,18 @@ func newPKI(dir, cluster string, serverIPs ...net.IP) (*pki, error) {
 	if err != nil {
 		return nil, err
 	}
-	caTmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "liqo-testbed-" + cluster + "-ca"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().AddDate(10, 0, 0),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := sign(caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	// Valid for ten years, from an hour ago as the leaves.
+	p.caCert, err = cert.NewSelfSignedCACert(cert.Config{
+		CommonName: "liqo-testbed-" + cluster + "-ca",
+		NotBefore:  time.Now().Add(-time.Hour),
+	}, caKey)
 	if err != nil {
+		return nil, fmt.Errorf("making the testbed CA: %w", err)
+	}
+	p.caKey = caKey
+	if p.caPEM, err = cert.EncodeCertificates(p.caCert); err != nil {
 		return nil, err
 	}
-	p.caCert, _ = x509.ParseCertificate(caDER)
-	p.caKey = caKey
-	p.caPEM = pemBlock("CERTIFICATE", caDER)
 	if err := writePEM(p.caFile(), p.caPEM); err != nil {
 		return nil, err
 	}
@@ -176,11 +176,9 @@ func (p *pki) issue(tmpl *x509.Certificate, certPath, keyPath string) (certPEM, 
 	if err := writePEM(certPath, certPEM); err != nil {
 		return nil, nil, err
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
+	if keyPEM, err = keyutil.MarshalPrivateKeyToPEM(key); err != nil {
 		return nil, nil, err
 	}
-	keyPEM = pemBlock("EC PRIVATE KEY", keyDER)
 	return certPEM, keyPEM, writePEM(keyPath, keyPEM)
 }
 
@@ -204,9 +202,9 @@ func pemBlock(typ string, der []byte) []byte {
 func writePEM(path string, data []byte) error { return os.WriteFile(path, data, 0o600) }
 
 func writeKey(path string, key *ecdsa.PrivateKey) error {
-	der, err := x509.MarshalECPrivateKey(key)
+	data, err := keyutil.MarshalPrivateKeyToPEM(key)
 	if err != nil {
 		return err
 	}
-	return writePEM(path, pemBlock("EC PRIVATE KEY", der))
+	return writePEM(path, data)
 }
