@@ -7,6 +7,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // CheckPort is the UDP port of the connection check, on the tunnel
@@ -56,16 +58,12 @@ func (c *Checker) Health() Health {
 // so it exists only while the tunnel does; Run retries binding until then.
 func (c *Checker) Run(ctx context.Context) error {
 	var conn *net.UDPConn
-	for conn == nil {
+	if err := wait.PollUntilContextCancel(ctx, c.Interval, true, func(context.Context) (bool, error) {
 		var err error
 		conn, err = net.ListenUDP("udp4", &net.UDPAddr{IP: c.Local, Port: CheckPort})
-		if err != nil {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(c.Interval):
-			}
-		}
+		return err == nil, nil
+	}); err != nil {
+		return err
 	}
 	go func() { <-ctx.Done(); _ = conn.Close() }()
 	go c.send(ctx, conn)
@@ -104,18 +102,12 @@ func (c *Checker) Run(ctx context.Context) error {
 }
 
 func (c *Checker) send(ctx context.Context, conn *net.UDPConn) {
-	t := time.NewTicker(c.Interval)
-	defer t.Stop()
 	peer := &net.UDPAddr{IP: c.Peer, Port: CheckPort}
 	msg := make([]byte, 9)
-	for {
+	// Non-sliding: a ping every interval, however long a send takes.
+	wait.NonSlidingUntilWithContext(ctx, func(context.Context) {
 		msg[0] = ping
 		binary.BigEndian.PutUint64(msg[1:], uint64(time.Now().UnixNano()))
 		_, _ = conn.WriteToUDP(msg, peer) // a send error is a lost ping
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	}, c.Interval)
 }

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
@@ -110,9 +111,8 @@ func (r *reporter) run(ctx context.Context, check *Checker) {
 		wasConnected  bool
 		everConnected bool
 	)
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
+	// Non-sliding: a look every second, however long a write takes.
+	wait.NonSlidingUntilWithContext(ctx, func(ctx context.Context) {
 		h := check.Health()
 		everConnected = everConnected || h.Connected
 		if h.Connected != wasConnected || time.Since(last) >= r.refresh {
@@ -120,12 +120,7 @@ func (r *reporter) run(ctx context.Context, check *Checker) {
 				last, wasConnected = time.Now(), h.Connected
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	}, time.Second)
 }
 
 func (r *reporter) write(ctx context.Context, h Health, everConnected bool) error {
