@@ -7,15 +7,12 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/apis"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
-	"github.com/liqo-go/liqo/pkg/liqoctl"
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
 	"github.com/liqo-go/liqo/test/harness"
@@ -34,34 +31,14 @@ const killedPods = 1000
 func TestConsumerManagerKilled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	if out, err := liqoctl.Execute(ctx, "peer", "--kubeconfig", kubeconfigs["naples"], "--remote-kubeconfig", kubeconfigs["milan"],
-		"--networking-disabled", "--pods", fmt.Sprint(killedPods+10), "--cpu", "20", "--memory", "40Gi", "--timeout", "2m"); err != nil {
-		t.Fatalf("peer: %v\n%s", err, out)
-	}
 	ns := "killed"
-	if _, err := naples.Client().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := liqoctl.Execute(ctx, "offload", "namespace", ns, "--kubeconfig", kubeconfigs["naples"],
-		"--pod-offloading-strategy", "Remote", "--timeout", "1m"); err != nil {
-		t.Fatalf("offload: %v\n%s", err, out)
-	}
 	twin := ns + "-naples"
 	remote, err := client.New(milan.Config, client.Options{Scheme: apis.NewScheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	labels := map[string]string{"app": "killed"}
-	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "killed", Namespace: ns}, Spec: appsv1.DeploymentSpec{
-		Replicas: ptr.To[int32](killedPods), Selector: &metav1.LabelSelector{MatchLabels: labels},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "app", Image: "busybox"}}}},
-	}}
-	start := time.Now()
-	if _, err := naples.Client().AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	start := peerAndOffload(ctx, t, naples, ns, deployment(ns, killedPods),
+		"--pods", fmt.Sprint(killedPods+10), "--cpu", "20", "--memory", "40Gi")
 
 	// Mid-offload: between a tenth and a half of the ShadowPods made.
 	var atKill int

@@ -32,28 +32,8 @@ const replicas = 10
 func TestProviderOutages(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	if out, err := liqoctl.Execute(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"],
-		"--networking-disabled", "--timeout", "2m"); err != nil {
-		t.Fatalf("peer: %v\n%s", err, out)
-	}
-	cs := rome.Client()
 	ns := "frozen"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := liqoctl.Execute(ctx, "offload", "namespace", ns, "--kubeconfig", kubeconfigs["rome"],
-		"--pod-offloading-strategy", "Remote", "--timeout", "1m"); err != nil {
-		t.Fatalf("offload: %v\n%s", err, out)
-	}
-	labels := map[string]string{"app": "frozen"}
-	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "frozen", Namespace: ns}, Spec: appsv1.DeploymentSpec{
-		Replicas: ptr.To[int32](replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "app", Image: "busybox"}}}},
-	}}
-	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	peerAndOffload(ctx, t, rome, ns, deployment(ns, replicas))
 	before := waitRunning(ctx, t, ns)
 	twin := ns + "-rome"
 
@@ -252,4 +232,39 @@ func countRemote(ctx context.Context, t *testing.T, twin string) (pods, shadows 
 		t.Fatal(err)
 	}
 	return pods, len(list.Items)
+}
+
+// peerAndOffload peers consumer with milan (extra: more peer flags),
+// offloads namespace ns with the Remote strategy and creates dep in it; it
+// returns when dep was created.
+func peerAndOffload(ctx context.Context, t *testing.T, consumer *testbed.Cluster, ns string, dep *appsv1.Deployment, extra ...string) time.Time {
+	t.Helper()
+	args := append([]string{"peer", "--kubeconfig", kubeconfigs[consumer.Name], "--remote-kubeconfig", kubeconfigs["milan"],
+		"--networking-disabled", "--timeout", "2m"}, extra...)
+	if out, err := liqoctl.Execute(ctx, args...); err != nil {
+		t.Fatalf("peer: %v\n%s", err, out)
+	}
+	cs := consumer.Client()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := liqoctl.Execute(ctx, "offload", "namespace", ns, "--kubeconfig", kubeconfigs[consumer.Name],
+		"--pod-offloading-strategy", "Remote", "--timeout", "1m"); err != nil {
+		t.Fatalf("offload: %v\n%s", err, out)
+	}
+	created := time.Now()
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return created
+}
+
+// deployment is a Deployment of busybox pods labelled app=name.
+func deployment(name string, replicas int32) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: name}, Spec: appsv1.DeploymentSpec{
+		Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "app", Image: "busybox"}}}},
+	}}
 }
