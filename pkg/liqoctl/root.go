@@ -112,13 +112,27 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintln(stderr, "Error:", err)
-	var usage usageError
-	// cobra reports an unknown command from its own lookup, not through Args.
-	if errors.As(err, &usage) || strings.HasPrefix(err.Error(), "unknown command ") {
+	if isUsageError(err) {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", commandPath(root, args))
 		return ExitUsage
 	}
 	return ExitFailure
+}
+
+// isUsageError tells whether err is a command used wrongly. cobra reports
+// an unknown command from its own lookup, and a missing required flag from
+// its own checks, neither through the flag error function.
+func isUsageError(err error) bool {
+	var usage usageError
+	if errors.As(err, &usage) {
+		return true
+	}
+	for _, prefix := range []string{"unknown command ", "required flag(s) ", "at least one of the flags in the group "} {
+		if strings.HasPrefix(err.Error(), prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // commandPath names the command args select, for the usage hint.

@@ -58,3 +58,15 @@ func TestMissingKubeconfig(t *testing.T) {
 		t.Errorf("exit %d, stderr %q: want %d and how to give a kubeconfig", code, errOut.String(), ExitFailure)
 	}
 }
+
+// TestRemoteRequired: a command taking a remote cluster, given none, is used
+// wrongly, and says which flags name one.
+func TestRemoteRequired(t *testing.T) {
+	for _, args := range [][]string{{"peer"}, {"unpeer"}, {"authenticate"}, {"network", "connect"}, {"peer", "in-band"}} {
+		var out, errOut bytes.Buffer
+		code := Run(context.Background(), append(args, "--context", "rome"), &out, &errOut)
+		if code != ExitUsage || !strings.Contains(errOut.String(), "remote-kubeconfig remote-context remote-server") {
+			t.Errorf("liqoctl %s: exit %d, stderr %q: want %d and the remote flags named", strings.Join(args, " "), code, errOut.String(), ExitUsage)
+		}
+	}
+}

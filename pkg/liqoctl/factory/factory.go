@@ -1,14 +1,18 @@
-// Package factory builds the clients liqoctl commands use, from the
-// kubectl-compatible --kubeconfig/--context flags (and KUBECONFIG), and finds
-// the Liqo components in a cluster.
+// Package factory builds the clients liqoctl commands use from kubectl's
+// connection flags (k8s.io/cli-runtime's --kubeconfig, --context, --server,
+// --token, ..., with --remote- twins for the remote cluster) and
+// $KUBECONFIG, and finds the Liqo components in a cluster.
 package factory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -33,36 +37,131 @@ type Cluster struct {
 	Config    *rest.Config
 	Client    client.Client
 	Clientset kubernetes.Interface
+
+	// conn holds kubectl's other connection flags (--cluster, --user,
+	// --server, --token, --as, ...) once Add*Flags bound them; nil for a
+	// Cluster built in code, which reads its kubeconfig only.
+	conn *genericclioptions.ConfigFlags
+	// local is, for a remote cluster bound by AddRemoteFlags, the local
+	// cluster whose kubeconfig --remote-context names a context of when
+	// --remote-kubeconfig is not given.
+	local *Cluster
 }
 
-// AddLocalFlags binds the local cluster's flags, named as kubectl names them.
+// AddLocalFlags binds the local cluster's flags, named as kubectl names
+// them: --kubeconfig, --context, the rest of kubectl's connection flags
+// (k8s.io/cli-runtime's ConfigFlags) and --namespace, which names the
+// namespace where Liqo runs.
 func (c *Cluster) AddLocalFlags(fs *pflag.FlagSet) {
 	c.Role = "local"
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "path to the kubeconfig of the local cluster (default: $KUBECONFIG or ~/.kube/config)")
 	fs.StringVar(&c.Context, "context", "", "kubeconfig context of the local cluster")
 	fs.StringVarP(&c.Namespace, "namespace", "n", consts.DefaultNamespace, "namespace where Liqo runs in the local cluster")
+	c.conn = bindConnectionFlags(fs, "", c.Role)
 }
 
-// AddRemoteFlags binds the remote cluster's flags.
-func (c *Cluster) AddRemoteFlags(fs *pflag.FlagSet) {
+// AddRemoteFlags binds the remote cluster's flags: those of AddLocalFlags
+// prefixed with remote-. local is the command's local cluster: without
+// --remote-kubeconfig, --remote-context (or --remote-server) is read from
+// the local cluster's kubeconfig, so that one kubeconfig with a context for
+// each cluster is enough, as with kubectl.
+func (c *Cluster) AddRemoteFlags(fs *pflag.FlagSet, local *Cluster) {
 	c.Role = "remote"
-	fs.StringVar(&c.Kubeconfig, "remote-kubeconfig", "", "path to the kubeconfig of the remote cluster")
-	fs.StringVar(&c.Context, "remote-context", "", "kubeconfig context of the remote cluster")
+	c.local = local
+	fs.StringVar(&c.Kubeconfig, "remote-kubeconfig", "", "path to the kubeconfig of the remote cluster (default: the local cluster's, with --remote-context)")
+	fs.StringVar(&c.Context, "remote-context", "", "kubeconfig context of the remote cluster; without --remote-kubeconfig, a context of the local cluster's kubeconfig")
 	fs.StringVar(&c.Namespace, "remote-namespace", consts.DefaultNamespace, "namespace where Liqo runs in the remote cluster")
+	c.conn = bindConnectionFlags(fs, "remote-", c.Role)
 }
 
-// Connect loads the kubeconfig and checks that the API server answers
-// within timeout, so an unreachable cluster fails in seconds with its
-// address in the message instead of at the first real call.
-func (c *Cluster) Connect(ctx context.Context, timeout time.Duration) error {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if c.Kubeconfig != "" {
-		rules.ExplicitPath = c.Kubeconfig
+// RemoteFlags are the flags of which a command taking a remote cluster
+// needs one (RequireRemote).
+var RemoteFlags = []string{"remote-kubeconfig", "remote-context", "remote-server"}
+
+// RequireRemote makes cmd, whose remote cluster AddRemoteFlags bound,
+// refuse to run, as used wrongly, unless a flag names the remote cluster:
+// the local kubeconfig's current context is the local cluster.
+func RequireRemote(cmd *cobra.Command) {
+	cmd.MarkFlagsOneRequired(RemoteFlags...)
+}
+
+// connectionUsage is the help of cli-runtime's connection flags, in
+// liqoctl's words, for the cluster of role %[1]s.
+var connectionUsage = map[string]string{
+	"as":                       "user to impersonate in the %[1]s cluster",
+	"as-group":                 "group to impersonate in the %[1]s cluster (repeatable)",
+	"as-uid":                   "UID to impersonate in the %[1]s cluster",
+	"certificate-authority":    "path to the CA certificate of the %[1]s cluster's API server",
+	"client-certificate":       "path to a client certificate for the %[1]s cluster",
+	"client-key":               "path to the client key for the %[1]s cluster",
+	"cluster":                  "kubeconfig cluster of the %[1]s cluster",
+	"user":                     "kubeconfig user for the %[1]s cluster",
+	"token":                    "bearer token for the %[1]s cluster",
+	"server":                   "address of the %[1]s cluster's API server, instead of the kubeconfig's",
+	"tls-server-name":          "name to check the %[1]s cluster's API server certificate against (default: its host name)",
+	"insecure-skip-tls-verify": "do not check the %[1]s cluster's API server certificate (insecure)",
+	"disable-compression":      "do not ask the %[1]s cluster's API server for compressed responses",
+	"request-timeout":          "timeout of each request to the %[1]s cluster, e.g. 10s (0: none)",
+}
+
+// bindConnectionFlags binds cli-runtime's connection flags other than
+// --kubeconfig, --context and --namespace (which the Cluster binds itself:
+// Liqo's --namespace names where Liqo runs) and --cache-dir (liqoctl
+// caches no discovery), named with prefix and described for the cluster of
+// role. The prefixed twins have no shorthand.
+func bindConnectionFlags(fs *pflag.FlagSet, prefix, role string) *genericclioptions.ConfigFlags {
+	cf := genericclioptions.NewConfigFlags(false)
+	cf.KubeConfig, cf.Context, cf.Namespace, cf.CacheDir = nil, nil, nil, nil
+	tmp := pflag.NewFlagSet("connection", pflag.ContinueOnError)
+	cf.AddFlags(tmp)
+	tmp.VisitAll(func(f *pflag.Flag) {
+		if usage, ok := connectionUsage[f.Name]; ok {
+			f.Usage = fmt.Sprintf(usage, role)
+		} else {
+			f.Usage += " (" + role + " cluster)"
+		}
+		if prefix != "" {
+			f.Name, f.Shorthand = prefix+f.Name, ""
+		}
+		fs.AddFlag(f)
+	})
+	return cf
+}
+
+// ErrNoRemote is returned by Connect for a remote cluster no flag names.
+var ErrNoRemote = errors.New("no remote cluster given: pass --remote-kubeconfig FILE, or --remote-context CONTEXT naming a context of the local cluster's kubeconfig")
+
+// kubeconfig is the path of the kubeconfig to read ("" for $KUBECONFIG or
+// the default one).
+func (c *Cluster) kubeconfig() (string, error) {
+	if c.Kubeconfig != "" || c.local == nil {
+		return c.Kubeconfig, nil
 	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: c.Context}).ClientConfig()
+	if c.Context == "" && (c.conn == nil || *c.conn.APIServer == "") {
+		return "", ErrNoRemote
+	}
+	return c.local.Kubeconfig, nil
+}
+
+// restConfig loads the cluster's configuration from its kubeconfig and
+// connection flags, with cli-runtime's loader, as kubectl does.
+func (c *Cluster) restConfig() (*rest.Config, error) {
 	if c.RESTConfig != nil {
-		cfg, err = rest.CopyConfig(c.RESTConfig), nil
+		return rest.CopyConfig(c.RESTConfig), nil
+	}
+	path, err := c.kubeconfig()
+	if err != nil {
+		return nil, err
+	}
+	cf := c.conn
+	if cf == nil {
+		cf = genericclioptions.NewConfigFlags(false)
+	}
+	cf.KubeConfig, cf.Context = &path, &c.Context
+	loader := cf.ToRawKubeConfigLoader()
+	cfg, err := loader.ClientConfig()
+	if err == nil && noConfig(loader, cf) {
+		err = clientcmd.ErrEmptyConfig
 	}
 	if err != nil {
 		if clientcmd.IsEmptyConfig(err) {
@@ -70,14 +169,38 @@ func (c *Cluster) Connect(ctx context.Context, timeout time.Duration) error {
 			if c.Role == "remote" {
 				flag = "--remote-kubeconfig"
 			}
-			return fmt.Errorf("no kubeconfig for the %s cluster: pass %s FILE or set $KUBECONFIG (%s and the in-cluster configuration have none)",
+			return nil, fmt.Errorf("no kubeconfig for the %s cluster: pass %s FILE or set $KUBECONFIG (%s and the in-cluster configuration have none)",
 				c.Role, flag, clientcmd.RecommendedHomeFile)
 		}
 		what := "the default kubeconfig"
-		if c.Kubeconfig != "" {
-			what = c.Kubeconfig
+		if path != "" {
+			what = path
 		}
-		return fmt.Errorf("cannot load the %s cluster's kubeconfig (%s): %w", c.Role, what, err)
+		return nil, fmt.Errorf("cannot load the %s cluster's kubeconfig (%s): %w", c.Role, what, err)
+	}
+	return cfg, nil
+}
+
+// noConfig tells whether the configuration loader built came from nothing:
+// no kubeconfig, no --server, not in a cluster. cli-runtime's loader then
+// falls back to kubectl's historical http://localhost:8080 instead of
+// failing.
+func noConfig(loader clientcmd.ClientConfig, cf *genericclioptions.ConfigFlags) bool {
+	raw, err := loader.RawConfig()
+	if err != nil || len(raw.Clusters) > 0 || *cf.APIServer != "" {
+		return false
+	}
+	_, err = rest.InClusterConfig()
+	return err != nil
+}
+
+// Connect loads the kubeconfig and checks that the API server answers
+// within timeout, so an unreachable cluster fails in seconds with its
+// address in the message instead of at the first real call.
+func (c *Cluster) Connect(ctx context.Context, timeout time.Duration) error {
+	cfg, err := c.restConfig()
+	if err != nil {
+		return err
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	c.Config = cfg

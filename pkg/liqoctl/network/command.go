@@ -71,7 +71,8 @@ the clusters share, connected by other means) and the peering was made with
 --networking-disabled: a provider keeps in the EndpointSlices it reflects
 only the addresses it knows to be its consumer's, which is none until it
 has the consumer's Configuration.`,
-		Example: `  liqoctl network init --kubeconfig ~/.kube/rome --remote-kubeconfig ~/.kube/milan`,
+		Example: `  liqoctl network init --kubeconfig ~/.kube/rome --remote-kubeconfig ~/.kube/milan
+  liqoctl network init --context rome --remote-context milan`,
 		Args:    cobra.NoArgs,
 		RunE:    o.runE(o.Init),
 	}
@@ -82,10 +83,10 @@ has the consumer's Configuration.`,
 func (o *Options) addCommon(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	o.Local.AddLocalFlags(fs)
-	o.Remote.AddRemoteFlags(fs)
+	o.Remote.AddRemoteFlags(fs, &o.Local)
+	factory.RequireRemote(cmd)
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print how long each step took")
-	_ = cmd.MarkFlagRequired("remote-kubeconfig")
 }
 
 func (o *Options) runE(run func(context.Context) error) func(*cobra.Command, []string) error {
@@ -116,6 +117,7 @@ func newConnect() *cobra.Command {
 Running it again repairs a partial connection and changes nothing on a
 complete one.`,
 		Example: `  liqoctl network connect --kubeconfig ~/.kube/rome --remote-kubeconfig ~/.kube/milan
+  liqoctl network connect --context rome --remote-context milan
   liqoctl network connect --remote-kubeconfig ~/.kube/milan --server-service-type NodePort --server-node-port 31840`,
 		Args: cobra.NoArgs,
 		RunE: o.runE(o.Connect),

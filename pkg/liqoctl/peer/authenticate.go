@@ -13,6 +13,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
 )
@@ -43,9 +44,6 @@ API server through its tunnel, as liqoctl peer in-band does.`,
   liqoctl authenticate --context rome --remote-context milan`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := remoteFromContext(&o.Local, &o.Remote); err != nil {
-				return err
-			}
 			o.out = &output.Printer{W: cmd.OutOrStdout(), Verbose: o.Verbose}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
 			defer cancel()
@@ -56,7 +54,8 @@ API server through its tunnel, as liqoctl peer in-band does.`,
 	}
 	fs := cmd.Flags()
 	o.Local.AddLocalFlags(fs)
-	o.Remote.AddRemoteFlags(fs)
+	o.Remote.AddRemoteFlags(fs, &o.Local)
+	factory.RequireRemote(cmd)
 	fs.BoolVar(&o.InBand, "in-band", false, "connect the network fabric first and reach the provider's API server through its tunnel, as liqoctl peer in-band does (the network flags apply)")
 	o.Network.AddConnectFlags(fs)
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
@@ -82,9 +81,6 @@ virtualnode), or unpeer.`,
 		Example: `  liqoctl unauthenticate --remote-kubeconfig ~/.kube/milan`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := remoteFromContext(&o.Local, &o.Remote); err != nil {
-				return err
-			}
 			o.out = &output.Printer{W: cmd.OutOrStdout()}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
 			defer cancel()
@@ -93,7 +89,8 @@ virtualnode), or unpeer.`,
 	}
 	fs := cmd.Flags()
 	o.Local.AddLocalFlags(fs)
-	o.Remote.AddRemoteFlags(fs)
+	o.Remote.AddRemoteFlags(fs, &o.Local)
+	factory.RequireRemote(cmd)
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
 	fs.BoolVar(&o.Wait, "wait", true, "wait until the Identity and the Tenant are gone")
 	return cmd

@@ -66,6 +66,7 @@ liqoctl create resourceslice and liqoctl create virtualnode.
 --create-resource-slice=false stops once the clusters are authenticated,
 --create-virtual-node=false once the provider granted the resources.`,
 		Example: `  liqoctl peer --remote-kubeconfig ~/.kube/milan
+  liqoctl peer --context rome --remote-context milan
   liqoctl peer --remote-kubeconfig /path/to/aws-kubeconfig \
       --namespace liqo --remote-namespace liqo-system --networking-disabled
   liqoctl peer --remote-kubeconfig ~/.kube/milan --cpu=8 --memory=16Gi --pods=50
@@ -78,9 +79,9 @@ liqoctl create resourceslice and liqoctl create virtualnode.
 			return o.Run(ctx)
 		},
 	}
-	o.Remote.AddRemoteFlags(cmd.Flags())
+	o.Remote.AddRemoteFlags(cmd.Flags(), &o.Local)
+	factory.RequireRemote(cmd)
 	o.addFlags(cmd)
-	_ = cmd.MarkFlagRequired("remote-kubeconfig")
 	cmd.AddCommand(newOutOfBandCommand(), newInBandCommand())
 	return cmd
 }

@@ -2,7 +2,6 @@ package peer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -63,33 +62,19 @@ into the fabric.`,
   liqoctl peer in-band --kubeconfig ~/.kube/rome --remote-kubeconfig ~/.kube/milan --server-service-type NodePort`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := remoteFromContext(&o.Local, &o.Remote); err != nil {
-				return err
-			}
 			o.out = &output.Printer{W: cmd.OutOrStdout(), Verbose: o.Verbose}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
 			defer cancel()
 			return o.run(ctx)
 		},
 	}
-	o.Remote.AddRemoteFlags(cmd.Flags())
+	o.Remote.AddRemoteFlags(cmd.Flags(), &o.Local)
+	factory.RequireRemote(cmd)
 	o.addFlags(cmd)
 	_ = cmd.Flags().MarkHidden("in-band") // implied
 	_ = cmd.Flags().MarkHidden("networking-disabled")
 	cmd.Flags().BoolVar(&o.bidirectional, "bidirectional", false, "also peer the other way (the remote cluster consumes the local one), over the same tunnel")
 	return cmd
-}
-
-// remoteFromContext lets --remote-context name a context of the local
-// kubeconfig, as the manual's in-band commands do.
-func remoteFromContext(local, remote *factory.Cluster) error {
-	if remote.Kubeconfig == "" && remote.Context == "" {
-		return errors.New("give --remote-context (a context of the local kubeconfig) or --remote-kubeconfig")
-	}
-	if remote.Kubeconfig == "" {
-		remote.Kubeconfig = local.Kubeconfig
-	}
-	return nil
 }
 
 func (o *inBandOptions) run(ctx context.Context) error {
@@ -166,9 +151,6 @@ consumer of that direction.`,
   liqoctl unpeer in-band --kubeconfig ~/.kube/rome --remote-kubeconfig ~/.kube/milan`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := remoteFromContext(&o.Local, &o.Remote); err != nil {
-				return err
-			}
 			o.out = &output.Printer{W: cmd.OutOrStdout()}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
 			defer cancel()
@@ -176,7 +158,8 @@ consumer of that direction.`,
 		},
 	}
 	o.addFlags(cmd.Flags())
-	o.Remote.AddRemoteFlags(cmd.Flags())
+	o.Remote.AddRemoteFlags(cmd.Flags(), &o.Local)
+	factory.RequireRemote(cmd)
 	return cmd
 }
 

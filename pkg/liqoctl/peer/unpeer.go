@@ -58,7 +58,8 @@ provider (the liqo StorageClass), the command refuses, naming them, unless
 
 If the remote cluster cannot be reached, the local side is still cleaned up
 within --timeout, and the command lists what it could not remove remotely.`,
-		Example: `  liqoctl unpeer --remote-kubeconfig ~/.kube/milan`,
+		Example: `  liqoctl unpeer --remote-kubeconfig ~/.kube/milan
+  liqoctl unpeer --context rome --remote-context milan`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.out = &output.Printer{W: cmd.OutOrStdout()}
@@ -69,8 +70,8 @@ within --timeout, and the command lists what it could not remove remotely.`,
 	}
 	fs := cmd.Flags()
 	o.addFlags(fs)
-	o.Remote.AddRemoteFlags(fs)
-	_ = cmd.MarkFlagRequired("remote-kubeconfig")
+	o.Remote.AddRemoteFlags(fs, &o.Local)
+	factory.RequireRemote(cmd)
 	cmd.AddCommand(newUnpeerOutOfBandCommand(), newUnpeerInBandCommand())
 	return cmd
 }
@@ -97,7 +98,11 @@ func (o *UnpeerOptions) Run(ctx context.Context) error {
 	var remote *factory.ClusterInfo
 	remoteErr := errors.New("not contacted (force unpeer)")
 	if !o.localOnly {
-		if remoteErr = o.Remote.Connect(ctx, min(o.Timeout/4, 5*time.Second)); remoteErr == nil {
+		remoteErr = o.Remote.Connect(ctx, min(o.Timeout/4, 5*time.Second))
+		if errors.Is(remoteErr, factory.ErrNoRemote) && o.remoteID == "" {
+			return remoteErr
+		}
+		if remoteErr == nil {
 			remote, remoteErr = o.Remote.FindComponents(ctx)
 		}
 	}
