@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/testbed"
@@ -89,11 +90,10 @@ func benchProxyMode(ctx context.Context, bins *testbed.Binaries, mode string, se
 	last := time.Now()
 	// Programmed: every Service's change applied (no change pending) after
 	// the endpoints came in, as kube-proxy's own metrics tell.
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
 		m, err := proxyMetrics(ctx, c, node)
 		if err != nil {
-			return r, err
+			return false, err
 		}
 		if m["kubeproxy_sync_proxy_rules_service_changes_pending"] == 0 && m["kubeproxy_sync_proxy_rules_endpoint_changes_pending"] == 0 &&
 			m["kubeproxy_sync_proxy_rules_service_changes_total"] >= float64(services) {
@@ -102,12 +102,15 @@ func benchProxyMode(ctx context.Context, bins *testbed.Binaries, mode string, se
 			if r.syncs > 0 {
 				r.syncMean = time.Duration(m["kubeproxy_sync_proxy_rules_duration_seconds_sum"] / float64(r.syncs) * float64(time.Second))
 			}
-			break
+			return true, nil
 		}
-		if time.Now().After(deadline) {
-			return r, fmt.Errorf("kube-proxy still has changes pending after 3 minutes")
-		}
-		time.Sleep(100 * time.Millisecond)
+		return false, nil
+	})
+	if err != nil && ctx.Err() == nil && wait.Interrupted(err) {
+		return r, fmt.Errorf("kube-proxy still has changes pending after 3 minutes")
+	}
+	if err != nil {
+		return r, err
 	}
 	after, err := proc.UsageOf(pid)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
@@ -225,20 +226,13 @@ func sampleRSS(pids map[string]int, peak map[string]int64) func() {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
+		wait.NonSlidingUntil(func() {
 			for name, pid := range pids {
 				if u, err := proc.UsageOf(pid); err == nil && u.RSS > peak[name] {
 					peak[name] = u.RSS
 				}
 			}
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
+		}, 100*time.Millisecond, done)
 	}()
 	return func() { close(done); wg.Wait() }
 }

@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -171,19 +172,21 @@ func benchReflection(ctx context.Context, bins *testbed.Binaries, sizes []int, r
 // in the twin: the reflection is watching the namespace.
 func waitRootCACopy(ctx context.Context, remote kubernetes.Interface, twin string) error {
 	start := time.Now()
-	for {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		_, err := remote.CoreV1().ConfigMaps(twin).Get(ctx, "liqo-kube-root-ca.crt", metav1.GetOptions{})
-		if err == nil {
-			fmt.Fprintf(os.Stderr, "bench: reflection: root CA copy in %s after %s\n", twin, ms(time.Since(start)))
-			return nil
+		if apierrors.IsNotFound(err) {
+			return false, nil
 		}
-		if !apierrors.IsNotFound(err) {
-			return err
-		}
-		if time.Since(start) > time.Minute {
-			return fmt.Errorf("the root CA ConfigMap was not reflected into %s within a minute", twin)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil, err
+	})
+	switch {
+	case err == nil:
+		fmt.Fprintf(os.Stderr, "bench: reflection: root CA copy in %s after %s\n", twin, ms(time.Since(start)))
+		return nil
+	case ctx.Err() == nil && wait.Interrupted(err):
+		return fmt.Errorf("the root CA ConfigMap was not reflected into %s within a minute", twin)
+	default:
+		return err
 	}
 }
 
