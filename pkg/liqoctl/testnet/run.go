@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	kwait "k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/utils/ptr"
@@ -292,18 +293,18 @@ func (o *Options) create(ctx context.Context, s *server) error {
 // o.Attempts times.
 func (o *Options) run(ctx context.Context, from, to *server, via, url string) check {
 	c := check{from: from.name + " (" + from.where + ")", to: to.name + " (" + to.where + ")", via: via}
-	for i := range o.Attempts {
+	// A second between attempts, no more than o.Attempts of them.
+	err := kwait.ExponentialBackoffWithContext(ctx, kwait.Backoff{Duration: time.Second, Steps: o.Attempts}, func(ctx context.Context) (bool, error) {
 		var body string
 		body, c.err = o.exec(ctx, from.name, "timeout", "5", "wget", "-q", "-O", "-", url)
 		if c.err == nil && strings.TrimSpace(body) != to.name {
 			c.err = fmt.Errorf("%s answered %q, not %s", url, strings.TrimSpace(body), to.name)
 		}
-		if c.err == nil || ctx.Err() != nil {
-			break
-		}
-		if i < o.Attempts-1 {
-			time.Sleep(time.Second)
-		}
+		return c.err == nil, nil
+	})
+	if c.err == nil && err != nil && ctx.Err() != nil {
+		// ctx ended before any attempt: not a success.
+		c.err = err
 	}
 	return c
 }
