@@ -44,36 +44,39 @@ func (c *Cluster) Supervise(ctx context.Context, name, bin string, args []string
 	go func() {
 		defer close(done)
 		backoff := wait.Backoff{Duration: time.Second, Factor: 2, Cap: 10 * time.Second, Steps: math.MaxInt32}
-		for {
+		// Each round waits for p to exit; the backoff's delay comes between
+		// the exit and the next round, which starts the process again first.
+		// A failed start leaves p the exited process and waits another delay.
+		restart := false
+		_ = wait.DelayFunc(backoff.Step).Until(ctx, true, true, func(context.Context) (bool, error) {
+			if restart {
+				next, err := start()
+				if c.isStopping() {
+					return true, nil
+				}
+				if err != nil {
+					if report != nil {
+						report(err)
+					}
+					return false, nil
+				}
+				p = next
+			}
+			restart = true
 			select {
 			case <-ctx.Done():
 				p.stop(10 * time.Second)
-				return
+				return true, nil
 			case <-p.done:
 			}
 			if c.isStopping() {
-				return
+				return true, nil
 			}
 			if report != nil {
 				report(p.exitError())
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff.Step()):
-			}
-			next, err := start()
-			if c.isStopping() {
-				return
-			}
-			if err != nil {
-				if report != nil {
-					report(err)
-				}
-				continue // p is still the exited one: its done is closed
-			}
-			p = next
-		}
+			return false, nil
+		})
 	}()
 	return done, nil
 }
