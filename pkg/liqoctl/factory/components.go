@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/liqo-go/liqo/pkg/consts"
 )
@@ -81,21 +82,16 @@ func stale(renew *metav1.MicroTime, duration *int32, holder *string) bool {
 // FindComponents sees it: after the components start, or restart after an
 // outage cost them their lease. It returns the last reason on timeout.
 func WaitForComponents(ctx context.Context, kubeconfig, namespace string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	var last error
+	// Each attempt runs on ctx, not the poll's: timeout only bounds when
+	// to stop trying, and the last attempt's reason is what is returned.
+	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		c := Cluster{Role: "local", Kubeconfig: kubeconfig, Namespace: namespace}
-		err := c.Connect(ctx, 5*time.Second)
-		if err == nil {
-			if _, err = c.FindComponents(ctx); err == nil {
-				return nil
-			}
+		last = c.Connect(ctx, 5*time.Second)
+		if last == nil {
+			_, last = c.FindComponents(ctx)
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		return last == nil, nil
+	})
+	return last
 }
