@@ -24,10 +24,18 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/version"
 )
 
+// Name is liqoctl's name when run as itself.
+const Name = "liqoctl"
+
 // NewRootCommand returns the liqoctl command tree.
-func NewRootCommand() *cobra.Command {
+func NewRootCommand() *cobra.Command { return NewRootCommandAs(Name) }
+
+// NewRootCommandAs returns the liqoctl command tree, named name in usage
+// lines, help and examples: Name, or "kubectl liqo" when kubectl runs the
+// binary as its plugin (ProgramName).
+func NewRootCommandAs(name string) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "liqoctl",
+		Use:   Name,
 		Short: "Manage multi-cluster federation: peering, namespace offloading and a local playground",
 		Long: `liqoctl peers Kubernetes clusters, offloads namespaces to remote clusters and
 runs a local playground of real Kubernetes control planes with simulated nodes.`,
@@ -60,6 +68,9 @@ out-of-band command (on the provider).`,
 	// loading the scripts; cobra would otherwise add its own when none exists.
 	root.CompletionOptions.DisableDefaultCmd = true
 	markUsageErrors(root)
+	if name != Name {
+		rename(root, name)
+	}
 	return root
 }
 
@@ -103,7 +114,12 @@ func markUsageErrors(c *cobra.Command) {
 // Run runs liqoctl with args, printing an error to stderr, and returns the
 // process's exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := NewRootCommand()
+	return RunAs(ctx, Name, args, stdout, stderr)
+}
+
+// RunAs is Run with the command tree named name (NewRootCommandAs).
+func RunAs(ctx context.Context, name string, args []string, stdout, stderr io.Writer) int {
+	root := NewRootCommandAs(name)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

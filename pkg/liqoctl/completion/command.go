@@ -49,7 +49,13 @@ PowerShell:
   # every new session: run the same line from your profile
   Add-Content $PROFILE 'liqoctl completion powershell | Out-String | Invoke-Expression'
 
-Start a new shell after installing a script for it to take effect.`,
+Start a new shell after installing a script for it to take effect.
+
+As the kubectl plugin (the binary installed as kubectl-liqo in $PATH, run
+as "kubectl liqo ..."), kubectl's own completion (kubectl 1.26 or later)
+completes "kubectl liqo" through an executable named kubectl_complete-liqo
+in $PATH: link it to the same binary, which answers as the completion then.
+  ln -s kubectl-liqo "$(dirname "$(command -v kubectl-liqo)")/kubectl_complete-liqo"`,
 		Example: `  liqoctl completion bash
   liqoctl completion zsh > "${fpath[1]}/_liqoctl"`,
 		ValidArgs: Shells(),
