@@ -37,6 +37,9 @@ type offloadRun struct {
 	idleRSS int64
 	// statusLag is, per pod, remote Running → local Running (sorted).
 	statusLag []time.Duration
+	// writesVanilla and writesOffloaded are the write requests both API
+	// servers served during each run, by cluster and "VERB resource".
+	writesVanilla, writesOffloaded map[string]map[string]float64
 }
 
 // benchOffloading measures, for each client-QPS profile, a Deployment of N
@@ -112,10 +115,17 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 	for _, n := range sizes {
 		run := offloadRun{n: n, rss: map[string]int64{}, idleRSS: idle}
 		apiBefore := totalCPU(apiServers)
+		writesBefore, err := clusterWrites(ctx, consumer, provider)
+		if err != nil {
+			return nil, nil, err
+		}
 		if run.vanilla, err = deployAndWait(ctx, provider.Client(), n); err != nil {
 			return nil, nil, fmt.Errorf("vanilla N=%d: %w", n, err)
 		}
 		run.apiVanilla = totalCPU(apiServers) - apiBefore
+		if run.writesVanilla, err = writesSince(ctx, writesBefore, consumer, provider); err != nil {
+			return nil, nil, err
+		}
 		ns := fmt.Sprintf("offload-%d", n)
 		twin, err := offloadNamespace(ctx, cl, p.kubeconfigs["consumer"], ns, "Remote")
 		if err != nil {
@@ -125,6 +135,9 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		stopWatch := make(chan struct{})
 		st.follow(consumer.Client(), ns, provider.Client(), twin, stopWatch)
 		before, apiBefore := totalCPU(pids), totalCPU(apiServers)
+		if writesBefore, err = clusterWrites(ctx, consumer, provider); err != nil {
+			return nil, nil, err
+		}
 		stopSampling := sampleRSS(pids, run.rss)
 		st.begin()
 		run.offloaded, err = deployIn(ctx, consumer.Client(), ns, n)
@@ -136,6 +149,9 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		}
 		run.cpu, run.apiOffloaded = totalCPU(pids)-before, totalCPU(apiServers)-apiBefore
 		run.statusLag = st.statusLag()
+		if run.writesOffloaded, err = writesSince(ctx, writesBefore, consumer, provider); err != nil {
+			return nil, nil, err
+		}
 		fmt.Fprintf(os.Stderr, "bench: N=%d vanilla %s, offloaded %s (deleted in %s / %s)\n", n,
 			ms(run.vanilla.running), ms(run.offloaded.running), ms(run.vanilla.deleted), ms(run.offloaded.deleted))
 		runs = append(runs, run)
@@ -160,6 +176,32 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		return nil, nil, fmt.Errorf("single pods, offloaded: %w", err)
 	}
 	return runs, single, nil
+}
+
+// clusterWrites reads each cluster's API server write counts, by name.
+func clusterWrites(ctx context.Context, clusters ...*testbed.Cluster) (map[string]map[string]float64, error) {
+	out := map[string]map[string]float64{}
+	for _, c := range clusters {
+		w, err := apiWrites(ctx, c.Client())
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
+		}
+		out[c.Name] = w
+	}
+	return out, nil
+}
+
+// writesSince is what each cluster's API server wrote since before.
+func writesSince(ctx context.Context, before map[string]map[string]float64, clusters ...*testbed.Cluster) (map[string]map[string]float64, error) {
+	after, err := clusterWrites(ctx, clusters...)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]float64{}
+	for name := range after {
+		out[name] = writeDelta(before[name], after[name])
+	}
+	return out, nil
 }
 
 // startManager runs one controller manager process; stop ends it.
@@ -272,6 +314,10 @@ func printOffloading(r *offloadResult) {
 			record(m)
 			m.Measure, m.Unit, m.Value, m.Vanilla, m.Offloaded = "API servers' CPU per pod, both clusters", "ms", nil, number(perPod(r.apiVanilla)), number(perPod(r.apiOffloaded))
 			record(m)
+			v := total(r.writesVanilla["consumer"]) + total(r.writesVanilla["provider"])
+			o := total(r.writesOffloaded["consumer"]) + total(r.writesOffloaded["provider"])
+			m.Measure, m.Unit, m.Vanilla, m.Offloaded = "API write requests per pod, both API servers", "requests", number(v/float64(r.n)), number(o/float64(r.n))
+			record(m)
 			m.Vanilla, m.Offloaded, m.Unit = nil, nil, "s"
 			for _, q := range []float64{0.5, 0.99} {
 				m.Measure, m.Value = fmt.Sprintf("status lag, remote Running → local Running, p%.0f", 100*q), seconds(quantile(r.statusLag, q))
@@ -285,6 +331,12 @@ func printOffloading(r *offloadResult) {
 			fmt.Fprintf(tables, "%s: both managers' RSS, peered and idle: %d MB\n", name, runs[0].idleRSS>>20)
 		}
 		for _, r := range all[name] {
+			v := total(r.writesVanilla["consumer"]) + total(r.writesVanilla["provider"])
+			oc, op := total(r.writesOffloaded["consumer"]), total(r.writesOffloaded["provider"])
+			fmt.Fprintf(tables, "%s, N=%d: API writes per pod (both API servers, whoever sent them, creation and deletion): vanilla %.1f, offloaded %.1f (consumer %.1f + provider %.1f)\n",
+				name, r.n, v/float64(r.n), (oc+op)/float64(r.n), oc/float64(r.n), op/float64(r.n))
+			fmt.Fprintf(tables, "    vanilla: %s\n    offloaded, consumer: %s\n    offloaded, provider: %s\n",
+				perPodSummary(r.writesVanilla["provider"], r.n, 6), perPodSummary(r.writesOffloaded["consumer"], r.n, 6), perPodSummary(r.writesOffloaded["provider"], r.n, 6))
 			fmt.Fprintf(tables, "%s, N=%d: status lag, remote pod Running → local pod Running (%d pods): p50 %s, p99 %s, max %s\n", name, r.n,
 				len(r.statusLag), ms(quantile(r.statusLag, 0.5)), ms(quantile(r.statusLag, 0.99)), ms(quantile(r.statusLag, 1)))
 		}

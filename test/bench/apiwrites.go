@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"k8s.io/client-go/kubernetes"
+)
+
+// writeVerbs are the verbs of apiserver_request_total that change state.
+var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "DELETE": true, "DELETECOLLECTION": true, "APPLY": true}
+
+// apiWrites reads an API server's own count of the write requests it
+// served (apiserver_request_total), by "VERB resource[/subresource]": the
+// API work a run costs, whoever sent it.
+func apiWrites(ctx context.Context, cs kubernetes.Interface) (map[string]float64, error) {
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("parsing the API server's metrics: %w", err)
+	}
+	out := map[string]float64{}
+	f := families["apiserver_request_total"]
+	if f == nil {
+		return out, nil
+	}
+	for _, m := range f.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if !writeVerbs[labels["verb"]] {
+			continue
+		}
+		key := labels["verb"] + " " + labels["resource"]
+		if sub := labels["subresource"]; sub != "" {
+			key += "/" + sub
+		}
+		out[key] += m.GetCounter().GetValue()
+	}
+	return out, nil
+}
+
+// writeDelta is after − before, the zero counts left out.
+func writeDelta(before, after map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// total sums the counts.
+func total(counts map[string]float64) float64 {
+	var t float64
+	for _, v := range counts {
+		t += v
+	}
+	return t
+}
+
+// perPodSummary lists the counts per pod, the largest first, as
+// "VERB resource 2.0" items.
+func perPodSummary(counts map[string]float64, pods int, most int) string {
+	keys := slices.SortedFunc(maps.Keys(counts), func(a, b string) int {
+		if counts[a] != counts[b] {
+			if counts[a] > counts[b] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	var parts []string
+	for _, k := range keys[:min(most, len(keys))] {
+		parts = append(parts, fmt.Sprintf("%s %.1f", k, counts[k]/float64(pods)))
+	}
+	return strings.Join(parts, ", ")
+}
