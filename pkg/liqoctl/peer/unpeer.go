@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	kwait "k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
@@ -60,7 +61,7 @@ If the remote cluster cannot be reached, the local side is still cleaned up
 within --timeout, and the command lists what it could not remove remotely.`,
 		Example: `  liqoctl unpeer --remote-kubeconfig ~/.kube/milan
   liqoctl unpeer --context rome --remote-context milan`,
-		Args:    cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.out = &output.Printer{W: cmd.OutOrStdout()}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
@@ -235,37 +236,39 @@ func (o *UnpeerOptions) guessRemoteID(ctx context.Context) (string, error) {
 // does not finish within half the remaining time (it may be down), the
 // Nodes are removed here and the finalizers dropped: unpeer never hangs.
 func (o *UnpeerOptions) removeVirtualNodes(ctx context.Context, ns string) error {
-	grace := time.Now().Add(time.Until(deadline(ctx)) / 2)
+	grace := time.Until(deadline(ctx)) / 2
 	nodes := map[string]bool{}
-	for {
-		var vns offv1beta1.VirtualNodeList
+	var vns offv1beta1.VirtualNodeList
+	var left []string
+	// The requests run on ctx: grace only bounds how long the controller
+	// is given before the removal is forced.
+	err := kwait.PollUntilContextTimeout(ctx, wait.PollInterval, grace, true, func(context.Context) (bool, error) {
+		vns = offv1beta1.VirtualNodeList{}
 		if err := o.Local.Client.List(ctx, &vns, client.InNamespace(ns)); err != nil {
-			return err
+			return false, err
 		}
 		for i := range vns.Items {
 			vn := &vns.Items[i]
 			nodes[vn.Name] = true
 			if vn.DeletionTimestamp.IsZero() {
 				if err := client.IgnoreNotFound(o.Local.Client.Delete(ctx, vn)); err != nil {
-					return err
+					return false, err
 				}
 			}
 		}
 		if !o.Wait {
-			return nil
+			return true, nil
 		}
-		left, err := o.existingNodes(ctx, nodes)
-		if err != nil {
-			return err
+		var err error
+		if left, err = o.existingNodes(ctx, nodes); err != nil {
+			return false, err
 		}
-		if len(vns.Items) == 0 && len(left) == 0 {
-			return nil
-		}
-		if time.Now().After(grace) {
-			return o.forceRemove(ctx, vns.Items, left)
-		}
-		time.Sleep(wait.PollInterval)
+		return len(vns.Items) == 0 && len(left) == 0, nil
+	})
+	if err != nil && ctx.Err() == nil && kwait.Interrupted(err) {
+		return o.forceRemove(ctx, vns.Items, left)
 	}
+	return err
 }
 
 // existingNodes returns the names among names whose Node still exists.
