@@ -6,7 +6,7 @@ package peer
 import (
 	"context"
 	"fmt"
-	"strings"
+	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -104,7 +104,8 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 // ResourceFlags are the --cpu, --memory, --pods and --resource flags.
 type ResourceFlags struct {
 	CPU, Memory, Pods string
-	Resources         []string
+	// Resources maps each --resource name to its quantity.
+	Resources map[string]string
 }
 
 // bind binds the flags, each described as what to do with it; they
@@ -114,7 +115,13 @@ func (r *ResourceFlags) bind(fs *pflag.FlagSet, what string) {
 	fs.StringVar(&r.CPU, "cpu", quantity(def, corev1.ResourceCPU), "CPU to "+what)
 	fs.StringVar(&r.Memory, "memory", quantity(def, corev1.ResourceMemory), "memory to "+what)
 	fs.StringVar(&r.Pods, "pods", quantity(def, corev1.ResourcePods), "number of pods to "+what)
-	fs.StringArrayVar(&r.Resources, "resource", nil, "other resource to "+what+", as name=quantity (repeatable), e.g. nvidia.com/gpu=1")
+	// pflag's map flag: name=quantity pairs, repeated or comma-separated;
+	// a pair without "=" is a usage error naming the flag. The back-quoted
+	// name=quantity is what help shows for its value, in place of the type
+	// "stringToString"; an empty DefValue keeps help from printing
+	// "(default [])" for the empty map.
+	fs.StringToStringVar(&r.Resources, "resource", nil, "other resource to "+what+", as `name=quantity` (repeatable), e.g. nvidia.com/gpu=1")
+	fs.Lookup("resource").DefValue = ""
 }
 
 func quantity(l corev1.ResourceList, name corev1.ResourceName) string {
@@ -143,10 +150,16 @@ func (r *ResourceFlags) requested() (corev1.ResourceList, error) {
 			return nil, err
 		}
 	}
-	for _, res := range r.Resources {
-		name, value, ok := strings.Cut(res, "=")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("--resource %q is not of the form name=quantity", res)
+	// Sorted, so that of several bad ones the same is reported each time.
+	names := make([]string, 0, len(r.Resources))
+	for name := range r.Resources {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		value := r.Resources[name]
+		if name == "" {
+			return nil, fmt.Errorf("--resource %q is not of the form name=quantity", "="+value)
 		}
 		if err := add("--resource "+name, name, value); err != nil {
 			return nil, err
