@@ -7,9 +7,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"testing"
 	"time"
 
@@ -19,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
 	"k8s.io/utils/ptr"
 )
 
@@ -36,16 +36,14 @@ func TestCSRSigning(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
-				Subject: pkix.Name{CommonName: "peer-user", Organization: []string{"peers"}},
-			}, key)
+			request, err := cert.MakeCSR(key, &pkix.Name{CommonName: "peer-user", Organization: []string{"peers"}}, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			csr := &certificatesv1.CertificateSigningRequest{
 				ObjectMeta: metav1.ObjectMeta{GenerateName: "peer-"},
 				Spec: certificatesv1.CertificateSigningRequestSpec{
-					Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+					Request:    request,
 					SignerName: certificatesv1.KubeAPIServerClientSignerName,
 					Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature},
 				},
@@ -61,23 +59,23 @@ func TestCSRSigning(t *testing.T) {
 			if _, err := cs.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			var cert []byte
+			var signed []byte
 			harness.Eventually(ctx, t, "the signed certificate", func() (bool, error) {
 				got, err := cs.CertificatesV1().CertificateSigningRequests().Get(ctx, csr.Name, metav1.GetOptions{})
 				if err != nil {
 					return false, err
 				}
-				cert = got.Status.Certificate
-				return len(cert) > 0, nil
+				signed = got.Status.Certificate
+				return len(signed) > 0, nil
 			})
 
-			keyDER, err := x509.MarshalECPrivateKey(key)
+			keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
 			if err != nil {
 				t.Fatal(err)
 			}
 			cfg := rest.AnonymousClientConfig(c.Config)
-			cfg.CertData = cert
-			cfg.KeyData = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+			cfg.CertData = signed
+			cfg.KeyData = keyPEM
 			user := whoAmI(ctx, t, cfg)
 			if user.Username != "peer-user" {
 				t.Errorf("the signed certificate authenticates as %q, want peer-user", user.Username)
