@@ -67,6 +67,7 @@ out-of-band command (on the provider).`,
 	// completion.NewCommand is the only completion command, with the help on
 	// loading the scripts; cobra would otherwise add its own when none exists.
 	root.CompletionOptions.DisableDefaultCmd = true
+	completion.Register(root)
 	markUsageErrors(root)
 	if name != Name {
 		rename(root, name)

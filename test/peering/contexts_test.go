@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
@@ -57,6 +58,25 @@ func TestKubeconfigContexts(t *testing.T) {
 		}
 		if err := tenant(); err != nil {
 			t.Errorf("no Tenant of %s on %s after authenticate: %v", consumer, provider, err)
+		}
+	})
+	t.Run("completion reads the clusters", func(t *testing.T) {
+		cases := []struct {
+			args []string
+			want string
+		}{
+			{[]string{"info", "--kubeconfig", path, "--context", ""}, provider},
+			{[]string{"info", "peer", "--kubeconfig", path, "--context", consumer, ""}, provider},
+			{[]string{"force", "unpeer", "--kubeconfig", path, "--context", consumer, ""}, provider},
+			{[]string{"cordon", "tenant", "--kubeconfig", path, "--context", provider, ""}, consumer},
+			{[]string{"generate", "identity", "--kubeconfig", path, "--context", provider, "--remote-cluster-id", ""}, consumer},
+			{[]string{"offload", "namespace", "--kubeconfig", path, "--context", consumer, ""}, "kube-system"},
+		}
+		for _, c := range cases {
+			out := liqo(append([]string{cobra.ShellCompRequestCmd}, c.args...)...)
+			if !strings.Contains("\n"+out, "\n"+c.want+"\t") && !strings.Contains("\n"+out, "\n"+c.want+"\n") {
+				t.Errorf("liqoctl %s<Tab> does not offer %s:\n%s", strings.Join(c.args, " "), c.want, out)
+			}
 		}
 	})
 	t.Run("unauthenticate with $KUBECONFIG", func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/apis"
@@ -54,7 +55,7 @@ type Cluster struct {
 // namespace where Liqo runs.
 func (c *Cluster) AddLocalFlags(fs *pflag.FlagSet) {
 	c.Role = "local"
-	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "path to the kubeconfig of the local cluster (default: $KUBECONFIG or ~/.kube/config)")
+	fs.Var(kubeconfigFlag{c}, "kubeconfig", "path to the kubeconfig of the local cluster (default: $KUBECONFIG or ~/.kube/config)")
 	fs.StringVar(&c.Context, "context", "", "kubeconfig context of the local cluster")
 	fs.StringVarP(&c.Namespace, "namespace", "n", consts.DefaultNamespace, "namespace where Liqo runs in the local cluster")
 	c.conn = bindConnectionFlags(fs, "", c.Role)
@@ -68,10 +69,48 @@ func (c *Cluster) AddLocalFlags(fs *pflag.FlagSet) {
 func (c *Cluster) AddRemoteFlags(fs *pflag.FlagSet, local *Cluster) {
 	c.Role = "remote"
 	c.local = local
-	fs.StringVar(&c.Kubeconfig, "remote-kubeconfig", "", "path to the kubeconfig of the remote cluster (default: the local cluster's, with --remote-context)")
+	fs.Var(kubeconfigFlag{c}, "remote-kubeconfig", "path to the kubeconfig of the remote cluster (default: the local cluster's, with --remote-context)")
 	fs.StringVar(&c.Context, "remote-context", "", "kubeconfig context of the remote cluster; without --remote-kubeconfig, a context of the local cluster's kubeconfig")
 	fs.StringVar(&c.Namespace, "remote-namespace", consts.DefaultNamespace, "namespace where Liqo runs in the remote cluster")
 	c.conn = bindConnectionFlags(fs, "remote-", c.Role)
+}
+
+// kubeconfigFlag is the value of --kubeconfig and --remote-kubeconfig: it
+// sets the Cluster's Kubeconfig, and lets FromFlags find the Cluster a
+// command bound, for its shell completion.
+type kubeconfigFlag struct{ c *Cluster }
+
+func (f kubeconfigFlag) String() string     { return f.c.Kubeconfig }
+func (f kubeconfigFlag) Set(v string) error { f.c.Kubeconfig = v; return nil }
+func (f kubeconfigFlag) Type() string       { return "string" }
+
+// FromFlags returns the cluster of role ("local" or "remote") whose flags
+// AddLocalFlags or AddRemoteFlags bound in fs, as the parsed flags set it;
+// nil if fs has none. Shell completion, which gets the command and not its
+// options, reaches the clusters with it.
+func FromFlags(fs *pflag.FlagSet, role string) *Cluster {
+	name := "kubeconfig"
+	if role == "remote" {
+		name = "remote-kubeconfig"
+	}
+	if f := fs.Lookup(name); f != nil {
+		if v, ok := f.Value.(kubeconfigFlag); ok {
+			return v.c
+		}
+	}
+	return nil
+}
+
+// LoadKubeconfig returns the kubeconfig the cluster's flags name, its
+// files merged as kubectl merges $KUBECONFIG's, without connecting: the
+// contexts, clusters and users its flags may name.
+func (c *Cluster) LoadKubeconfig() (*clientcmdapi.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = c.Kubeconfig
+	if c.Kubeconfig == "" && c.local != nil {
+		rules.ExplicitPath = c.local.Kubeconfig
+	}
+	return rules.Load()
 }
 
 // RemoteFlags are the flags of which a command taking a remote cluster

@@ -18,6 +18,7 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 )
 
@@ -71,7 +72,8 @@ milan.role or milan.networking.status.`,
 		Example: `  liqoctl info peer milan
   liqoctl info peer milan paris -o json
   liqoctl info peer milan --get milan.offloading.status`,
-		Args: cobra.MinimumNArgs(1),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completion.PeerClusterIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			peer.peers = args
 			return peer.run(cmd)
@@ -87,6 +89,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	o.cluster.AddLocalFlags(fs)
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "also show URLs, tenant namespaces, resource slices and module conditions")
 	fs.StringVarP(&o.output, "output", "o", "", "output format: json or yaml (default: human-readable summary)")
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Values(OutputJSON, OutputYAML))
 	fs.StringVar(&o.get, "get", "", "print one field of the -o json document, by its dotted path (local.clusterID, peerings.0.role; in info peer: milan.role), for scripts")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the cluster's answers")
 }

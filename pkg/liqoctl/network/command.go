@@ -73,8 +73,8 @@ only the addresses it knows to be its consumer's, which is none until it
 has the consumer's Configuration.`,
 		Example: `  liqoctl network init --kubeconfig ~/.kube/rome --remote-kubeconfig ~/.kube/milan
   liqoctl network init --context rome --remote-context milan`,
-		Args:    cobra.NoArgs,
-		RunE:    o.runE(o.Init),
+		Args: cobra.NoArgs,
+		RunE: o.runE(o.Init),
 	}
 	o.addCommon(cmd)
 	return cmd

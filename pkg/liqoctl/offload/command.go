@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/volumes"
@@ -69,7 +70,8 @@ applied, e.g. for GitOps.`,
   liqoctl offload namespace liqo-demo --selector 'region in (europe,us-west), !staging'
   liqoctl offload namespace liqo-demo --selector 'region in (europe,us-west)' --selector '!staging'
   liqoctl offload namespace foo --output yaml`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completion.Namespace,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Namespace = args[0]
 			o.out = &output.Printer{W: cmd.OutOrStdout()}
@@ -87,6 +89,7 @@ applied, e.g. for GitOps.`,
 		"where the namespace's pods may run: LocalAndRemote, Local or Remote")
 	fs.StringArrayVarP(&o.Selectors, "selector", "l", nil, "label selector over the virtual nodes' labels choosing the clusters (repeatable: ORed)")
 	fs.StringVarP(&o.Output, "output", "o", "", "print the NamespaceOffloading as yaml or json instead of applying it")
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Values("yaml", "json"))
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up waiting after this long")
 	return cmd
 }
@@ -126,8 +129,9 @@ provider (the liqo StorageClass), the command refuses, naming them, unless
 The command deletes the namespace's NamespaceOffloading and waits until the
 controller manager confirms the twins are gone (a cluster that cannot be
 reached is not waited for: it removes its twin when it can be reached again).`,
-		Example: `  liqoctl unoffload namespace liqo-demo`,
-		Args:    cobra.ExactArgs(1),
+		Example:           `  liqoctl unoffload namespace liqo-demo`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completion.OffloadedNamespace,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Namespace = args[0]
 			o.out = &output.Printer{W: cmd.OutOrStdout()}

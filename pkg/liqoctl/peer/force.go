@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 )
 
@@ -44,8 +45,9 @@ with the tenant namespace it lives in.
 While PVCs have their volumes on the provider, the command refuses, naming
 them, unless --delete-remote-volumes is given. Use liqoctl unpeer whenever
 the provider can be reached: it cleans both sides.`,
-		Example: `  liqoctl force unpeer milan --kubeconfig ~/.kube/rome`,
-		Args:    cobra.ExactArgs(1),
+		Example:           `  liqoctl force unpeer milan --kubeconfig ~/.kube/rome`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completion.PeerClusterID,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.remoteID = args[0]
 			if err := consts.ValidateClusterID(o.remoteID); err != nil {

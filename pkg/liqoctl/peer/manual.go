@@ -14,6 +14,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/identity"
+	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 )
@@ -48,6 +49,7 @@ func (o *onePeer) bind(cmd *cobra.Command, peerRole string, withOutput bool, tim
 	fs.DurationVar(&o.timeout, "timeout", timeout, "give up after this long")
 	if withOutput {
 		fs.StringVarP(&o.output, "output", "o", "yaml", "format of the manifest: yaml or json")
+		_ = cmd.RegisterFlagCompletionFunc("output", completion.Values("yaml", "json"))
 	}
 	_ = cmd.MarkFlagRequired("remote-cluster-id")
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode/forge"
+	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
 )
@@ -78,6 +79,7 @@ command again with other quantities resizes the slice.`,
 	fs.StringVar(&class, "class", string(authv1beta1.DefaultResourceSliceClass), "class of the ResourceSlice, which selects the provider's policy")
 	fs.BoolVar(&noVirtualNode, "no-virtual-node", false, "make no virtual node of the granted resources")
 	fs.StringVarP(&o.output, "output", "o", "", "print the ResourceSlice as yaml or json instead of creating it")
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Values("yaml", "json"))
 	cmd.RunE = o.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 		name := args[0]
 		requested, err := res.requested()
@@ -233,6 +235,7 @@ Ready; with --output it prints the VirtualNode instead of creating it.`,
 	fs.BoolVar(&o.createNode, "create-node", true, "create the Node (false: the VirtualNode is kept without a Node, and nothing runs for it)")
 	fs.BoolVar(&o.wait, "wait", true, "wait until the node is Ready")
 	fs.StringVarP(&o.output, "output", "o", "", "print the VirtualNode as yaml or json instead of creating it")
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Values("yaml", "json"))
 	cmd.MarkFlagsMutuallyExclusive("resource-slice-name", "kubeconfig-secret-name")
 	cmd.RunE = o.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 		return o.run(ctx, &output.Printer{W: cmd.OutOrStdout()}, args[0])

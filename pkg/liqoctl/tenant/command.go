@@ -18,6 +18,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 )
@@ -75,11 +76,12 @@ type options struct {
 func newTenantCommand(v verb) *cobra.Command {
 	o := &options{}
 	cmd := &cobra.Command{
-		Use:     "tenant CONSUMER_CLUSTER_ID",
-		Short:   v.short,
-		Long:    v.long,
-		Example: v.example,
-		Args:    cobra.ExactArgs(1),
+		Use:               "tenant CONSUMER_CLUSTER_ID",
+		Short:             v.short,
+		Long:              v.long,
+		Example:           v.example,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completion.ConsumerClusterID,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 			defer cancel()

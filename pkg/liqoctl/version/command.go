@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 )
@@ -60,6 +61,7 @@ when it is unknown.`,
 	o.cluster.AddLocalFlags(fs)
 	fs.BoolVar(&o.clientOnly, "client", false, "print the client version only, without contacting the cluster")
 	fs.StringVarP(&o.output, "output", "o", "", "output format: json or yaml (default: human-readable text)")
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Values(OutputJSON, OutputYAML))
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long to wait for the cluster's answer")
 	return cmd
 }
