@@ -53,10 +53,12 @@ func RunNode(ctx context.Context, local kubernetes.Interface, remote *rest.Confi
 	}
 	logger := klog.FromContext(ctx).WithValues("node", cfg.Name, "remoteClusterID", cfg.RemoteClusterID)
 	// The delay between two attempts to register the Node: 1 s, doubling
-	// up to 30 s. Steps is unbounded so that retries never stop; before each
-	// wait, backoff.Duration is the delay that Step is about to return.
+	// up to 30 s. Steps is unbounded so that retries never stop.
 	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Cap: 30 * time.Second, Steps: math.MaxInt32}
-	err = wait.DelayFunc(backoff.Step).Until(ctx, true, true, func(ctx context.Context) (bool, error) {
+	var wake time.Duration
+	// Sliding: the delay is asked for after each attempt, so it is the one
+	// that attempt logged.
+	err = wait.DelayFunc(func() time.Duration { return wake }).Until(ctx, true, true, func(ctx context.Context) (bool, error) {
 		err := runOnce(ctx, local, pr, cfg, logger, ready)
 		if ctx.Err() != nil {
 			return true, nil
@@ -64,7 +66,8 @@ func RunNode(ctx context.Context, local kubernetes.Interface, remote *rest.Confi
 		if errors.Is(err, ErrForeignNode) {
 			return false, fmt.Errorf("virtual node %s: %w", cfg.Name, err)
 		}
-		logger.Error(err, "registering the virtual node; retrying", "after", backoff.Duration)
+		wake = backoff.Step()
+		logger.Error(err, "registering the virtual node; retrying", "after", wake)
 		return false, nil
 	})
 	if ctx.Err() != nil {
