@@ -38,7 +38,17 @@ func NewRootCommandAs(name string) *cobra.Command {
 		Use:   Name,
 		Short: "Manage multi-cluster federation: peering, namespace offloading and a local playground",
 		Long: `liqoctl peers Kubernetes clusters, offloads namespaces to remote clusters and
-runs a local playground of real Kubernetes control planes with simulated nodes.`,
+runs a local playground of real Kubernetes control planes with simulated nodes.
+
+Each command reaches the clusters as kubectl does (--kubeconfig, $KUBECONFIG,
+--context and the other connection flags), and the remote cluster of a
+peering with the same flags prefixed with --remote- (--remote-context names
+a context of the same kubeconfig). Installed as kubectl-liqo, the binary is
+the kubectl plugin "kubectl liqo".`,
+		Example: `  liqoctl playground up
+  liqoctl peer --context rome --remote-context milan
+  liqoctl offload namespace liqo-demo --context rome
+  liqoctl info --context rome`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -52,16 +62,35 @@ runs a local playground of real Kubernetes control planes with simulated nodes.`
 			`Create, one at a time, what liqoctl peer creates: the provider's nonce (the
 manual peering's first step), a ResourceSlice asking a provider for
 resources, a virtual node standing for a provider.`,
+			`  liqoctl create nonce --remote-cluster-id rome --kubeconfig ~/.kube/milan
+  liqoctl create resourceslice pool --remote-cluster-id milan --cpu 4 --memory 8Gi
+  liqoctl create virtualnode mynode --remote-cluster-id milan --resource-slice-name pool`,
 			peer.NewCreateCommands()...),
-		group("get", "Print what a peering step produced: a nonce, a kubeconfig", "", peer.NewGetCommands()...),
+		group("get", "Print what a peering step produced: a nonce, a kubeconfig",
+			`Print what a step of the manual peering produced, for the administrator of
+the other cluster: the nonce a provider issued for a consumer (on the
+provider), the kubeconfig the consumer's components use on a provider (on
+the consumer).`,
+			`  liqoctl get nonce --remote-cluster-id rome --kubeconfig ~/.kube/milan
+  liqoctl get kubeconfig --remote-cluster-id milan --kubeconfig ~/.kube/rome`,
+			peer.NewGetCommands()...),
 		group("generate", "Generate what the other cluster of a peering applies",
 			`Generate, on one cluster, what the administrator of the other applies, for
 peerings between administrators who each have access to their own cluster
 only: the Tenant (on the consumer) and the Identity (on the provider) of the
 manual peering, a peering user's kubeconfig or a ready-made liqoctl peer
 out-of-band command (on the provider).`,
+			`  liqoctl generate tenant --remote-cluster-id milan --nonce NONCE > tenant.yaml
+  liqoctl generate identity --remote-cluster-id rome > identity.yaml
+  liqoctl generate peering-user --consumer-cluster-id rome --output rome-on-milan.kubeconfig`,
 			append(peeringuser.NewGenerateCommands(), peer.NewGenerateCommands()...)...),
-		group("delete", "Delete Liqo resources: a ResourceSlice, a virtual node, a peering user", "",
+		group("delete", "Delete Liqo resources: a ResourceSlice, a virtual node, a peering user",
+			`Delete, one at a time, what liqoctl create and liqoctl generate
+peering-user made: a ResourceSlice with its virtual nodes, a virtual node,
+the peering users of a consumer.`,
+			`  liqoctl delete resourceslice pool --remote-cluster-id milan
+  liqoctl delete virtualnode mynode --remote-cluster-id milan
+  liqoctl delete peering-user --consumer-cluster-id rome --kubeconfig ~/.kube/milan`,
 			append(peer.NewDeleteCommands(), peeringuser.NewDeleteCommands()...)...),
 	)
 	// completion.NewCommand is the only completion command, with the help on
@@ -76,8 +105,8 @@ out-of-band command (on the provider).`,
 }
 
 // group is a command that only holds subcommands.
-func group(use, short, long string, subs ...*cobra.Command) *cobra.Command {
-	cmd := &cobra.Command{Use: use, Short: short, Long: long, Args: cobra.NoArgs}
+func group(use, short, long, example string, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Long: long, Example: example, Args: cobra.NoArgs}
 	cmd.AddCommand(subs...)
 	return cmd
 }

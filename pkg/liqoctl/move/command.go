@@ -38,7 +38,15 @@ type VolumeOptions struct {
 
 // NewCommand returns liqoctl move, with its volume subcommand.
 func NewCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "move", Short: "Move a resource between clusters", Args: cobra.NoArgs}
+	cmd := &cobra.Command{
+		Use:   "move",
+		Short: "Move a resource between clusters",
+		Long: `Move a resource, with its data, between the local cluster's nodes and its
+providers. Today the resource is the volume of a PVC of the liqo
+StorageClass.`,
+		Example: `  liqoctl move volume data-db-0 -n shop --target-node liqo-milan`,
+		Args:    cobra.NoArgs,
+	}
 	o := &VolumeOptions{}
 	vol := &cobra.Command{
 		Use:   "volume NAME",

@@ -50,6 +50,9 @@ external CIDRs remapped wherever they overlap local ones.
 
 liqoctl peer runs "network connect" itself unless --networking-disabled is
 given; these commands set up, take down or repair the fabric alone.`,
+		Example: `  liqoctl network connect --context rome --remote-context milan
+  liqoctl network disconnect --context rome --remote-context milan
+  liqoctl network reset --kubeconfig ~/.kube/rome --remote-kubeconfig ~/.kube/milan`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newInit(), newConnect(), newDisconnect(false), newDisconnect(true))
@@ -159,6 +162,8 @@ func newDisconnect(reset bool) *cobra.Command {
 		Long: `Remove the gateways (server, client and their pods) and the exchanged public
 keys on both clusters. The Configurations stay, so a later connect gives the
 remote pods the same addresses as before.`,
+		Example: `  liqoctl network disconnect --kubeconfig ~/.kube/rome --remote-kubeconfig ~/.kube/milan
+  liqoctl network disconnect --context rome --remote-context milan`,
 		Args: cobra.NoArgs,
 		RunE: o.runE(func(ctx context.Context) error { return o.Disconnect(ctx, false) }),
 	}
@@ -166,6 +171,8 @@ remote pods the same addresses as before.`,
 		cmd.Use, cmd.Short = "reset", "Remove the network fabric between the local and a remote cluster, address mapping included"
 		cmd.Long = `Do what disconnect does, then remove the Configurations on both clusters:
 the remapped CIDRs are released, and a later connect starts afresh.`
+		cmd.Example = `  liqoctl network reset --kubeconfig ~/.kube/rome --remote-kubeconfig ~/.kube/milan
+  liqoctl network reset --context rome --remote-context milan`
 		cmd.RunE = o.runE(func(ctx context.Context) error { return o.Disconnect(ctx, true) })
 	}
 	o.addCommon(cmd)

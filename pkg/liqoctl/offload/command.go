@@ -36,7 +36,12 @@ func NewCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "offload",
 		Short: "Offload a resource to remote clusters",
-		Args:  cobra.NoArgs,
+		Long: `Offload a resource of the local cluster to the peered clusters. Today the
+resource is a namespace: its pods may then run on the virtual nodes that
+stand for the providers, in twin namespaces there.`,
+		Example: `  liqoctl offload namespace liqo-demo
+  liqoctl offload namespace liqo-demo --pod-offloading-strategy Remote`,
+		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newNamespaceCommand())
 	return cmd
@@ -112,7 +117,11 @@ func NewUnoffloadCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "unoffload",
 		Short: "Unoffload a resource from remote clusters",
-		Args:  cobra.NoArgs,
+		Long: `Stop offloading a resource of the local cluster, undoing liqoctl offload.
+Today the resource is a namespace: its twin namespaces on the providers are
+deleted.`,
+		Example: `  liqoctl unoffload namespace liqo-demo`,
+		Args:    cobra.NoArgs,
 	}
 	o := &UnoffloadOptions{}
 	ns := &cobra.Command{

@@ -22,7 +22,8 @@ func NewForceCommand() *cobra.Command {
 		Long: `Force actions that normally need both clusters, when one of them is gone for
 good: they act on the local cluster only and leave whatever is on the other
 one to its administrator.`,
-		Args: cobra.NoArgs,
+		Example: `  liqoctl force unpeer milan --kubeconfig ~/.kube/rome`,
+		Args:    cobra.NoArgs,
 	}
 	cmd.AddCommand(newForceUnpeerCommand())
 	return cmd

@@ -17,6 +17,8 @@ kwok, and for real nodes kubelet, kube-proxy, CoreDNS and the pause program,
 from the Go module proxy into the cache ($LIQO_TESTBED_CACHE, default
 ~/.cache/liqo-go/testbed). Nothing is rebuilt unless a pinned version changes.
 'up' does this too; run it alone to prepare a machine ahead of time.`,
+		Example: `  liqoctl playground build
+  LIQO_TESTBED_CACHE=/var/cache/liqo liqoctl playground build`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()

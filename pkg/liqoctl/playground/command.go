@@ -15,6 +15,9 @@ kube-controller-manager, kube-scheduler) as local processes, with kwok simulatin
 worker nodes. The binaries are built once from the Go module proxy and cached.
 
 Every cluster gets an admin kubeconfig at DIR/<name>.kubeconfig.`,
+		Example: `  liqoctl playground up
+  liqoctl playground status
+  liqoctl playground down`,
 	}
 	cmd.PersistentFlags().StringVar(&dir, "dir", dir,
 		"directory holding the playground's kubeconfigs, state and data ($LIQO_PLAYGROUND_DIR)")

@@ -22,7 +22,12 @@ func newStatusCommand(dir *string) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
 		Short: "Show the playground clusters and whether their API servers answer",
-		Args:  cobra.NoArgs,
+		Long: `Show each playground cluster: its phase (Dead when the process that runs it is
+gone), its API server's address, its nodes Ready by kind (real, simulated,
+virtual), asked of the API server itself, and the path of its kubeconfig.`,
+		Example: `  liqoctl playground status
+  liqoctl playground status --dir /tmp/playground`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return status(cmd.Context(), cmd.OutOrStdout(), layout{*dir})
 		},

@@ -59,7 +59,7 @@ more resources are granted until the Tenant is activated again. With --wait
 func NewCommands() []*cobra.Command {
 	out := make([]*cobra.Command, 0, len(verbs))
 	for _, v := range verbs {
-		parent := &cobra.Command{Use: v.name, Short: v.short, Args: cobra.NoArgs}
+		parent := &cobra.Command{Use: v.name, Short: v.short, Long: v.long, Example: v.example, Args: cobra.NoArgs}
 		parent.AddCommand(newTenantCommand(v))
 		out = append(out, parent)
 	}

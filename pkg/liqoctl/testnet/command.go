@@ -40,7 +40,11 @@ func NewCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "test",
 		Short: "Check a multi-cluster setup with real workloads",
-		Args:  cobra.NoArgs,
+		Long: `Check that a multi-cluster setup works end to end by running real workloads
+on it and removing them afterwards. Today the check is the network's.`,
+		Example: `  liqoctl test network
+  liqoctl test network --basic --rm`,
+		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newNetworkCommand())
 	return cmd
