@@ -132,92 +132,109 @@ func fromCluster(cmd *cobra.Command, args []string, toComplete string,
 		cobra.CompDebugln(err.Error(), true)
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+	return filter(all, args, toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+// filter keeps the completions that start with toComplete and are not
+// among the arguments already given.
+func filter(all []cobra.Completion, args []string, toComplete string) []cobra.Completion {
 	all = slices.DeleteFunc(all, func(comp cobra.Completion) bool {
 		name, _, _ := strings.Cut(comp, "\t")
 		return slices.Contains(args, name)
 	})
-	return withPrefix(all, toComplete), cobra.ShellCompDirectiveNoFileComp
+	return withPrefix(all, toComplete)
 }
 
-// single makes f complete the first argument only.
-func single(f cobra.CompletionFunc) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		return f(cmd, args, toComplete)
+// first completes the first argument only, with what list reads.
+func first(cmd *cobra.Command, args []string, toComplete string,
+	list func(context.Context, client.Client) ([]cobra.Completion, error)) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+	return fromCluster(cmd, args, toComplete, list)
 }
 
 // Namespace completes a command's one argument with the local cluster's
 // namespaces.
-var Namespace = single(func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	return fromCluster(cmd, args, toComplete, func(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
-		var l corev1.NamespaceList
-		if err := c.List(ctx, &l); err != nil {
-			return nil, err
-		}
-		out := make([]cobra.Completion, 0, len(l.Items))
-		for i := range l.Items {
-			out = append(out, l.Items[i].Name)
-		}
-		return out, nil
-	})
-})
+func Namespace(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return first(cmd, args, toComplete, namespaces)
+}
 
 // OffloadedNamespace completes a command's one argument with the local
 // cluster's offloaded namespaces (those with a NamespaceOffloading).
-var OffloadedNamespace = single(func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	return fromCluster(cmd, args, toComplete, func(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
-		var l offv1beta1.NamespaceOffloadingList
-		if err := c.List(ctx, &l); err != nil {
-			return nil, err
-		}
-		out := make([]cobra.Completion, 0, len(l.Items))
-		for i := range l.Items {
-			out = append(out, l.Items[i].Namespace)
-		}
-		return out, nil
-	})
-})
+func OffloadedNamespace(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return first(cmd, args, toComplete, offloadedNamespaces)
+}
 
 // PeerClusterIDs completes cluster IDs of the local cluster's peers (its
 // ForeignClusters), each described by its role.
 func PeerClusterIDs(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	return fromCluster(cmd, args, toComplete, func(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
-		var l corev1beta1.ForeignClusterList
-		if err := c.List(ctx, &l); err != nil {
-			return nil, err
-		}
-		out := make([]cobra.Completion, 0, len(l.Items))
-		for i := range l.Items {
-			fc := &l.Items[i]
-			out = append(out, cobra.CompletionWithDesc(string(fc.Spec.ClusterID), string(fc.Status.Role)))
-		}
-		return out, nil
-	})
+	return fromCluster(cmd, args, toComplete, peers)
 }
 
 // PeerClusterID is PeerClusterIDs for a command's one argument.
-var PeerClusterID = single(PeerClusterIDs)
+func PeerClusterID(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return first(cmd, args, toComplete, peers)
+}
 
 // ConsumerClusterIDs completes cluster IDs of the local cluster's
 // consumers (its Tenants, as a provider), each described by its Tenant's
 // condition (Active, Cordoned, Drained).
 func ConsumerClusterIDs(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	return fromCluster(cmd, args, toComplete, func(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
-		var l authv1beta1.TenantList
-		if err := c.List(ctx, &l); err != nil {
-			return nil, err
-		}
-		out := make([]cobra.Completion, 0, len(l.Items))
-		for i := range l.Items {
-			t := &l.Items[i]
-			out = append(out, cobra.CompletionWithDesc(string(t.Spec.ClusterID), string(t.Spec.TenantCondition)))
-		}
-		return out, nil
-	})
+	return fromCluster(cmd, args, toComplete, consumers)
 }
 
 // ConsumerClusterID is ConsumerClusterIDs for a command's one argument.
-var ConsumerClusterID = single(ConsumerClusterIDs)
+func ConsumerClusterID(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return first(cmd, args, toComplete, consumers)
+}
+
+func namespaces(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
+	var l corev1.NamespaceList
+	if err := c.List(ctx, &l); err != nil {
+		return nil, err
+	}
+	out := make([]cobra.Completion, 0, len(l.Items))
+	for i := range l.Items {
+		out = append(out, l.Items[i].Name)
+	}
+	return out, nil
+}
+
+func offloadedNamespaces(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
+	var l offv1beta1.NamespaceOffloadingList
+	if err := c.List(ctx, &l); err != nil {
+		return nil, err
+	}
+	out := make([]cobra.Completion, 0, len(l.Items))
+	for i := range l.Items {
+		out = append(out, l.Items[i].Namespace)
+	}
+	return out, nil
+}
+
+func peers(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
+	var l corev1beta1.ForeignClusterList
+	if err := c.List(ctx, &l); err != nil {
+		return nil, err
+	}
+	out := make([]cobra.Completion, 0, len(l.Items))
+	for i := range l.Items {
+		fc := &l.Items[i]
+		out = append(out, cobra.CompletionWithDesc(string(fc.Spec.ClusterID), string(fc.Status.Role)))
+	}
+	return out, nil
+}
+
+func consumers(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
+	var l authv1beta1.TenantList
+	if err := c.List(ctx, &l); err != nil {
+		return nil, err
+	}
+	out := make([]cobra.Completion, 0, len(l.Items))
+	for i := range l.Items {
+		t := &l.Items[i]
+		out = append(out, cobra.CompletionWithDesc(string(t.Spec.ClusterID), string(t.Spec.TenantCondition)))
+	}
+	return out, nil
+}
