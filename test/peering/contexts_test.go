@@ -71,6 +71,7 @@ func TestKubeconfigContexts(t *testing.T) {
 			{[]string{"cordon", "tenant", "--kubeconfig", path, "--context", provider, ""}, consumer},
 			{[]string{"generate", "identity", "--kubeconfig", path, "--context", provider, "--remote-cluster-id", ""}, consumer},
 			{[]string{"offload", "namespace", "--kubeconfig", path, "--context", consumer, ""}, "kube-system"},
+			{[]string{"info", "--kubeconfig", path, "--context", consumer, "-n", "li"}, consts.DefaultNamespace},
 		}
 		for _, c := range cases {
 			out := liqo(append([]string{cobra.ShellCompRequestCmd}, c.args...)...)

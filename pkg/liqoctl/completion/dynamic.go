@@ -29,13 +29,15 @@ func Values(values ...string) cobra.CompletionFunc {
 // Register registers, on every command of the tree under root, the
 // completion of the flags that mean the same on every command: --context,
 // --cluster and --user (and their --remote- twins) with the names of the
-// kubeconfig the command reads, --remote-cluster-id with the peers'
+// kubeconfig the command reads, -n/--namespace with the local cluster's
+// namespaces, --remote-cluster-id with the peers'
 // cluster IDs, --consumer-cluster-id with the consumers', and the
 // strategies and Service types of the API. A command's own completion of a
 // flag, registered before, is kept.
 func Register(root *cobra.Command) {
 	serviceTypes := Values(string(corev1.ServiceTypeLoadBalancer), string(corev1.ServiceTypeNodePort), string(corev1.ServiceTypeClusterIP))
 	byFlag := map[string]cobra.CompletionFunc{
+		"namespace":           namespaceFlag,
 		"remote-cluster-id":   PeerClusterIDs,
 		"consumer-cluster-id": ConsumerClusterIDs,
 		"pod-offloading-strategy": Values(string(offv1beta1.LocalAndRemotePodOffloadingStrategy),
@@ -158,6 +160,12 @@ func first(cmd *cobra.Command, args []string, toComplete string,
 // namespaces.
 func Namespace(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	return first(cmd, args, toComplete, namespaces)
+}
+
+// namespaceFlag completes -n/--namespace with the local cluster's
+// namespaces.
+func namespaceFlag(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return fromCluster(cmd, nil, toComplete, namespaces)
 }
 
 // OffloadedNamespace completes a command's one argument with the local
