@@ -45,21 +45,7 @@ func (s Summary) String() string {
 func Tree(dir string) (Summary, error) {
 	h := sha256.New()
 	var s Summary
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil || rel == "." {
-			return err
-		}
-		if rel == lostFound {
-			return fs.SkipDir
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
+	err := walkVolume(dir, func(path, rel string, d fs.DirEntry, info fs.FileInfo) error {
 		fmt.Fprintf(h, "%s\x00%s\x00%o\x00", filepath.ToSlash(rel), d.Type().String(), info.Mode().Perm())
 		switch {
 		case d.Type().IsRegular():
@@ -246,8 +232,11 @@ func underLink(name string, links map[string]bool) bool {
 	}
 }
 
-// writeTree writes dir's entries to tw, in the order Tree reads them.
-func writeTree(tw *tar.Writer, dir string) error {
+// walkVolume calls visit for every entry below dir, in lexical order, with
+// its path relative to dir; the volume's lost+found is left out. Tree and
+// writeTree both walk this way, so that the digest covers exactly what is
+// sent.
+func walkVolume(dir string, visit func(path, rel string, d fs.DirEntry, info fs.FileInfo) error) error {
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -263,7 +252,15 @@ func writeTree(tw *tar.Writer, dir string) error {
 		if err != nil {
 			return err
 		}
+		return visit(path, rel, d, info)
+	})
+}
+
+// writeTree writes dir's entries to tw, in the order Tree reads them.
+func writeTree(tw *tar.Writer, dir string) error {
+	return walkVolume(dir, func(path, rel string, d fs.DirEntry, info fs.FileInfo) error {
 		link := ""
+		var err error
 		if d.Type()&fs.ModeSymlink != 0 {
 			if link, err = os.Readlink(path); err != nil {
 				return err
