@@ -110,7 +110,7 @@ type cutConn struct {
 func (c *cutConn) Write(p []byte) (int, error) {
 	if len(p) > c.left {
 		n, _ := c.Conn.Write(p[:c.left])
-		_ = c.Conn.Close()
+		_ = c.Close()
 		return n, net.ErrClosed
 	}
 	c.left -= len(p)
