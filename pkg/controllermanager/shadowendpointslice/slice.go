@@ -26,11 +26,18 @@ func (sliceKind) NewShadow() *offv1beta1.ShadowEndpointSlice {
 func (sliceKind) NewReal() *discoveryv1.EndpointSlice { return &discoveryv1.EndpointSlice{} }
 
 // Refusal checks the ShadowEndpointSlice's origin against its namespace
-// (see originMismatch). A namespace gone takes the ShadowEndpointSlice
-// with it: its NotFound ends the reconcile.
+// (see originMismatch).
 func (k sliceKind) Refusal(ctx context.Context, ses *offv1beta1.ShadowEndpointSlice) (string, error) {
 	var ns corev1.Namespace
 	if err := k.Client.Get(ctx, types.NamespacedName{Name: ses.Namespace}, &ns); err != nil {
+		if apierrors.IsNotFound(err) {
+			// The ShadowEndpointSlice's event can reach the cache before
+			// its new namespace's, and namespace creations wake nothing
+			// (originLabelsChanged): retry until it is there. A namespace
+			// really gone has taken the ShadowEndpointSlice with it, whose
+			// own NotFound then ends the retries.
+			return "", fmt.Errorf("namespace %s is not in the cache yet: retrying", ses.Namespace)
+		}
 		return "", err
 	}
 	return originMismatch(ses, &ns), nil
