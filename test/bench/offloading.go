@@ -309,8 +309,7 @@ func printOffloading(r *offloadResult) {
 			}
 			m.Measure, m.Unit, m.Value = "CPU per offloaded pod, both managers", "ms", number(perPod(r.cpu))
 			record(m)
-			m.Measure, m.Value = "both managers' RSS, peered and idle", nil
-			m.Unit, m.Value = "MB", megabytes(r.idleRSS)
+			m.Measure, m.Unit, m.Value = "both managers' RSS, peered and idle", "MB", megabytes(r.idleRSS)
 			record(m)
 			m.Measure, m.Unit, m.Value, m.Vanilla, m.Offloaded = "API servers' CPU per pod, both clusters", "ms", nil, number(perPod(r.apiVanilla)), number(perPod(r.apiOffloaded))
 			record(m)
