@@ -144,21 +144,35 @@ func addTo(l, o corev1.ResourceList) corev1.ResourceList {
 	return l
 }
 
-// Limit is the bound of one consumer: the sum of its Quotas' resources,
-// enforced as the strictest of them says.
+// Limit is the bound of one consumer's new ShadowPods: the sum of its
+// uncordoned Quotas' resources, enforced as the strictest of them says.
 type Limit struct {
 	Resources   corev1.ResourceList
 	Enforcement offv1beta1.LimitsEnforcement
-	Cordoned    bool
+	// Cordoned names the Quotas (each named after its ResourceSlice) whose
+	// spec.cordoned withholds their grant from new ShadowPods.
+	Cordoned []string
+	// Open tells whether any Quota is not cordoned: with none, a new
+	// ShadowPod has no grant to use.
+	Open bool
 }
 
 // LimitOf merges a consumer's Quotas (one per accepted ResourceSlice) into
-// one bound.
+// the bound of its new ShadowPods. A cordoned Quota's resources are left
+// out: the consumer's ShadowPods share its Quotas as one pool, so a
+// cordoned slice's grant is withheld by not counting it, whatever a new
+// ShadowPod claims about the virtual node it came from; its running
+// ShadowPods still count in the usage.
 func LimitOf(quotas []offv1beta1.Quota) Limit {
 	rank := map[offv1beta1.LimitsEnforcement]int{offv1beta1.NoLimitsEnforcement: 0, offv1beta1.SoftLimitsEnforcement: 1, offv1beta1.HardLimitsEnforcement: 2}
 	l := Limit{Enforcement: offv1beta1.NoLimitsEnforcement}
 	for i := range quotas {
 		q := &quotas[i].Spec
+		if q.Cordoned != nil && *q.Cordoned {
+			l.Cordoned = append(l.Cordoned, quotas[i].Name)
+			continue
+		}
+		l.Open = true
 		l.Resources = addTo(l.Resources, q.Resources)
 		e := q.LimitsEnforcement
 		if e == "" {
@@ -168,8 +182,8 @@ func LimitOf(quotas []offv1beta1.Quota) Limit {
 		if rank[e] > rank[l.Enforcement] {
 			l.Enforcement = e
 		}
-		l.Cordoned = l.Cordoned || q.Cordoned != nil && *q.Cordoned
 	}
+	slices.Sort(l.Cordoned)
 	return l
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -136,14 +137,26 @@ func TestExceededErrorText(t *testing.T) {
 }
 
 func TestLimitOf(t *testing.T) {
-	q := func(e offv1beta1.LimitsEnforcement, cordoned bool, res corev1.ResourceList) offv1beta1.Quota {
-		return offv1beta1.Quota{Spec: offv1beta1.QuotaSpec{User: "u", LimitsEnforcement: e, Resources: res, Cordoned: ptr.To(cordoned)}}
+	q := func(name string, e offv1beta1.LimitsEnforcement, cordoned bool, res corev1.ResourceList) offv1beta1.Quota {
+		return offv1beta1.Quota{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: offv1beta1.QuotaSpec{User: "u", LimitsEnforcement: e, Resources: res, Cordoned: ptr.To(cordoned)}}
 	}
-	got := LimitOf([]offv1beta1.Quota{q(offv1beta1.SoftLimitsEnforcement, false, list("cpu", "1")), q(offv1beta1.NoLimitsEnforcement, true, list("cpu", "2", "pods", "5"))})
-	if !equalAmounts(got.Resources, list("cpu", "3", "pods", "5")) || got.Enforcement != offv1beta1.SoftLimitsEnforcement || !got.Cordoned {
-		t.Errorf("LimitOf = %+v, want cpu 3, pods 5, Soft, cordoned", got)
+	got := LimitOf([]offv1beta1.Quota{q("a", offv1beta1.SoftLimitsEnforcement, false, list("cpu", "1")),
+		q("b", offv1beta1.SoftLimitsEnforcement, false, list("cpu", "2", "pods", "5"))})
+	if !equalAmounts(got.Resources, list("cpu", "3", "pods", "5")) || got.Enforcement != offv1beta1.SoftLimitsEnforcement || !got.Open || got.Cordoned != nil {
+		t.Errorf("LimitOf = %+v, want cpu 3, pods 5, Soft, open, none cordoned", got)
 	}
-	if got := LimitOf([]offv1beta1.Quota{q("", false, nil)}); got.Enforcement != offv1beta1.HardLimitsEnforcement || got.Cordoned {
+	// A cordoned slice's grant, and its enforcement, are left out.
+	got = LimitOf([]offv1beta1.Quota{q("a", offv1beta1.SoftLimitsEnforcement, false, list("cpu", "1")),
+		q("c", offv1beta1.HardLimitsEnforcement, true, list("cpu", "4")), q("b", offv1beta1.NoLimitsEnforcement, true, list("cpu", "2", "pods", "5"))})
+	if !equalAmounts(got.Resources, list("cpu", "1")) || got.Enforcement != offv1beta1.SoftLimitsEnforcement || !got.Open ||
+		strings.Join(got.Cordoned, ",") != "b,c" {
+		t.Errorf("LimitOf with two cordoned = %+v, want cpu 1, Soft, open, cordoned b,c", got)
+	}
+	if got := LimitOf([]offv1beta1.Quota{q("a", "", true, list("cpu", "1"))}); got.Open || strings.Join(got.Cordoned, ",") != "a" {
+		t.Errorf("LimitOf of one cordoned = %+v, want not open, cordoned a", got)
+	}
+	if got := LimitOf([]offv1beta1.Quota{q("a", "", false, nil)}); got.Enforcement != offv1beta1.HardLimitsEnforcement || got.Cordoned != nil || !got.Open {
 		t.Errorf("an unset enforcement = %+v, want Hard, not cordoned", got)
 	}
 }

@@ -103,8 +103,8 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 	if err != nil {
 		return admission.Denied(err.Error())
 	}
-	if limit.Cordoned {
-		return admission.Denied(fmt.Sprintf("the quota of consumer %s is cordoned: new ShadowPods are refused while it is", consumer))
+	if !limit.Open {
+		return admission.Denied(cordonRefusal(consumer, limit.Cordoned))
 	}
 	why, err := tenantRefusal(ctx, v.reader, consumer)
 	if err != nil {
@@ -128,6 +128,11 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 	if err := check(consumer, key, usage, limit); err != nil {
 		var exceeded *ExceededError
 		if errors.As(err, &exceeded) {
+			if len(limit.Cordoned) > 0 {
+				// The consumer would otherwise see a quota it has room in.
+				return admission.Denied(fmt.Sprintf("%v (consumer %s; the grant of its cordoned ResourceSlices %s is not counted)",
+					err, consumer, strings.Join(limit.Cordoned, ", ")))
+			}
 			return admission.Denied(fmt.Sprintf("%v (consumer %s)", err, consumer))
 		}
 		return admission.Errored(http.StatusInternalServerError, err)
@@ -154,6 +159,19 @@ func (v *shadowPodValidator) limit(ctx context.Context, consumer string) (Limit,
 			"(it is created once the consumer's ResourceSlice is accepted: is the peering established?)", consumer, tenant)
 	}
 	return LimitOf(list.Items), nil
+}
+
+// cordonRefusal says why consumer may not start a new ShadowPod when every
+// Quota it has is cordoned (liqoctl cordon resourceslice), naming the
+// slices and how the provider lifts the cordon.
+func cordonRefusal(consumer string, cordoned []string) string {
+	what := "ResourceSlice " + cordoned[0] + " of consumer " + consumer + " is cordoned on this provider (its Quota's spec.cordoned)"
+	if len(cordoned) > 1 {
+		what = "ResourceSlices " + strings.Join(cordoned, ", ") + " of consumer " + consumer + " are cordoned on this provider (their Quotas' spec.cordoned)"
+	}
+	return fmt.Sprintf("the %s: new ShadowPods are refused, "+
+		"running ones keep running, until the provider's administrator runs liqoctl uncordon resourceslice %s --remote-cluster-id %s",
+		what, cordoned[0], consumer)
 }
 
 // ownQuotas keeps the Quotas bounding consumer.

@@ -156,7 +156,22 @@ func TestShadowPodQuota(t *testing.T) {
 		if err == nil {
 			return false, fmt.Errorf("admitted while cordoned")
 		}
-		return strings.Contains(err.Error(), "cordoned"), err
+		return strings.Contains(err.Error(), "the ResourceSlice alpha of consumer alpha is cordoned on this provider"), err
+	})
+	// A second, open slice's grant is what new ShadowPods may use: the
+	// running ones (900m cpu) nearly fill it, so a new one past it is refused naming
+	// the cordoned slice whose grant is not counted.
+	spare := &offv1beta1.Quota{ObjectMeta: metav1.ObjectMeta{Name: "spare", Namespace: consts.TenantNamespace("alpha")},
+		Spec: offv1beta1.QuotaSpec{User: consts.ConsumerUser("alpha"), LimitsEnforcement: offv1beta1.SoftLimitsEnforcement, Resources: list("cpu", "1", "pods", "10")}}
+	if err := cl.Create(ctx, spare); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the open slice's grant counted alone", func(ctx context.Context) (bool, error) {
+		err := cl.Create(ctx, shadowPod("sixth", twin("alpha"), "alpha", "200m", ""))
+		if err == nil {
+			return false, fmt.Errorf("admitted past the open slice's grant")
+		}
+		return strings.Contains(err.Error(), "the grant of its cordoned ResourceSlices alpha is not counted"), err
 	})
 	var third offv1beta1.ShadowPod
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: twin("alpha"), Name: "third"}, &third); err != nil {

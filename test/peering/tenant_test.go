@@ -10,8 +10,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/liqoctl"
 	"github.com/liqo-go/liqo/test/harness"
 )
 
@@ -139,6 +142,52 @@ func TestTenantAdministration(t *testing.T) {
 
 	if out, err := run(ctx, "cordon", "tenant", "nobody", "--kubeconfig", kubeconfigs["milan"]); err == nil || !strings.Contains(err.Error(), "no Tenant") {
 		t.Errorf("cordoning an unknown consumer: %v\n%s", err, out)
+	}
+
+	// The slice peer made (named after the provider) cordoned: it is rome's
+	// only one, so a new replica waits, its status naming the slice, and the
+	// running ones stay; rome's copy of the slice says it is cordoned.
+	admin("cordon", "resourceslice", "milan", "--remote-cluster-id", "rome")
+	scale(4)
+	const sliceRefusal = "the ResourceSlice milan of consumer rome is cordoned on this provider"
+	ps = pods("a new replica waiting for the slice's cordon", 4, func(ps []corev1.Pod) bool {
+		return count(ps, running) == 3 && count(ps, waitingFor(sliceRefusal)) == 1
+	})
+	for _, p := range ps {
+		if waitingFor(sliceRefusal)(&p) {
+			t.Logf("a new pod on a cordoned slice: %s", p.Status.Message)
+		}
+	}
+	romeCl := clusterClient(t, "rome")
+	harness.Eventually(ctx, t, "rome's slice showing the cordon", func() (bool, error) {
+		var s authv1beta1.ResourceSlice
+		if err := romeCl.Get(ctx, client.ObjectKey{Namespace: consts.TenantNamespace("milan"), Name: "milan"}, &s); err != nil {
+			return false, err
+		}
+		for _, c := range s.Status.Conditions {
+			if c.Type == authv1beta1.ResourceSliceResources {
+				return c.Status == authv1beta1.ResourceSliceAccepted && c.Reason == "Cordoned", nil
+			}
+		}
+		return false, nil
+	})
+	admin("uncordon", "resourceslice", "milan", "--remote-cluster-id", "rome")
+	pods("4 replicas Running once the slice is uncordoned", 4, func(ps []corev1.Pod) bool { return count(ps, running) == 4 })
+
+	for _, tc := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"cordon", "resourceslice", "nothing", "--remote-cluster-id", "rome"}, "consumer rome has no ResourceSlice nothing", liqoctl.ExitFailure},
+		{[]string{"uncordon", "resourceslice", "milan", "--remote-cluster-id", "Not_An_ID"}, "--remote-cluster-id", liqoctl.ExitUsage},
+		{[]string{"cordon", "resourceslice", "milan"}, "remote-cluster-id", liqoctl.ExitUsage},
+	} {
+		var stdout, stderr strings.Builder
+		code := liqoctl.Run(ctx, append(tc.args, "--kubeconfig", kubeconfigs["milan"]), &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("liqoctl %s: exit %d, %q; want exit %d naming %q", strings.Join(tc.args, " "), code, stderr.String(), tc.code, tc.want)
+		}
 	}
 }
 

@@ -87,11 +87,22 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		r.withhold(&s, tenant)
 		decide = false
 	}
+	cordoned, err := r.cordoned(ctx, &s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	withheld := decide && cordoned && accepted(&s)
+	if withheld {
+		// As for a cordoned Tenant: the grant stands, the new request waits
+		// (uncordoning changes the Quota, which requeues the slice).
+		decide = false
+	}
 	if decide {
 		if err := r.decide(ctx, &s, requested); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
+	r.showCordon(&s, cordoned, withheld)
 	s.Status.NodeLabels = r.ClusterLabels
 	if s.Status.StorageClasses, err = r.storageClasses(ctx); err != nil {
 		return ctrl.Result{}, err

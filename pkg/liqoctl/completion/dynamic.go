@@ -14,6 +14,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 )
 
@@ -197,6 +198,17 @@ func ConsumerClusterID(cmd *cobra.Command, args []string, toComplete string) ([]
 	return first(cmd, args, toComplete, consumers)
 }
 
+// ConsumerResourceSlice completes a command's one argument with the
+// ResourceSlices consumers replicated to the local cluster (as a
+// provider), those of --remote-cluster-id's consumer if it is given, each
+// described by its consumer and whether its Quota is cordoned.
+func ConsumerResourceSlice(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	consumer, _ := cmd.Flags().GetString("remote-cluster-id")
+	return first(cmd, args, toComplete, func(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
+		return consumerSlices(ctx, c, consumer)
+	})
+}
+
 func namespaces(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
 	var l corev1.NamespaceList
 	if err := c.List(ctx, &l); err != nil {
@@ -243,6 +255,41 @@ func consumers(ctx context.Context, c client.Client) ([]cobra.Completion, error)
 	for i := range l.Items {
 		t := &l.Items[i]
 		out = append(out, cobra.CompletionWithDesc(string(t.Spec.ClusterID), string(t.Spec.TenantCondition)))
+	}
+	return out, nil
+}
+
+// consumerSlices lists the slices consumers replicated here, those of
+// consumer only if it is not empty.
+func consumerSlices(ctx context.Context, c client.Client, consumer string) ([]cobra.Completion, error) {
+	opts := []client.ListOption{client.MatchingLabels{consts.ReplicationLabel: "true"}}
+	if consumer != "" {
+		opts = append(opts, client.InNamespace(consts.TenantNamespace(consumer)))
+	}
+	var l authv1beta1.ResourceSliceList
+	if err := c.List(ctx, &l, opts...); err != nil {
+		return nil, err
+	}
+	var quotas offv1beta1.QuotaList
+	if err := c.List(ctx, &quotas, opts[1:]...); err != nil {
+		return nil, err
+	}
+	cordoned := map[client.ObjectKey]bool{}
+	for i := range quotas.Items {
+		q := &quotas.Items[i]
+		cordoned[client.ObjectKeyFromObject(q)] = q.Spec.Cordoned != nil && *q.Spec.Cordoned
+	}
+	out := make([]cobra.Completion, 0, len(l.Items))
+	for i := range l.Items {
+		s := &l.Items[i]
+		desc := "consumer "
+		if s.Spec.ConsumerClusterID != nil {
+			desc += string(*s.Spec.ConsumerClusterID)
+		}
+		if cordoned[client.ObjectKeyFromObject(s)] {
+			desc += ", cordoned"
+		}
+		out = append(out, cobra.CompletionWithDesc(s.Name, desc))
 	}
 	return out, nil
 }

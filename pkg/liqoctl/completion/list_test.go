@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -15,6 +16,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
 )
 
 // TestListsFromCluster: what each completion reads from the cluster, with
@@ -31,6 +33,13 @@ func TestListsFromCluster(t *testing.T) {
 			Status: corev1beta1.ForeignClusterStatus{Role: corev1beta1.ConsumerAndProviderRole}},
 		&authv1beta1.Tenant{ObjectMeta: metav1.ObjectMeta{Namespace: "liqo-tenant-rome", Name: "rome"},
 			Spec: authv1beta1.TenantSpec{ClusterID: "rome", TenantCondition: authv1beta1.TenantCordoned}},
+		&authv1beta1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "liqo-tenant-rome", Name: "pool",
+			Labels: map[string]string{consts.ReplicationLabel: "true"}}, Spec: authv1beta1.ResourceSliceSpec{ConsumerClusterID: ptr.To(corev1beta1.ClusterID("rome"))}},
+		&offv1beta1.Quota{ObjectMeta: metav1.ObjectMeta{Namespace: "liqo-tenant-rome", Name: "pool"}, Spec: offv1beta1.QuotaSpec{Cordoned: ptr.To(true)}},
+		&authv1beta1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "liqo-tenant-lyon", Name: "gpus",
+			Labels: map[string]string{consts.ReplicationLabel: "true"}}, Spec: authv1beta1.ResourceSliceSpec{ConsumerClusterID: ptr.To(corev1beta1.ClusterID("lyon"))}},
+		// The local cluster's own slice, as a consumer: not a provider's to cordon.
+		&authv1beta1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "liqo-tenant-milan", Name: "mine"}},
 	).Build()
 	cases := []struct {
 		name string
@@ -41,6 +50,14 @@ func TestListsFromCluster(t *testing.T) {
 		{"offloaded namespaces", offloadedNamespaces, []cobra.Completion{"liqo-demo"}},
 		{"peers", peers, []cobra.Completion{"milan\tProvider", "paris\tConsumerAndProvider"}},
 		{"consumers", consumers, []cobra.Completion{"rome\tCordoned"}},
+		{"consumers' slices", func(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
+			return consumerSlices(ctx, c, "")
+		},
+			[]cobra.Completion{"gpus\tconsumer lyon", "pool\tconsumer rome, cordoned"}},
+		{"one consumer's slices", func(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
+			return consumerSlices(ctx, c, "rome")
+		},
+			[]cobra.Completion{"pool\tconsumer rome, cordoned"}},
 	}
 	for _, tc := range cases {
 		got, err := tc.list(t.Context(), c)
