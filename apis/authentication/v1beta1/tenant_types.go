@@ -54,6 +54,9 @@ type TenantSpec struct {
 	// Signature is the provider's nonce signed with the consumer's key.
 	// +optional
 	Signature []byte `json:"signature,omitempty"`
+	// ProxyURL is the proxy (an http, https or socks5 URL) through which
+	// the consumer asks to reach the provider's API server; the Identity
+	// generated for it carries it.
 	// +optional
 	ProxyURL *string `json:"proxyURL,omitempty"`
 	// +kubebuilder:default=Active

@@ -72,8 +72,11 @@ func (r *IdentityReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: next}, r.setReady(ctx, &id, metav1.ConditionTrue, "Authenticated",
-		fmt.Sprintf("authenticated on %s as %s", id.Spec.AuthParams.APIServer, user))
+	msg := fmt.Sprintf("authenticated on %s as %s", id.Spec.AuthParams.APIServer, user)
+	if p := id.Spec.AuthParams.ProxyURL; p != nil && *p != "" {
+		msg += " through proxy " + *p
+	}
+	return ctrl.Result{RequeueAfter: next}, r.setReady(ctx, &id, metav1.ConditionTrue, "Authenticated", msg)
 }
 
 // pickUp takes, once the certificate is due for renewal, the renewed one

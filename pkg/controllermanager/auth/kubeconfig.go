@@ -35,8 +35,17 @@ func BuildKubeconfig(p *authv1beta1.AuthParams, key ed25519.PrivateKey, user str
 	if err != nil {
 		return nil, err
 	}
+	cluster := &clientcmdapi.Cluster{Server: p.APIServer, CertificateAuthorityData: p.CA, TLSServerName: p.TLSServerName}
+	// The proxy comes with the Identity (the consumer's liqoctl, or the
+	// manifest its administrator applied): checked here, where it is used.
+	if p.ProxyURL != nil && *p.ProxyURL != "" {
+		if err := authv1beta1.ValidateProxyURL(*p.ProxyURL); err != nil {
+			return nil, fmt.Errorf("the identity's proxyURL: %w", err)
+		}
+		cluster.ProxyURL = *p.ProxyURL
+	}
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["provider"] = &clientcmdapi.Cluster{Server: p.APIServer, CertificateAuthorityData: p.CA, TLSServerName: p.TLSServerName}
+	cfg.Clusters["provider"] = cluster
 	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{
 		ClientCertificateData: p.SignedCRT,
 		ClientKeyData:         pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}),

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -139,9 +140,11 @@ func nonceLabels(kind, remoteID string) map[string]string {
 // provider, from the Secret its controller signed (SignNonce): in the
 // consumer's tenant namespace of the provider. It leaves the Tenant's
 // condition out: a new Tenant is Active, and an existing one keeps what
-// the provider's administrator set (cordoned stays cordoned).
-func ForgeTenant(consumer string, signed *corev1.Secret) *authv1beta1.Tenant {
-	return &authv1beta1.Tenant{
+// the provider's administrator set (cordoned stays cordoned). proxyURL,
+// if not empty, is the proxy the consumer reaches the provider through,
+// which ForgeIdentity carries into the consumer's Identity.
+func ForgeTenant(consumer string, signed *corev1.Secret, proxyURL string) *authv1beta1.Tenant {
+	t := &authv1beta1.Tenant{
 		TypeMeta: metav1.TypeMeta{APIVersion: authv1beta1.GroupVersion.String(), Kind: "Tenant"},
 		ObjectMeta: metav1.ObjectMeta{Name: consumer, Namespace: consts.TenantNamespace(consumer),
 			Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: consumer}},
@@ -153,6 +156,10 @@ func ForgeTenant(consumer string, signed *corev1.Secret) *authv1beta1.Tenant {
 			Signature:   signed.Data[consts.SignatureKey],
 		},
 	}
+	if proxyURL != "" {
+		t.Spec.ProxyURL = &proxyURL
+	}
+	return t
 }
 
 // ApplyTenant creates or updates want on the provider (c) and waits until
@@ -225,7 +232,7 @@ func IdentityFor(ctx context.Context, c client.Client, consumer, provider string
 // tenant namespace of the provider.
 func ForgeIdentity(t *authv1beta1.Tenant, provider string) *authv1beta1.Identity {
 	remoteNS := t.Namespace
-	return &authv1beta1.Identity{
+	id := &authv1beta1.Identity{
 		TypeMeta: metav1.TypeMeta{APIVersion: authv1beta1.GroupVersion.String(), Kind: "Identity"},
 		ObjectMeta: metav1.ObjectMeta{Name: consts.IdentityName(provider), Namespace: consts.TenantNamespace(provider),
 			Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: provider}},
@@ -236,6 +243,13 @@ func ForgeIdentity(t *authv1beta1.Tenant, provider string) *authv1beta1.Identity
 			Namespace:  &remoteNS,
 		},
 	}
+	// The proxy is the consumer's network, which it asked for in its
+	// Tenant (liqoctl generate tenant --proxy-url), not the provider's say.
+	id.Spec.AuthParams.ProxyURL = nil
+	if p := t.Spec.ProxyURL; p != nil && *p != "" {
+		id.Spec.AuthParams.ProxyURL = ptr.To(*p)
+	}
+	return id
 }
 
 // ApplyIdentity creates or updates want on the consumer (c) and waits

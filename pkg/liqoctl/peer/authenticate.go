@@ -39,9 +39,11 @@ generate tenant and generate identity. It is idempotent.
 
 With --in-band the network fabric is connected first (as liqoctl network
 connect does, with the same flags) and the consumer reaches the provider's
-API server through its tunnel, as liqoctl peer in-band does.`,
+API server through its tunnel, as liqoctl peer in-band does. With
+--proxy-url the consumer's components reach it through that proxy.`,
 		Example: `  liqoctl authenticate --remote-kubeconfig ~/.kube/milan
-  liqoctl authenticate --context rome --remote-context milan`,
+  liqoctl authenticate --context rome --remote-context milan
+  liqoctl authenticate --remote-kubeconfig ~/.kube/milan --proxy-url socks5://proxy.rome.example:1080`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.out = &output.Printer{W: cmd.OutOrStdout(), Verbose: o.Verbose}
@@ -57,6 +59,7 @@ API server through its tunnel, as liqoctl peer in-band does.`,
 	o.Remote.AddRemoteFlags(fs, &o.Local)
 	factory.RequireRemote(cmd)
 	fs.BoolVar(&o.InBand, "in-band", false, "connect the network fabric first and reach the provider's API server through its tunnel, as liqoctl peer in-band does (the network flags apply)")
+	addProxyURLFlag(fs, &o.ProxyURL)
 	o.Network.AddConnectFlags(fs)
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print how long each step took")

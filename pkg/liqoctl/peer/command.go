@@ -35,8 +35,11 @@ type Options struct {
 	// peering after the authentication, or after the provider granted the
 	// resources.
 	CreateResourceSlice, CreateVirtualNode bool
-	Timeout                                time.Duration
-	Verbose                                bool
+	// ProxyURL is the proxy through which the consumer's components reach
+	// the provider's API server (--proxy-url), if any.
+	ProxyURL string
+	Timeout  time.Duration
+	Verbose  bool
 
 	out *output.Printer
 }
@@ -64,13 +67,19 @@ or debug one at a time: liqoctl authenticate (or, with access to one
 cluster at a time, create nonce, generate tenant and generate identity),
 liqoctl create resourceslice and liqoctl create virtualnode.
 --create-resource-slice=false stops once the clusters are authenticated,
---create-virtual-node=false once the provider granted the resources.`,
+--create-virtual-node=false once the provider granted the resources.
+
+--proxy-url has this cluster's components (the controller manager, the
+virtual kubelets) reach the provider's API server through an http, https
+or socks5 proxy: it goes into the kubeconfig this cluster stores for the
+provider. liqoctl itself connects as --remote-kubeconfig says.`,
 		Example: `  liqoctl peer --remote-kubeconfig ~/.kube/milan
   liqoctl peer --context rome --remote-context milan
   liqoctl peer --remote-kubeconfig /path/to/aws-kubeconfig \
       --namespace liqo --remote-namespace liqo-system --networking-disabled
   liqoctl peer --remote-kubeconfig ~/.kube/milan --cpu=8 --memory=16Gi --pods=50
-  liqoctl peer --remote-kubeconfig ~/.kube/milan --create-virtual-node=false`,
+  liqoctl peer --remote-kubeconfig ~/.kube/milan --create-virtual-node=false
+  liqoctl peer --remote-kubeconfig ~/.kube/milan --proxy-url http://proxy.rome.example:3128`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.out = &output.Printer{W: cmd.OutOrStdout(), Verbose: o.Verbose}
@@ -93,6 +102,7 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	o.Local.AddLocalFlags(fs)
 	fs.BoolVar(&o.NetworkingDisabled, "networking-disabled", false, "do not set up the network fabric between the clusters (offloaded pods run, but no packet crosses)")
 	fs.BoolVar(&o.InBand, "in-band", false, "reach the provider's API server through the network fabric's tunnel, as liqoctl peer in-band does")
+	addProxyURLFlag(fs, &o.ProxyURL)
 	o.Network.AddConnectFlags(fs)
 	o.bind(fs, "ask the provider for")
 	fs.BoolVar(&o.CreateResourceSlice, "create-resource-slice", true, "ask the provider for resources; false stops once authenticated (as liqoctl authenticate)")

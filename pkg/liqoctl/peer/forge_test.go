@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
@@ -36,7 +37,7 @@ func TestDecodeNonce(t *testing.T) {
 // without a condition (which would undo the provider's cordon).
 func TestManifests(t *testing.T) {
 	signed := &corev1.Secret{Data: map[string][]byte{consts.PublicKeyKey: []byte("pk"), consts.CSRKey: []byte("csr"), consts.SignatureKey: []byte("sig")}}
-	tenant := ForgeTenant("rome", signed)
+	tenant := ForgeTenant("rome", signed, "")
 	tenant.Status.TenantNamespace = "set by the provider"
 	var b strings.Builder
 	if err := output.Manifest(&b, tenant, "yaml"); err != nil {
@@ -60,6 +61,16 @@ func TestManifests(t *testing.T) {
 	if id.Namespace != consts.TenantNamespace("milan") || *id.Spec.Namespace != consts.TenantNamespace("rome") ||
 		id.Spec.AuthParams.APIServer != "https://milan:6443" || id.Name != consts.IdentityName("milan") {
 		t.Errorf("Identity %+v", id)
+	}
+	if id.Spec.AuthParams.ProxyURL != nil {
+		t.Errorf("an Identity with a proxy no one asked for: %q", *id.Spec.AuthParams.ProxyURL)
+	}
+	// The proxy is the one the consumer asked for in its Tenant, whatever
+	// the provider's status says.
+	proxied := ForgeTenant("rome", signed, "http://proxy.rome:3128")
+	proxied.Status.AuthParams = &authv1beta1.AuthParams{APIServer: "https://milan:6443", ProxyURL: ptr.To("http://elsewhere:1")}
+	if p := ForgeIdentity(proxied, "milan").Spec.AuthParams.ProxyURL; p == nil || *p != "http://proxy.rome:3128" {
+		t.Errorf("the Identity of a Tenant asking for a proxy has proxy %v, want http://proxy.rome:3128", p)
 	}
 	id.Spec.AuthParams.APIServer = "changed"
 	if tenant.Status.AuthParams.APIServer != "https://milan:6443" {

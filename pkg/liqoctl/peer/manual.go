@@ -153,7 +153,7 @@ func decodeNonce(s string) ([]byte, error) {
 
 func newGenerateTenantCommand() *cobra.Command {
 	o := &onePeer{}
-	var nonceFlag string
+	var nonceFlag, proxyURL string
 	cmd := &cobra.Command{
 		Use:   "tenant",
 		Short: "Sign a provider's nonce and print the Tenant to apply there (manual peering, on the consumer)",
@@ -167,13 +167,19 @@ checks it against the nonce it issued before it issues a certificate.
 The controller manager signs (the key never leaves it): the command ensures
 the tenant namespace of the provider and the signed-nonce Secret in it, and
 waits for the signature. The manifest goes to standard output, the progress
-to standard error. Next, on the provider: liqoctl generate identity.`,
-		Example: `  liqoctl generate tenant --remote-cluster-id milan --nonce "$(cat nonce.txt)" --kubeconfig ~/.kube/rome > tenant.yaml`,
-		Args:    cobra.NoArgs,
+to standard error. Next, on the provider: liqoctl generate identity.
+
+With --proxy-url, the Tenant asks for this cluster's components to reach the
+provider through that proxy: the Identity the provider generates carries it
+into the kubeconfig this cluster builds.`,
+		Example: `  liqoctl generate tenant --remote-cluster-id milan --nonce "$(cat nonce.txt)" --kubeconfig ~/.kube/rome > tenant.yaml
+  liqoctl generate tenant --remote-cluster-id milan --nonce "$(cat nonce.txt)" --proxy-url http://proxy.rome.example:3128 > tenant.yaml`,
+		Args: cobra.NoArgs,
 	}
 	o.bind(cmd, "provider", true, time.Minute)
 	cmd.Flags().StringVar(&nonceFlag, "nonce", "", "the nonce the provider issued, as liqoctl get nonce prints it there")
 	_ = cmd.MarkFlagRequired("nonce")
+	addProxyURLFlag(cmd.Flags(), &proxyURL)
 	run := o.runE(func(ctx context.Context, cmd *cobra.Command, _ []string) error {
 		nonce, _ := decodeNonce(nonceFlag) // checked before connecting
 		out := &output.Printer{W: cmd.ErrOrStderr()}
@@ -185,7 +191,7 @@ to standard error. Next, on the provider: liqoctl generate identity.`,
 		if err != nil {
 			return err
 		}
-		return output.Manifest(cmd.OutOrStdout(), ForgeTenant(o.local.ID, signed), o.output)
+		return output.Manifest(cmd.OutOrStdout(), ForgeTenant(o.local.ID, signed, proxyURL), o.output)
 	})
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if _, err := decodeNonce(nonceFlag); err != nil {

@@ -93,7 +93,7 @@ func (o *Options) authenticate(ctx context.Context, p *peering) error {
 	if err != nil {
 		return err
 	}
-	t, err := ApplyTenant(ctx, remote, o.out, ForgeTenant(p.local.ID, signed))
+	t, err := ApplyTenant(ctx, remote, o.out, ForgeTenant(p.local.ID, signed, o.ProxyURL))
 	if err != nil {
 		return err
 	}
