@@ -97,19 +97,23 @@ func TestKubeconfigCompletion(t *testing.T) {
 
 // TestEnumCompletion: flags taking one of a few values complete with them.
 func TestEnumCompletion(t *testing.T) {
+	// -o takes kubectl's formats; a document (info, version) is no object
+	// and has no name.
+	documentFormats := []string{"go-template-file=", "go-template=", "json", "jsonpath-as-json=", "jsonpath-file=", "jsonpath=", "template=", "templatefile=", "yaml"}
+	objectFormats := []string{"go-template-file=", "go-template=", "json", "jsonpath-as-json=", "jsonpath-file=", "jsonpath=", "name", "template=", "templatefile=", "yaml"}
 	cases := []struct {
 		args []string
 		want []string
 	}{
 		{[]string{"offload", "namespace", "foo", "--pod-offloading-strategy", ""}, []string{"LocalAndRemote", "Local", "Remote"}},
 		{[]string{"offload", "namespace", "foo", "--namespace-mapping-strategy", ""}, []string{"DefaultName", "EnforceSameName", "SelectedName"}},
-		{[]string{"offload", "namespace", "foo", "-o", ""}, []string{"yaml", "json"}},
+		{[]string{"offload", "namespace", "foo", "-o", ""}, objectFormats},
 		{[]string{"peer", "--server-service-type", ""}, []string{"LoadBalancer", "NodePort", "ClusterIP"}},
 		{[]string{"network", "connect", "--gw-server-service-type", ""}, []string{"LoadBalancer", "NodePort", "ClusterIP"}},
-		{[]string{"info", "-o", ""}, []string{"json", "yaml"}},
-		{[]string{"version", "--output", ""}, []string{"json", "yaml"}},
-		{[]string{"create", "resourceslice", "s", "-o", ""}, []string{"yaml", "json"}},
-		{[]string{"generate", "tenant", "-o", ""}, []string{"yaml", "json"}},
+		{[]string{"info", "-o", ""}, documentFormats},
+		{[]string{"version", "--output", ""}, documentFormats},
+		{[]string{"create", "resourceslice", "s", "-o", ""}, objectFormats},
+		{[]string{"generate", "tenant", "-o", ""}, objectFormats},
 	}
 	for _, c := range cases {
 		if got, directive := complete(t, c.args...); !slices.Equal(got, c.want) || directive != noFiles {

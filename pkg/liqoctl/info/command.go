@@ -2,8 +2,8 @@ package info
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
@@ -20,18 +19,13 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
-)
-
-// Output formats accepted by -o/--output; empty is the human summary.
-const (
-	OutputJSON = "json"
-	OutputYAML = "yaml"
+	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 )
 
 type options struct {
 	cluster factory.Cluster
 	verbose bool
-	output  string
+	print   *output.Flags
 	get     string
 	timeout time.Duration
 	// peers, for `info peer`: only these peerings, as a document keyed by
@@ -51,11 +45,12 @@ modules, the virtual nodes and the resources acquired from providers or
 shared with consumers.
 
 --verbose adds the API server URLs, the tenant namespaces, the resource slices
-and the conditions of every module; -o json|yaml prints the same data as a
-document.`,
+and the conditions of every module; -o prints the same data as a document,
+in kubectl's formats (json, yaml, jsonpath=..., go-template=...).`,
 		Example: `  liqoctl info
   liqoctl info --verbose
   liqoctl info -o json --context rome
+  liqoctl info -o jsonpath='{.peerings[*].clusterID}'
   liqoctl info --get local.clusterID
   liqoctl info peer milan --get milan.networking.status`,
 		Args: cobra.NoArgs,
@@ -66,7 +61,7 @@ document.`,
 	peerCmd := &cobra.Command{
 		Use:   "peer CLUSTER_ID...",
 		Short: "Show the state of the peerings with the given clusters",
-		Long: `Show the peerings with the given remote clusters only. With -o json|yaml the
+		Long: `Show the peerings with the given remote clusters only. With -o the
 document is keyed by cluster ID, so --get takes paths such as
 milan.role or milan.networking.status.`,
 		Example: `  liqoctl info peer milan
@@ -88,17 +83,13 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	o.cluster.AddLocalFlags(fs)
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "also show URLs, tenant namespaces, resource slices and module conditions")
-	fs.StringVarP(&o.output, "output", "o", "", "output format: json or yaml (default: human-readable summary)")
-	_ = cmd.RegisterFlagCompletionFunc("output", completion.Values(OutputJSON, OutputYAML))
+	o.print = output.NewDocumentFlags()
+	o.print.AddFlags(cmd, "print the report as a document (default: the human-readable summary)")
 	fs.StringVar(&o.get, "get", "", "print one field of the -o json document, by its dotted path (local.clusterID, peerings.0.role; in info peer: milan.role), for scripts")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the cluster's answers")
 }
 
 func (o *options) run(cmd *cobra.Command) error {
-	if o.output != "" && o.output != OutputJSON && o.output != OutputYAML {
-		return fmt.Errorf("unsupported output format %q: allowed values are %q and %q (or none, for the human-readable summary)",
-			o.output, OutputJSON, OutputYAML)
-	}
 	if o.timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive, got %s", o.timeout)
 	}
@@ -143,10 +134,16 @@ func (o *options) run(cmd *cobra.Command) error {
 		_, err = fmt.Fprintln(cmd.OutOrStdout(), v)
 		return err
 	}
-	if len(o.peers) > 0 && o.output == "" {
-		return write(cmd, &Info{Peerings: info.Peerings}, "", o.verbose, true)
+	w := cmd.OutOrStdout()
+	if o.print.Requested() {
+		return o.print.PrintDocument(w, doc)
 	}
-	return write(cmd, doc, o.output, o.verbose, false)
+	summary := Render(&info, o.verbose)
+	if len(o.peers) > 0 {
+		summary = renderPeerings(info.Peerings, o.verbose)
+	}
+	_, err = io.WriteString(w, summary)
+	return err
 }
 
 // selectPeers returns the named peerings by cluster ID, or names those
@@ -214,30 +211,4 @@ func collect(ctx context.Context, c client.Client) (*Objects, error) {
 		}
 	}
 	return objs, nil
-}
-
-// write prints doc as JSON or YAML, or the human summary of an Info
-// (peersOnly: without the local cluster's box).
-func write(cmd *cobra.Command, doc any, output string, verbose, peersOnly bool) error {
-	var out []byte
-	var err error
-	switch output {
-	case OutputJSON:
-		out, err = json.MarshalIndent(doc, "", "  ")
-		out = append(out, '\n')
-	case OutputYAML:
-		out, err = yaml.Marshal(doc)
-	default:
-		info := doc.(*Info)
-		if peersOnly {
-			out = []byte(renderPeerings(info.Peerings, verbose))
-		} else {
-			out = []byte(Render(info, verbose))
-		}
-	}
-	if err != nil {
-		return err
-	}
-	_, err = cmd.OutOrStdout().Write(out)
-	return err
 }

@@ -245,7 +245,7 @@ func TestCommandErrors(t *testing.T) {
 		wants []string
 	}{
 		{"wrong namespace", []string{"--kubeconfig", kc, "-n", "not-liqo"}, []string{`namespace "not-liqo"`, "--namespace"}},
-		{"bad output", []string{"--kubeconfig", kc, "-o", "xml"}, []string{`"xml"`, `"json"`, `"yaml"`}},
+		{"bad output", []string{"--kubeconfig", kc, "-o", "xml"}, []string{`"xml"`, "-o, --output", "json", "yaml"}},
 		{"missing kubeconfig", []string{"--kubeconfig", filepath.Join(t.TempDir(), "none")}, []string{"kubeconfig", "none"}},
 		{"extra argument", []string{"--kubeconfig", kc, "milan"}, []string{"unknown command"}},
 	} {

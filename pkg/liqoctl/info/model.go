@@ -16,7 +16,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 )
 
-// Info is everything `liqoctl info` reports; -o json|yaml prints it as is.
+// Info is everything `liqoctl info` reports; -o prints it as is.
 type Info struct {
 	Local    LocalCluster `json:"local"`
 	Peerings []Peering    `json:"peerings"`

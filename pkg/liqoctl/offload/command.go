@@ -25,8 +25,10 @@ type Options struct {
 	RemoteNamespaceName      string
 	PodOffloadingStrategy    string
 	Selectors                []string
-	Output                   string
-	Timeout                  time.Duration
+	// Print, when it asks for a format (-o), prints the NamespaceOffloading
+	// instead of applying it.
+	Print   *output.Flags
+	Timeout time.Duration
 
 	out *output.Printer
 }
@@ -67,8 +69,8 @@ changed afterwards: unoffload the namespace and offload it again.
 --selector are ANDed, separate --selector flags are ORed. With none, every
 peered cluster is selected.
 
-With --output yaml or json the NamespaceOffloading is printed and nothing is
-applied, e.g. for GitOps.`,
+With --output (yaml, json, or kubectl's other formats) the
+NamespaceOffloading is printed and nothing is applied, e.g. for GitOps.`,
 		Example: `  liqoctl offload namespace liqo-demo
   liqoctl offload namespace liqo-demo --namespace-mapping-strategy EnforceSameName \
       --pod-offloading-strategy LocalAndRemote --selector 'topology.liqo.io/region=south'
@@ -93,8 +95,8 @@ applied, e.g. for GitOps.`,
 	fs.StringVar(&o.PodOffloadingStrategy, "pod-offloading-strategy", string(offv1beta1.LocalAndRemotePodOffloadingStrategy),
 		"where the namespace's pods may run: LocalAndRemote, Local or Remote")
 	fs.StringArrayVarP(&o.Selectors, "selector", "l", nil, "label selector over the virtual nodes' labels choosing the clusters (repeatable: ORed)")
-	fs.StringVarP(&o.Output, "output", "o", "", "print the NamespaceOffloading as yaml or json instead of applying it")
-	_ = cmd.RegisterFlagCompletionFunc("output", completion.Values("yaml", "json"))
+	o.Print = output.NewObjectFlags("")
+	o.Print.AddFlags(cmd, "print the NamespaceOffloading instead of applying it")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up waiting after this long")
 	return cmd
 }

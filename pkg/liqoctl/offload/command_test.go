@@ -82,7 +82,6 @@ func TestManifest(t *testing.T) {
 		{"bad remote name", ok(Options{NamespaceMappingStrategy: "SelectedName", RemoteNamespaceName: "Else_where"}), "not a valid namespace name"},
 		{"bad mapping", ok(Options{NamespaceMappingStrategy: "Same"}), "--namespace-mapping-strategy must be"},
 		{"bad pods", ok(Options{PodOffloadingStrategy: "Anywhere"}), "--pod-offloading-strategy must be"},
-		{"bad output", ok(Options{Output: "table"}), "--output must be yaml or json"},
 		{"bad namespace", ok(Options{Namespace: "Liqo_Demo"}), "not a valid namespace name"},
 		{"bad selector", ok(Options{Selectors: []string{"a in (b"}}), "--selector"},
 	}

@@ -2,7 +2,6 @@ package offload
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/yaml"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 )
@@ -54,11 +52,6 @@ func (o *Options) Manifest() (*offv1beta1.NamespaceOffloading, error) {
 	default:
 		return nil, fmt.Errorf("--pod-offloading-strategy must be LocalAndRemote, Local or Remote, got %q", o.PodOffloadingStrategy)
 	}
-	switch o.Output {
-	case "", "yaml", "json":
-	default:
-		return nil, fmt.Errorf("--output must be yaml or json, got %q", o.Output)
-	}
 	selector, err := ClusterSelector(o.Selectors)
 	if err != nil {
 		return nil, err
@@ -78,8 +71,8 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if o.Output != "" {
-		return o.print(want)
+	if o.Print != nil && o.Print.Requested() {
+		return o.Print.PrintObject(o.out.W, want)
 	}
 	if err := o.connect(ctx); err != nil {
 		return err
@@ -98,29 +91,6 @@ func (o *Options) Run(ctx context.Context) error {
 	o.out.Info("Offloading of namespace %s correctly enabled: twin namespace %s on %s", o.Namespace,
 		got.Status.RemoteNamespaceName, strings.Join(clusters, ", "))
 	return nil
-}
-
-// print writes the manifest without the status, which is not for users to
-// apply.
-func (o *Options) print(nsof *offv1beta1.NamespaceOffloading) error {
-	manifest := struct {
-		metav1.TypeMeta   `json:",inline"`
-		metav1.ObjectMeta `json:"metadata"`
-		Spec              offv1beta1.NamespaceOffloadingSpec `json:"spec"`
-	}{nsof.TypeMeta, nsof.ObjectMeta, nsof.Spec}
-	var data []byte
-	var err error
-	if o.Output == "json" {
-		data, err = json.MarshalIndent(manifest, "", "  ")
-		data = append(data, '\n')
-	} else {
-		data, err = yaml.Marshal(manifest)
-	}
-	if err != nil {
-		return err
-	}
-	_, err = o.out.W.Write(data)
-	return err
 }
 
 // connect reaches the cluster and checks that Liqo runs there and the

@@ -14,7 +14,6 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/identity"
-	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 )
@@ -36,8 +35,9 @@ type onePeer struct {
 	cluster  factory.Cluster
 	remoteID string
 	timeout  time.Duration
-	output   string
-	local    *factory.ClusterInfo
+	// print is -o, on the commands that print a manifest.
+	print *output.Flags
+	local *factory.ClusterInfo
 }
 
 // bind binds the flags; withOutput adds -o for the commands that print a
@@ -48,8 +48,8 @@ func (o *onePeer) bind(cmd *cobra.Command, peerRole string, withOutput bool, tim
 	fs.StringVar(&o.remoteID, "remote-cluster-id", "", "cluster ID of the "+peerRole)
 	fs.DurationVar(&o.timeout, "timeout", timeout, "give up after this long")
 	if withOutput {
-		fs.StringVarP(&o.output, "output", "o", "yaml", "format of the manifest: yaml or json")
-		_ = cmd.RegisterFlagCompletionFunc("output", completion.Values("yaml", "json"))
+		o.print = output.NewObjectFlags("yaml")
+		o.print.AddFlags(cmd, "print the manifest")
 	}
 	_ = cmd.MarkFlagRequired("remote-cluster-id")
 }
@@ -60,9 +60,6 @@ func (o *onePeer) runE(f func(ctx context.Context, cmd *cobra.Command, args []st
 	return func(cmd *cobra.Command, args []string) error {
 		if err := consts.ValidateClusterID(o.remoteID); err != nil {
 			return fmt.Errorf("--remote-cluster-id: %w", err)
-		}
-		if err := output.CheckFormat(o.output); err != nil {
-			return err
 		}
 		ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 		defer cancel()
@@ -191,7 +188,7 @@ into the kubeconfig this cluster builds.`,
 		if err != nil {
 			return err
 		}
-		return output.Manifest(cmd.OutOrStdout(), ForgeTenant(o.local.ID, signed, proxyURL), o.output)
+		return o.print.PrintObject(cmd.OutOrStdout(), ForgeTenant(o.local.ID, signed, proxyURL))
 	})
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if _, err := decodeNonce(nonceFlag); err != nil {
@@ -228,7 +225,7 @@ create resourceslice.`,
 		if err != nil {
 			return err
 		}
-		return output.Manifest(cmd.OutOrStdout(), id, o.output)
+		return o.print.PrintObject(cmd.OutOrStdout(), id)
 	})
 	return cmd
 }

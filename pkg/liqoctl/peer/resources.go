@@ -22,7 +22,6 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode/forge"
-	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
 )
@@ -78,8 +77,8 @@ command again with other quantities resizes the slice.`,
 	res.bind(fs, "ask the provider for")
 	fs.StringVar(&class, "class", string(authv1beta1.DefaultResourceSliceClass), "class of the ResourceSlice, which selects the provider's policy")
 	fs.BoolVar(&noVirtualNode, "no-virtual-node", false, "make no virtual node of the granted resources")
-	fs.StringVarP(&o.output, "output", "o", "", "print the ResourceSlice as yaml or json instead of creating it")
-	_ = cmd.RegisterFlagCompletionFunc("output", completion.Values("yaml", "json"))
+	o.print = output.NewObjectFlags("")
+	o.print.AddFlags(cmd, "print the ResourceSlice instead of creating it")
 	cmd.RunE = o.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 		name := args[0]
 		requested, err := res.requested()
@@ -88,8 +87,8 @@ command again with other quantities resizes the slice.`,
 		}
 		want := ForgeResourceSlice(o.local.ID, o.remoteID, name, requested, !noVirtualNode)
 		want.Spec.Class = authv1beta1.ResourceSliceClass(class)
-		if o.output != "" {
-			return output.Manifest(cmd.OutOrStdout(), want, o.output)
+		if o.print.Requested() {
+			return o.print.PrintObject(cmd.OutOrStdout(), want)
 		}
 		c := o.cluster.Client
 		if err := requireIdentity(ctx, c, o.remoteID); err != nil {
@@ -234,8 +233,8 @@ Ready; with --output it prints the VirtualNode instead of creating it.`,
 	fs.StringArrayVar(&o.labels, "labels", nil, "label of the node, as key=value (repeatable)")
 	fs.BoolVar(&o.createNode, "create-node", true, "create the Node (false: the VirtualNode is kept without a Node, and nothing runs for it)")
 	fs.BoolVar(&o.wait, "wait", true, "wait until the node is Ready")
-	fs.StringVarP(&o.output, "output", "o", "", "print the VirtualNode as yaml or json instead of creating it")
-	_ = cmd.RegisterFlagCompletionFunc("output", completion.Values("yaml", "json"))
+	o.print = output.NewObjectFlags("")
+	o.print.AddFlags(cmd, "print the VirtualNode instead of creating it")
 	cmd.MarkFlagsMutuallyExclusive("resource-slice-name", "kubeconfig-secret-name")
 	cmd.RunE = o.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 		return o.run(ctx, &output.Printer{W: cmd.OutOrStdout()}, args[0])
@@ -295,11 +294,11 @@ func (o *virtualNodeOptions) run(ctx context.Context, out *output.Printer, name 
 		}
 		return nil
 	}
-	if o.output != "" {
+	if o.print.Requested() {
 		if err := forgeVN(); err != nil {
 			return err
 		}
-		return output.Manifest(out.W, vn, o.output)
+		return o.print.PrintObject(out.W, vn)
 	}
 	if o.kubeconfigSecret == "" {
 		if err := requireIdentity(ctx, c, o.remoteID); err != nil {

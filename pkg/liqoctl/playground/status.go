@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
@@ -40,12 +41,11 @@ func status(ctx context.Context, out io.Writer, l layout) error {
 		fmt.Fprintf(out, "no playground cluster in %s; start one with: liqoctl playground up%s\n", l.dir, dirFlag(l))
 		return nil
 	}
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "CLUSTER\tPHASE\tOWNER PID\tAPI SERVER\tNODES READY\tNODE KINDS\tKUBECONFIG")
+	var rows [][]string
 	for _, name := range names {
 		st, err := l.read(name)
 		if err != nil {
-			fmt.Fprintf(w, "%s\tunknown (%v)\t\t\t\t\t\n", name, err)
+			rows = append(rows, []string{name, fmt.Sprintf("unknown (%v)", err), "", "", "", "", ""})
 			continue
 		}
 		phase := st.Phase
@@ -53,9 +53,9 @@ func status(ctx context.Context, out io.Writer, l layout) error {
 			phase = "Dead (run `up` again or `down`)"
 		}
 		ready, kinds := nodesReady(ctx, st)
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", name, phase, st.PID, st.Server, ready, kinds, st.Kubeconfig)
+		rows = append(rows, []string{name, phase, strconv.Itoa(st.PID), st.Server, ready, kinds, st.Kubeconfig})
 	}
-	return w.Flush()
+	return output.Table(out, []string{"cluster", "phase", "owner pid", "api server", "nodes ready", "node kinds", "kubeconfig"}, rows)
 }
 
 // nodesReady asks the cluster itself, so status tells whether it answers,

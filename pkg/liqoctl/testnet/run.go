@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +23,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
 )
 
@@ -136,19 +136,18 @@ func matrix(checks []check) string {
 			cells[k][c.via] = "FAILED"
 		}
 	}
-	var b strings.Builder
-	w := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
-	fmt.Fprintf(w, "FROM\tTO\t%s\t%s\n", strings.ToUpper(viaPodIP), strings.ToUpper(viaService))
-	for _, r := range rows {
-		cell := func(via string) string {
-			if v, ok := cells[r][via]; ok {
-				return v
-			}
-			return "-"
+	cell := func(r pair, via string) string {
+		if v, ok := cells[r][via]; ok {
+			return v
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.from, r.to, cell(viaPodIP), cell(viaService))
+		return "-"
 	}
-	_ = w.Flush()
+	table := make([][]string, 0, len(rows))
+	for _, r := range rows {
+		table = append(table, []string{r.from, r.to, cell(r, viaPodIP), cell(r, viaService)})
+	}
+	var b strings.Builder
+	_ = output.Table(&b, []string{"from", "to", viaPodIP, viaService}, table)
 	return strings.TrimRight(b.String(), "\n")
 }
 

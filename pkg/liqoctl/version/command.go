@@ -2,26 +2,17 @@ package version
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
-	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 )
 
-// Output formats accepted by -o/--output; empty is the human-readable text.
-const (
-	OutputJSON = "json"
-	OutputYAML = "yaml"
-)
-
-// Info is what `liqoctl version -o json|yaml` prints.
+// Info is what `liqoctl version -o json` prints.
 type Info struct {
 	ClientVersion string `json:"clientVersion"`
 	// ServerVersion is empty (and left out) with --client or when the
@@ -32,7 +23,7 @@ type Info struct {
 type options struct {
 	cluster    factory.Cluster
 	clientOnly bool
-	output     string
+	print      *output.Flags
 	timeout    time.Duration
 }
 
@@ -49,8 +40,8 @@ of --namespace, or "` + NotInstalled + `" when there is no such Deployment.
 
 When the cluster cannot be reached, liqoctl prints a warning instead of the
 server version and still succeeds; --client does not contact the cluster.
--o json|yaml prints {clientVersion, serverVersion}, serverVersion left out
-when it is unknown.`,
+-o json, yaml or a template prints {clientVersion, serverVersion},
+serverVersion left out when it is unknown.`,
 		Example: `  liqoctl version
   liqoctl version --client
   liqoctl version -o json --context rome`,
@@ -60,23 +51,19 @@ when it is unknown.`,
 	fs := cmd.Flags()
 	o.cluster.AddLocalFlags(fs)
 	fs.BoolVar(&o.clientOnly, "client", false, "print the client version only, without contacting the cluster")
-	fs.StringVarP(&o.output, "output", "o", "", "output format: json or yaml (default: human-readable text)")
-	_ = cmd.RegisterFlagCompletionFunc("output", completion.Values(OutputJSON, OutputYAML))
+	o.print = output.NewDocumentFlags()
+	o.print.AddFlags(cmd, "print the versions as a document (default: human-readable text)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long to wait for the cluster's answer")
 	return cmd
 }
 
 func (o *options) run(cmd *cobra.Command) error {
-	if o.output != "" && o.output != OutputJSON && o.output != OutputYAML {
-		return fmt.Errorf("unsupported output format %q: allowed values are %q and %q (or none, for the human-readable text)",
-			o.output, OutputJSON, OutputYAML)
-	}
 	if o.timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive, got %s", o.timeout)
 	}
 	info := Info{ClientVersion: Version()}
 	out := cmd.OutOrStdout()
-	if o.output == "" {
+	if !o.print.Requested() {
 		// The client version first, before any wait for the cluster.
 		if _, err := fmt.Fprintf(out, "Client version: %s\n", info.ClientVersion); err != nil {
 			return err
@@ -89,21 +76,8 @@ func (o *options) run(cmd *cobra.Command) error {
 		}
 		info.ServerVersion = v
 	}
-	switch o.output {
-	case OutputJSON:
-		b, err := json.MarshalIndent(info, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(append(b, '\n'))
-		return err
-	case OutputYAML:
-		b, err := yaml.Marshal(info)
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(b)
-		return err
+	if o.print.Requested() {
+		return o.print.PrintDocument(out, info)
 	}
 	if info.ServerVersion == "" {
 		return nil

@@ -131,7 +131,7 @@ func TestVersionCommand(t *testing.T) {
 		{name: "forbidden: a failure", args: []string{"--kubeconfig", apiServer(t, "liqo", "x:v1", true)},
 			wantCode: liqoctl.ExitFailure, wantOut: client, wantError: "Error: reading Deployment liqo/liqo-controller-manager: "},
 		{name: "unknown output format", args: []string{"--client", "-o", "xml"},
-			wantCode: liqoctl.ExitFailure, wantError: `unsupported output format "xml"`},
+			wantCode: liqoctl.ExitUsage, wantError: `invalid argument "xml" for "-o, --output" flag: unknown format "xml"`},
 		{name: "an argument", args: []string{"extra"}, wantCode: liqoctl.ExitUsage, wantError: "Run 'liqoctl version --help' for usage."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
