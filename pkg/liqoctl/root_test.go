@@ -5,39 +5,12 @@ import (
 	"context"
 	"strings"
 	"testing"
-
-	"github.com/spf13/cobra"
 )
 
-// TestUsageErrorsExitTwo runs every command with an unknown flag: each
-// exits with ExitUsage and names the flag; an unknown command and a wrong
-// argument count do the same.
+// TestUsageErrorsExitTwo: an unknown command and a wrong argument count
+// exit with ExitUsage and point to --help (TestCommandTable checks the
+// flags of every command).
 func TestUsageErrorsExitTwo(t *testing.T) {
-	var paths [][]string
-	var walk func(c *cobra.Command, path []string)
-	walk = func(c *cobra.Command, path []string) {
-		if c.Runnable() {
-			paths = append(paths, path)
-		}
-		for _, sub := range c.Commands() {
-			if !sub.Hidden && sub.Name() != "help" && sub.Name() != "completion" {
-				walk(sub, append(append([]string(nil), path...), sub.Name()))
-			}
-		}
-	}
-	walk(NewRootCommand(), nil)
-	if len(paths) < 8 {
-		t.Fatalf("found %d runnable commands, expected the whole tree: %v", len(paths), paths)
-	}
-	for _, p := range paths {
-		t.Run(strings.Join(p, " "), func(t *testing.T) {
-			var out, errOut bytes.Buffer
-			code := Run(context.Background(), append(p, "--no-such-flag"), &out, &errOut)
-			if code != ExitUsage || !strings.Contains(errOut.String(), "--no-such-flag") {
-				t.Errorf("exit %d, stderr %q: want %d and the flag named", code, errOut.String(), ExitUsage)
-			}
-		})
-	}
 	for _, args := range [][]string{{"no-such-command"}, {"offload", "namespace"}, {"offload", "namespace", "a", "b"}} {
 		var out, errOut bytes.Buffer
 		if code := Run(context.Background(), args, &out, &errOut); code != ExitUsage || !strings.Contains(errOut.String(), "--help") {

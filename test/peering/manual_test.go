@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -207,6 +209,29 @@ func TestManualPeering(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	t.Run("every -o prints JSON, and --get a field of it", func(t *testing.T) {
+		outputJSON(t, map[string][]string{
+			"liqoctl info":                 append([]string{"info"}, onConsumer...),
+			"liqoctl info peer":            append([]string{"info", "peer", provider}, onConsumer...),
+			"liqoctl version":              append([]string{"version"}, onConsumer...),
+			"liqoctl offload namespace":    append([]string{"offload", "namespace", "default"}, onConsumer...),
+			"liqoctl create resourceslice": append([]string{"create", "resourceslice", "other", "--remote-cluster-id", provider}, onConsumer...),
+			"liqoctl create virtualnode":   append([]string{"create", "virtualnode", "other", "--remote-cluster-id", provider, "--resource-slice-name", "pool"}, onConsumer...),
+			"liqoctl generate tenant":      append([]string{"generate", "tenant", "--remote-cluster-id", provider, "--nonce", nonce}, onConsumer...),
+			"liqoctl generate identity":    append([]string{"generate", "identity", "--remote-cluster-id", consumer}, onProvider...),
+		}, liqo)
+		if got := strings.TrimSpace(liqo(append([]string{"info", "--get", "local.clusterID"}, onConsumer...)...)); got != consumer {
+			t.Errorf("info --get local.clusterID = %q, want %s", got, consumer)
+		}
+		if got := strings.TrimSpace(liqo(append([]string{"info", "peer", provider, "--get", provider + ".role"}, onConsumer...)...)); got != "Provider" {
+			t.Errorf("info peer %s --get %s.role = %q, want Provider", provider, provider, got)
+		}
+		// -o of every other format goes through the same printers.
+		if got := liqo(append([]string{"info", "peer", provider, "-o", "jsonpath={." + provider + ".virtualNodes[*].name}"}, onConsumer...)...); got != "mynode" {
+			t.Errorf("info peer -o jsonpath: %q, want mynode", got)
+		}
+	})
+
 	t.Run("a pod runs on the virtual node, on the provider", func(t *testing.T) {
 		const ns = "manual-peering"
 		if err := naples.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -380,5 +405,46 @@ func compareObjects(t *testing.T, manual, peered peeringState) {
 	im.AuthParams.SignedCRT, ip.AuthParams.SignedCRT = nil, nil
 	if !equality.Semantic.DeepEqual(im, ip) || !equality.Semantic.DeepEqual(manual.identity.Labels, peered.identity.Labels) {
 		t.Errorf("Identity: manual %+v %v, peer %+v %v", im, manual.identity.Labels, ip, peered.identity.Labels)
+	}
+}
+
+// outputJSON runs, with -o json, the command line runs has for each
+// command of liqoctl's tree that takes -o (and fails for one it lacks),
+// and checks that each printed one JSON object: the manifests with their
+// kind and no status or server-set metadata.
+func outputJSON(t *testing.T, runs map[string][]string, liqo func(args ...string) string) {
+	t.Helper()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if o := c.Flags().Lookup("output"); o != nil && o.Value.Type() == "format" {
+			if _, ok := runs[c.CommandPath()]; !ok {
+				t.Errorf("%s takes -o, and is not run here with -o json", c.CommandPath())
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(liqoctl.NewRootCommand())
+	for path, args := range runs {
+		out := liqo(append(args, "-o", "json")...)
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc) == 0 {
+			t.Errorf("%s -o json: not a JSON object (%v):\n%s", path, err, out)
+			continue
+		}
+		kind, _ := doc["kind"].(string)
+		if kind == "" {
+			continue // a document: info, version
+		}
+		meta, _ := doc["metadata"].(map[string]any)
+		for _, k := range []string{"uid", "resourceVersion", "managedFields", "creationTimestamp"} {
+			if _, ok := meta[k]; ok {
+				t.Errorf("%s -o json: the %s manifest has metadata.%s", path, kind, k)
+			}
+		}
+		if _, ok := doc["status"]; ok || meta["name"] == nil {
+			t.Errorf("%s -o json: the %s manifest has a status or no name:\n%s", path, kind, out)
+		}
 	}
 }
