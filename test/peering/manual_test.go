@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -261,8 +263,47 @@ func TestManualPeering(t *testing.T) {
 
 	refused("in use (ResourceSlice pool, VirtualNode mynode", append([]string{"unauthenticate", "--remote-kubeconfig", kubeconfigs[provider]}, onConsumer...)...)
 	refused("no VirtualNode nothere of provider rome", append([]string{"delete", "virtualnode", "nothere", "--remote-cluster-id", provider}, onConsumer...)...)
-	// A second node of the same slice, which goes with the slice.
-	liqo(append([]string{"create", "virtualnode", "mynode2", "--remote-cluster-id", provider, "--resource-slice-name", "pool"}, onConsumer...)...)
+	// A second node of the same slice, which goes with the slice, offering
+	// one of the two storage classes rome has for the time of the check.
+	t.Run("a virtual node offers the storage classes --storage-classes names", func(t *testing.T) {
+		classes := []string{"manual-hdd", "manual-ssd"}
+		for _, name := range classes {
+			class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: "example.com/none"}
+			if err := rome.Create(ctx, class); err != nil {
+				t.Fatal(err)
+			}
+			// Gone before peer makes its virtual node below, which lists
+			// rome's classes and is compared with the manual one.
+			defer func() {
+				if err := rome.Delete(context.Background(), class); client.IgnoreNotFound(err) != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		harness.Eventually(ctx, t, "rome's two classes reported on slice pool", func() (bool, error) {
+			var s authv1beta1.ResourceSlice
+			if err := naples.Get(ctx, types.NamespacedName{Namespace: consumerNS, Name: "pool"}, &s); err != nil {
+				return false, err
+			}
+			n := 0
+			for _, c := range s.Status.StorageClasses {
+				if slices.Contains(classes, c.StorageClassName) {
+					n++
+				}
+			}
+			return n == len(classes), nil
+		})
+		refused("--storage-classes: the provider reported no storage class nosuch for the slice (it reported: ",
+			append([]string{"create", "virtualnode", "mynode2", "--remote-cluster-id", provider, "--resource-slice-name", "pool", "--storage-classes", "nosuch"}, onConsumer...)...)
+		liqo(append([]string{"create", "virtualnode", "mynode2", "--remote-cluster-id", provider, "--resource-slice-name", "pool", "--storage-classes", "manual-ssd"}, onConsumer...)...)
+		var vn offv1beta1.VirtualNode
+		if err := naples.Get(ctx, types.NamespacedName{Namespace: consumerNS, Name: "mynode2"}, &vn); err != nil {
+			t.Fatal(err)
+		}
+		if len(vn.Spec.StorageClasses) != 1 || vn.Spec.StorageClasses[0].StorageClassName != "manual-ssd" {
+			t.Errorf("VirtualNode mynode2 offers %v, want manual-ssd alone", vn.Spec.StorageClasses)
+		}
+	})
 	liqo(append([]string{"delete", "virtualnode", "mynode", "--remote-cluster-id", provider}, onConsumer...)...)
 	if err := naples.Get(ctx, types.NamespacedName{Name: "mynode"}, &corev1.Node{}); !apierrors.IsNotFound(err) {
 		t.Errorf("node mynode still there after delete virtualnode: %v", err)

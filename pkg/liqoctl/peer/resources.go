@@ -3,6 +3,7 @@ package peer
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -199,6 +201,7 @@ type virtualNodeOptions struct {
 	sliceName        string
 	kubeconfigSecret string
 	labels           []string
+	storageClasses   []string
 	createNode       bool
 	wait             bool
 }
@@ -214,15 +217,22 @@ on it run there.
 
 With --resource-slice-name it offers the resources the provider granted to
 that ResourceSlice (liqoctl create resourceslice --no-virtual-node), with
-the node labels and storage classes the provider reported, and goes when
-the slice goes. Without, it offers --cpu, --memory, --pods and --resource,
-enforced by no one but the provider's Quotas: use a slice where you can.
-It reaches the provider with the credentials of this cluster's Identity
-(or those of the Secret --kubeconfig-secret-name, in the provider's tenant
-namespace). With --wait (the default) the command returns once the node is
-Ready; with --output it prints the VirtualNode instead of creating it.`,
+the node labels and storage classes the provider reported (with
+--storage-classes, only those it names), and goes when the slice goes.
+Without, it offers --cpu, --memory, --pods and --resource, enforced by no
+one but the provider's Quotas, and the storage classes --storage-classes
+names: use a slice where you can. It reaches the provider with the
+credentials of this cluster's Identity (or those of the Secret
+--kubeconfig-secret-name, in the provider's tenant namespace). With --wait
+(the default) the command returns once the node is Ready; with --output it
+prints the VirtualNode instead of creating it.
+
+A volume claimed for a pod on the node whose liqo.io/remote-storage-class
+annotation names a storage class the node does not offer stays Pending,
+with an Event naming those it offers.`,
 		Example: `  liqoctl create virtualnode mynode --remote-cluster-id milan --resource-slice-name pool
-  liqoctl create virtualnode small --remote-cluster-id milan --cpu 1 --memory 2Gi --pods 10 --labels tier=small`,
+  liqoctl create virtualnode small --remote-cluster-id milan --cpu 1 --memory 2Gi --pods 10 --labels tier=small
+  liqoctl create virtualnode fast --remote-cluster-id milan --resource-slice-name pool --storage-classes ssd`,
 		Args: cobra.ExactArgs(1),
 	}
 	o.bind(cmd, "provider", false, 2*time.Minute)
@@ -231,6 +241,7 @@ Ready; with --output it prints the VirtualNode instead of creating it.`,
 	fs.StringVar(&o.sliceName, "resource-slice-name", "", "the ResourceSlice whose granted resources the node offers")
 	fs.StringVar(&o.kubeconfigSecret, "kubeconfig-secret-name", "", "Secret (in the provider's tenant namespace) with the kubeconfig to reach the provider (default: the Identity's)")
 	fs.StringArrayVar(&o.labels, "labels", nil, "label of the node, as key=value (repeatable)")
+	fs.StringSliceVar(&o.storageClasses, "storage-classes", nil, "the provider's storage classes the node offers (with --resource-slice-name: some of those the provider reported; default: all of them)")
 	fs.BoolVar(&o.createNode, "create-node", true, "create the Node (false: the VirtualNode is kept without a Node, and nothing runs for it)")
 	fs.BoolVar(&o.wait, "wait", true, "wait until the node is Ready")
 	o.print = output.NewObjectFlags("")
@@ -266,6 +277,14 @@ func (o *virtualNodeOptions) run(ctx context.Context, out *output.Printer, name 
 				ns, o.sliceName, ns, o.sliceName)
 		}
 	}
+	var reported []corev1beta1.StorageType
+	if slice != nil {
+		reported = slice.Status.StorageClasses
+	}
+	storageClasses, err := offeredStorageClasses(o.storageClasses, reported, slice != nil)
+	if err != nil {
+		return err
+	}
 	forgeVN := func() error {
 		if slice != nil {
 			forge.VirtualNodeFromSlice(vn, slice, o.remoteID)
@@ -286,6 +305,9 @@ func (o *virtualNodeOptions) run(ctx context.Context, out *output.Printer, name 
 			vn.Spec.KubeconfigSecretRef = &corev1.LocalObjectReference{Name: o.kubeconfigSecret}
 		}
 		vn.Spec.CreateNode = ptr.To(o.createNode)
+		if storageClasses != nil {
+			vn.Spec.StorageClasses = storageClasses
+		}
 		for k, v := range labels {
 			if vn.Spec.Labels == nil {
 				vn.Spec.Labels = map[string]string{}
@@ -335,6 +357,44 @@ func checkNodeName(ctx context.Context, c client.Client, name, provider string) 
 		return fmt.Errorf("a Node named %s exists and is not a virtual node of %s: choose another name", name, provider)
 	}
 	return nil
+}
+
+// offeredStorageClasses returns the storage classes a virtual node offers
+// for --storage-classes names, nil for none given (the slice's, or none).
+// With a slice (fromSlice) they are some of those the provider reported,
+// keeping which is its default; a class it did not report is refused, since
+// PVCs asking for it would fail there. Pure.
+func offeredStorageClasses(names []string, reported []corev1beta1.StorageType, fromSlice bool) ([]corev1beta1.StorageType, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	out := make([]corev1beta1.StorageType, 0, len(names))
+	for _, name := range names {
+		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+			return nil, fmt.Errorf("--storage-classes: %q is not a storage class name: %s", name, strings.Join(errs, "; "))
+		}
+		if slices.ContainsFunc(out, func(c corev1beta1.StorageType) bool { return c.StorageClassName == name }) {
+			return nil, fmt.Errorf("--storage-classes: %s is given twice", name)
+		}
+		if !fromSlice {
+			out = append(out, corev1beta1.StorageType{StorageClassName: name})
+			continue
+		}
+		i := slices.IndexFunc(reported, func(c corev1beta1.StorageType) bool { return c.StorageClassName == name })
+		if i < 0 {
+			offered := "none"
+			if len(reported) > 0 {
+				names := make([]string, 0, len(reported))
+				for _, c := range reported {
+					names = append(names, c.StorageClassName)
+				}
+				offered = strings.Join(names, ", ")
+			}
+			return nil, fmt.Errorf("--storage-classes: the provider reported no storage class %s for the slice (it reported: %s)", name, offered)
+		}
+		out = append(out, reported[i])
+	}
+	return out, nil
 }
 
 func parseLabels(in []string) (map[string]string, error) {
