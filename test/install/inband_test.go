@@ -109,7 +109,7 @@ func TestInBandPeering(t *testing.T) {
 		}
 	}
 
-	out, err = run(ctx, "unpeer", "in-band", "--context=rome", "--remote-context=milan", "--timeout", "4m")
+	out, err = run(ctx, "unpeer", "in-band", "--context=rome", "--remote-context=milan", "--timeout", "4m", "--delete-namespaces")
 	if err != nil {
 		t.Fatalf("unpeer in-band: %v\n%s", err, out)
 	}

@@ -77,7 +77,7 @@ func TestInstallPeerOffload(t *testing.T) {
 	if out, err := run(ctx, "unoffload", "namespace", ns, "--kubeconfig", kubeconfigs["rome"], "--timeout", "2m"); err != nil {
 		t.Fatalf("unoffload: %v\n%s", err, out)
 	}
-	if out, err := run(ctx, "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"], "--timeout", "3m"); err != nil {
+	if out, err := run(ctx, "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"], "--timeout", "3m", "--delete-namespaces"); err != nil {
 		t.Fatalf("unpeer: %v\n%s", err, out)
 	}
 	for _, c := range []*testbed.Cluster{rome, milan} {

@@ -134,7 +134,7 @@ func cleanup(t *testing.T, prefix string) {
 			}
 		}
 	}
-	if out, err := run(ctx, "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"], "--timeout", "3m"); err != nil {
+	if out, err := run(ctx, "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"], "--timeout", "3m", "--delete-namespaces"); err != nil {
 		t.Logf("cleanup: unpeer: %v\n%s", err, out)
 	}
 	for _, c := range []string{"rome", "milan"} {

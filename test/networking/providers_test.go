@@ -19,7 +19,7 @@ func TestTwoProviders(t *testing.T) {
 	ctx := realpods.Timeout(t, 12*time.Minute)
 	t.Cleanup(func() {
 		// The other tests know rome as milan's consumer only.
-		if out, err := liqoctlRun(context.Background(), "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["paris"]); err != nil {
+		if out, err := liqoctlRun(context.Background(), "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["paris"], "--delete-namespaces"); err != nil {
 			t.Errorf("unpeer rome -> paris: %v\n%s", err, out)
 		}
 	})

@@ -156,7 +156,7 @@ func TestReversePeering(t *testing.T) {
 	// both removes the fabric: no gateway pod, and nothing of ours on
 	// the nodes.
 	for _, pair := range [][2]string{{"milan", "rome"}, {"rome", "milan"}} {
-		if out, err := liqoctlRun(ctx, "unpeer", "--kubeconfig", kubeconfigs[pair[0]], "--remote-kubeconfig", kubeconfigs[pair[1]]); err != nil {
+		if out, err := liqoctlRun(ctx, "unpeer", "--kubeconfig", kubeconfigs[pair[0]], "--remote-kubeconfig", kubeconfigs[pair[1]], "--delete-namespaces"); err != nil {
 			t.Fatalf("unpeer %s -> %s: %v\n%s", pair[0], pair[1], err, out)
 		}
 	}

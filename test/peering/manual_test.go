@@ -389,7 +389,7 @@ func TestManualPeering(t *testing.T) {
 		liqo(append([]string{"create", "resourceslice", "extra", "--remote-cluster-id", provider, "--cpu", "1", "--memory", "1Gi", "--pods", "5"}, onConsumer...)...)
 		waitNode(t, consumer, "extra", "Ready", testbed.NodeReady)
 		refused("no peering with nobody here", append([]string{"force", "unpeer", "nobody"}, onConsumer...)...)
-		out := liqo(append([]string{"force", "unpeer", provider}, onConsumer...)...)
+		out := liqo(append([]string{"force", "unpeer", provider, "--delete-namespaces"}, onConsumer...)...)
 		if !strings.Contains(out, "not contacted") {
 			t.Errorf("force unpeer does not say it left the provider alone:\n%s", out)
 		}
@@ -405,7 +405,7 @@ func TestManualPeering(t *testing.T) {
 			t.Errorf("force unpeer touched rome: naples's Tenant there: %v", err)
 		}
 		// With rome reachable, unpeer cleans what force unpeer left there.
-		liqo(append([]string{"unpeer", "--remote-kubeconfig", kubeconfigs[provider], "--wait=false"}, onConsumer...)...)
+		liqo(append([]string{"unpeer", "--remote-kubeconfig", kubeconfigs[provider], "--wait=false", "--delete-namespaces"}, onConsumer...)...)
 		harness.Eventually(ctx, t, "naples's tenant namespace on rome gone", func() (bool, error) {
 			err := rome.Get(ctx, types.NamespacedName{Name: providerNS}, &corev1.Namespace{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)

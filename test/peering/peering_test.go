@@ -305,7 +305,7 @@ func TestProviderOutage(t *testing.T) {
 		waitManager("naples")
 	}()
 	start := time.Now()
-	out, err := run(context.Background(), "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["naples"], "--timeout", "30s")
+	out, err := run(context.Background(), "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["naples"], "--timeout", "30s", "--delete-namespaces")
 	took = time.Since(start)
 	if err != nil {
 		t.Fatalf("unpeer with the provider down: %v\n%s", err, out)

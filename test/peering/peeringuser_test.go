@@ -144,7 +144,7 @@ func TestPeeringUser(t *testing.T) {
 
 		deleteNamespace(t, "rome", ns)
 		waitNamespaceGone(t, "milan", ns+"-rome") // unoffloaded: the twin goes
-		if out, err := run(ctx, "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kc); err != nil {
+		if out, err := run(ctx, "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kc, "--delete-namespaces"); err != nil {
 			t.Fatalf("liqoctl unpeer with the peering user: %v\n%s", err, out)
 		} else if !strings.Contains(out, "kept for peering user "+peeringuser.Name("rome")) {
 			t.Errorf("unpeer does not say the tenant namespace is kept for the peering user:\n%s", out)
@@ -239,7 +239,7 @@ func TestPeerCommandVerbatim(t *testing.T) {
 	})
 
 	t.Run("unpeer out-of-band", func(t *testing.T) {
-		out, err := run(ctx, "unpeer", "out-of-band", "milan", "--kubeconfig", kubeconfigs["rome"])
+		out, err := run(ctx, "unpeer", "out-of-band", "milan", "--kubeconfig", kubeconfigs["rome"], "--delete-namespaces")
 		if err != nil {
 			t.Fatalf("liqoctl unpeer out-of-band milan: %v\n%s", err, out)
 		}

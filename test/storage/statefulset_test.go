@@ -223,7 +223,7 @@ func TestRemoteVolumesKeptOnUnoffload(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), named) || !strings.Contains(err.Error(), "--delete-remote-volumes") {
 		t.Fatalf("unoffload with a remote volume: %v; want a refusal naming %s\n%s", err, named, out)
 	}
-	out, err = run(ctx, "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"], "--timeout", "1m")
+	out, err = run(ctx, "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"], "--timeout", "1m", "--delete-namespaces")
 	if err == nil || !strings.Contains(err.Error(), named) {
 		t.Fatalf("unpeer with a remote volume: %v; want a refusal naming %s\n%s", err, named, out)
 	}

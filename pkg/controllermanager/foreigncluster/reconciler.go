@@ -20,8 +20,9 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 )
 
-// Reconciler keeps the ForeignCluster of each peer that has a tenant
-// namespace here, and removes it when the namespace is gone.
+// Reconciler keeps the ForeignCluster of each peer whose tenant namespace
+// here holds a peering (in either direction, or the network fabric), and
+// removes it when the namespace is gone or holds none any more.
 type Reconciler struct {
 	Client client.Client
 }
@@ -105,7 +106,19 @@ func (r *Reconciler) gather(ctx context.Context, id string) (*Peering, error) {
 	if err := r.gatherNetwork(ctx, ns, id, p); err != nil {
 		return nil, err
 	}
+	if p.empty() {
+		// A tenant namespace liqoctl unpeer kept (its default) holds no
+		// peering: no ForeignCluster, so no peer in liqoctl info.
+		return nil, nil
+	}
 	return p, nil
+}
+
+// empty tells whether a tenant namespace holds nothing of a peering in
+// either direction: no credentials, no virtual node or quota, no fabric.
+func (p *Peering) empty() bool {
+	return p.Identity == nil && p.Tenant == nil && len(p.VirtualNodes) == 0 && len(p.Quotas) == 0 &&
+		p.Configuration == nil && p.GatewayServer == nil && p.GatewayClient == nil && len(p.Connections) == 0
 }
 
 // gatherNetwork reads the network fabric's objects with the peer, named

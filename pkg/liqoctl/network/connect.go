@@ -415,18 +415,8 @@ func (o *Options) Disconnect(ctx context.Context, reset bool) error {
 	start := time.Now()
 	var errs []error
 	for _, s := range []*side{local, remote} {
-		other := otherID(s, local, remote)
-		key := types.NamespacedName{Namespace: s.ns, Name: other}
-		objs := []client.Object{&netv1beta1.GatewayServer{}, &netv1beta1.GatewayClient{}, &netv1beta1.PublicKey{}}
-		if reset {
-			objs = append(objs, &netv1beta1.Configuration{})
-		}
-		for _, obj := range objs {
-			obj.SetNamespace(key.Namespace)
-			obj.SetName(key.Name)
-			if err := s.c.Client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("deleting %T %s in the %s cluster: %w", obj, key, s.c.Role, err))
-			}
+		if err := RemoveFabric(ctx, s.c.Client, s.ns, otherID(s, local, remote), reset); err != nil {
+			errs = append(errs, fmt.Errorf("in the %s cluster: %w", s.c.Role, err))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -438,4 +428,25 @@ func (o *Options) Disconnect(ctx context.Context, reset bool) error {
 	}
 	o.Out.Timed(start, "%s", what)
 	return nil
+}
+
+// RemoveFabric deletes, on one cluster (c), the network fabric with peer
+// in its tenant namespace ns: the gateway (server or client, their pods
+// with them) and the exchanged public key, and with configurations the
+// Configuration of the peer's CIDRs (its address mapping). Disconnect and
+// reset do it on both clusters; liqoctl unpeer on each side it unpeers.
+func RemoveFabric(ctx context.Context, c client.Client, ns, peer string, configurations bool) error {
+	objs := []client.Object{&netv1beta1.GatewayServer{}, &netv1beta1.GatewayClient{}, &netv1beta1.PublicKey{}}
+	if configurations {
+		objs = append(objs, &netv1beta1.Configuration{})
+	}
+	var errs []error
+	for _, obj := range objs {
+		obj.SetNamespace(ns)
+		obj.SetName(peer)
+		if err := c.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting %T %s/%s: %w", obj, ns, peer, err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -38,10 +38,11 @@ func newForceUnpeerCommand() *cobra.Command {
 CLUSTER_ID without contacting it: for a provider that is gone for good (its
 kubeconfig lost, the cluster deleted). The virtual nodes (their pods are
 evicted and recreated elsewhere), the ResourceSlices, the Identity and the
-local tenant namespace are removed, as liqoctl unpeer does; the Tenant and
-the rest on the provider stay, for its administrator to remove if it ever
-comes back. A reverse peering (CLUSTER_ID consuming this cluster) is kept,
-with the tenant namespace it lives in.
+network fabric in the local tenant namespace are removed, as liqoctl unpeer
+does (the namespace is kept unless --delete-namespaces is given); the Tenant
+and the rest on the provider stay, for its administrator to remove if it
+ever comes back. A reverse peering (CLUSTER_ID consuming this cluster) is
+kept, with the tenant namespace it lives in.
 
 While PVCs have their volumes on the provider, the command refuses, naming
 them, unless --delete-remote-volumes is given. Use liqoctl unpeer whenever

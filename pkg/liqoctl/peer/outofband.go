@@ -219,7 +219,8 @@ func (o *UnpeerOptions) runOutOfBand(ctx context.Context, name string) error {
 	if err := o.Run(ctx); err != nil {
 		return err
 	}
-	// Gone with the namespace, unless that was kept.
+	// The peering user's credentials go with the peering, whether or not
+	// the namespace is kept (--delete-namespaces).
 	return client.IgnoreNotFound(o.Local.Client.Delete(ctx, secret))
 }
 

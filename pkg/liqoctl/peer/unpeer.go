@@ -20,6 +20,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
+	"github.com/liqo-go/liqo/pkg/liqoctl/network"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/peeringuser"
 	"github.com/liqo-go/liqo/pkg/liqoctl/volumes"
@@ -33,9 +34,13 @@ type UnpeerOptions struct {
 	// DeleteRemoteVolumes lets the unpeering delete the storage fabric's
 	// volumes on the provider.
 	DeleteRemoteVolumes bool
-	// Wait for the virtual nodes and the tenant namespaces to be gone.
+	// Wait for the virtual nodes (and, with DeleteNamespaces, the tenant
+	// namespaces) to be gone.
 	Wait bool
-	out  *output.Printer
+	// DeleteNamespaces deletes the tenant namespaces too, once emptied of
+	// the peering (--delete-namespaces); by default they are kept.
+	DeleteNamespaces bool
+	out              *output.Printer
 	// remoteID, if known, names the peering when the remote cluster
 	// cannot be reached.
 	remoteID string
@@ -51,16 +56,21 @@ func NewUnpeerCommand() *cobra.Command {
 		Short: "Tear down the peering of the local cluster (consumer) with a remote cluster (provider)",
 		Long: `Tear down the peering in which the local cluster consumes resources of a
 remote cluster: the virtual node, the ResourceSlice, the Identity and the
-Tenant are removed, with the tenant namespaces on both sides unless the
-reverse peering still uses them or a peering user holds them (liqoctl
-delete peering-user removes those). While PVCs have their volumes on the
+Tenant are removed, and the network fabric and the offloading map in the
+tenant namespaces on both sides. The namespaces themselves are kept,
+holding no peering (no ForeignCluster, nothing in liqoctl info): a later
+liqoctl peer of the same clusters uses them again. --delete-namespaces
+deletes them too. A tenant namespace the reverse peering still uses, or a
+peering user holds (liqoctl delete peering-user removes it), is left as it
+is, the fabric with it. While PVCs have their volumes on the
 provider (the liqo StorageClass), the command refuses, naming them, unless
 --delete-remote-volumes is given.
 
 If the remote cluster cannot be reached, the local side is still cleaned up
 within --timeout, and the command lists what it could not remove remotely.`,
 		Example: `  liqoctl unpeer --remote-kubeconfig ~/.kube/milan
-  liqoctl unpeer --context rome --remote-context milan`,
+  liqoctl unpeer --context rome --remote-context milan
+  liqoctl unpeer --remote-kubeconfig ~/.kube/milan --delete-namespaces`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.out = &output.Printer{W: cmd.OutOrStdout()}
@@ -83,7 +93,8 @@ func (o *UnpeerOptions) addFlags(fs *pflag.FlagSet) {
 	o.Local.AddLocalFlags(fs)
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
 	fs.BoolVar(&o.DeleteRemoteVolumes, volumes.Flag, false, "unpeer even though PVCs have their volumes on the remote cluster, deleting their data")
-	fs.BoolVar(&o.Wait, "wait", true, "wait until the virtual nodes and the tenant namespaces are gone")
+	fs.BoolVar(&o.Wait, "wait", true, "wait until the virtual nodes (and the tenant namespaces, with --delete-namespaces) are gone")
+	fs.BoolVar(&o.DeleteNamespaces, "delete-namespaces", false, "also delete the tenant namespaces on both sides (by default they are kept, emptied of the peering)")
 }
 
 // Run unpeers: local first, so that the consumer stops using the provider
@@ -161,15 +172,14 @@ func (o *UnpeerOptions) Run(ctx context.Context) error {
 			o.out.Info("Tenant removed")
 		}
 	} else {
-		leftRemote = []string{fmt.Sprintf("namespace %s (with the Tenant, ResourceSlice and Quota of %s) on %s",
-			consts.TenantNamespace(local.ID), local.ID, remoteID)}
+		leftRemote = []string{fmt.Sprintf("the Tenant, ResourceSlices, Quotas and network fabric of %s in namespace %s on %s",
+			local.ID, consts.TenantNamespace(local.ID), remoteID)}
 	}
 
-	o.out.Step("Removing the local tenant namespace")
-	if err := o.removeTenantNamespace(ctx, o.Local.Client, localNS, remoteID); err != nil {
+	o.out.Step("Clearing the local tenant namespace")
+	if err := o.settleTenantNamespace(ctx, o.Local.Client, localNS, remoteID); err != nil {
 		return err
 	}
-	o.out.Info("Local tenant namespace removed (or kept for the reverse peering)")
 	if len(leftRemote) > 0 {
 		for _, l := range leftRemote {
 			o.out.Warn("not removed on the remote cluster: %s", l)
@@ -327,17 +337,27 @@ func (o *UnpeerOptions) cleanRemote(ctx context.Context, localID string) []strin
 		}
 	}
 	left = append(left, RemoveTenant(ctx, o.Remote.Client, localID)...)
-	if err := o.removeTenantNamespace(ctx, o.Remote.Client, ns, localID); err != nil {
+	if err := o.settleTenantNamespace(ctx, o.Remote.Client, ns, localID); err != nil {
 		left = append(left, err.Error())
 	}
 	return left
 }
 
-// removeTenantNamespace deletes a tenant namespace unless the reverse
-// peering still lives in it (a Tenant for, or an Identity towards, the same
-// peer) or a peering user holds it (liqoctl delete peering-user removes
-// it).
-func (o *UnpeerOptions) removeTenantNamespace(ctx context.Context, c client.Client, ns, peer string) error {
+// settleTenantNamespace ends what the peering with peer keeps in its
+// tenant namespace ns on one cluster (c), once the slices, virtual nodes,
+// Identity and Tenant are gone. If the reverse peering still lives there
+// (a Tenant for, or an Identity towards, the same peer), nothing more goes:
+// the network fabric is shared; nor if a peering user holds it (liqoctl
+// delete peering-user removes it with all it holds). Otherwise the fabric
+// and this cluster's own NamespaceMaps go (a provider's replicas of the
+// consumer's maps go with its Tenant, and its twin namespaces with them),
+// so that the namespace holds no peering; it is then kept, or with
+// --delete-namespaces deleted.
+func (o *UnpeerOptions) settleTenantNamespace(ctx context.Context, c client.Client, ns, peer string) error {
+	n := &corev1.Namespace{}
+	if err := c.Get(ctx, types.NamespacedName{Name: ns}, n); err != nil {
+		return client.IgnoreNotFound(err)
+	}
 	var tenants authv1beta1.TenantList
 	var ids authv1beta1.IdentityList
 	if err := c.List(ctx, &tenants, client.InNamespace(ns)); err != nil {
@@ -347,23 +367,43 @@ func (o *UnpeerOptions) removeTenantNamespace(ctx context.Context, c client.Clie
 		return fmt.Errorf("listing Identities in %s: %w", ns, err)
 	}
 	if len(tenants.Items)+len(ids.Items) > 0 {
+		o.out.Info("Namespace %s kept as it is: the reverse peering with %s uses it", ns, peer)
 		return nil
 	}
-	n := &corev1.Namespace{}
-	if err := c.Get(ctx, types.NamespacedName{Name: ns}, n); err != nil {
-		return client.IgnoreNotFound(err)
-	}
 	if user := n.Labels[peeringuser.Label]; user != "" {
-		// A peering user needs it to peer again; delete peering-user removes it.
+		// A peering user needs it to peer again, and may not touch the
+		// fabric there (nor should it: liqoctl delete peering-user removes
+		// the namespace with all it holds).
 		o.out.Info("Namespace %s kept for peering user %s", ns, peeringuser.Name(user))
+		return nil
+	}
+	if err := network.RemoveFabric(ctx, c, ns, peer, true); err != nil {
+		return fmt.Errorf("removing the network fabric with %s: %w", peer, err)
+	}
+	var maps offv1beta1.NamespaceMapList
+	if err := c.List(ctx, &maps, client.InNamespace(ns)); err != nil {
+		return fmt.Errorf("listing NamespaceMaps in %s: %w", ns, err)
+	}
+	for i := range maps.Items {
+		if m := &maps.Items[i]; m.Labels[consts.ReplicationLabel] == "" {
+			if err := client.IgnoreNotFound(c.Delete(ctx, m)); err != nil {
+				return fmt.Errorf("deleting NamespaceMap %s/%s: %w", ns, m.Name, err)
+			}
+		}
+	}
+	if !o.DeleteNamespaces {
+		o.out.Info("Namespace %s kept, holding no peering (--delete-namespaces deletes it)", ns)
 		return nil
 	}
 	if err := c.Delete(ctx, n); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if !o.Wait {
-		return nil
+	if o.Wait {
+		// Wait for it to go, so that a peer right after does not find it terminating.
+		if err := wait.Gone(ctx, c, types.NamespacedName{Name: ns}, n, "namespace "+ns); err != nil {
+			return err
+		}
 	}
-	// Wait for it to go, so that a peer right after does not find it terminating.
-	return wait.Gone(ctx, c, types.NamespacedName{Name: ns}, n, "namespace "+ns)
+	o.out.Info("Namespace %s deleted", ns)
+	return nil
 }
