@@ -92,6 +92,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		Logger:                        o.Logger,
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:        o.HealthAddr,
+		PprofBindAddress:              o.PprofAddr,
 		LeaderElection:                true,
 		LeaderElectionID:              consts.ControllerManagerLease,
 		LeaderElectionNamespace:       o.Namespace,

@@ -72,6 +72,10 @@ type Options struct {
 	// health endpoints; "0" disables them.
 	MetricsAddr string
 	HealthAddr  string
+	// PprofAddr is the listen address of Go's /debug/pprof endpoints
+	// (profiles of the manager's CPU time and allocations); "0" disables
+	// them, as by default: they are for measuring, not for production.
+	PprofAddr string
 	// WebhookAddr is the host:port the admission webhook server listens on
 	// (port 0: a free port); WebhookAdvertiseHost is where the API server
 	// calls it, WebhookAddr's host if empty.
@@ -156,6 +160,7 @@ func DefaultOptions() Options {
 		ConsumerCertLifetime:     auth.DefaultCertLifetime,
 		MetricsAddr:              "0",
 		HealthAddr:               "0",
+		PprofAddr:                "0",
 		WebhookAddr:              "127.0.0.1:0",
 		Webhook:                  webhook.DefaultServingOptions(),
 		// In a pod: --kubelet-api-address=0.0.0.0:10250 and the pod IP as
@@ -188,6 +193,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.NonceLifetime, "nonce-lifetime", o.NonceLifetime, "how long the nonce a consumer signs to peer is offered before it is replaced (a used one is replaced at once; the one before stays valid for ten minutes)")
 	fs.StringVar(&o.MetricsAddr, "metrics-address", o.MetricsAddr, "listen address of the Prometheus metrics endpoint (0 disables it)")
 	fs.StringVar(&o.HealthAddr, "health-address", o.HealthAddr, "listen address of the healthz/readyz endpoints (0 disables them)")
+	fs.StringVar(&o.PprofAddr, "pprof-address", o.PprofAddr, "listen address of Go's /debug/pprof profiling endpoints, for measuring (0, the default, disables them)")
 	fs.StringVar(&o.WebhookAddr, "webhook-address", o.WebhookAddr, "host:port of the admission webhook server (port 0 picks a free port); it registers itself with the API server at start")
 	fs.StringVar(&o.WebhookAdvertiseHost, "webhook-advertise-host", o.WebhookAdvertiseHost, "IP or DNS name at which the API server reaches the webhook server (default: the host of --webhook-address)")
 	o.Webhook.AddFlags(fs)

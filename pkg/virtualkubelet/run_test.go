@@ -2,6 +2,7 @@ package virtualkubelet
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -536,4 +537,52 @@ func taintsString(n *corev1.Node) string {
 		parts = append(parts, t.ToString())
 	}
 	return "taints[" + strings.Join(parts, ",") + "]"
+}
+
+// TestAdoptionStaleLastApplied reproduces the Node left without its
+// InternalIP after an unpeer with the provider down and a new peering: the
+// Node a previous runner left carries virtual-kubelet's last-applied status
+// annotation, naming an address its status no longer has. The node
+// controller patches status three-way against that annotation, and an
+// address it believes applied is never written again; the adopting runner
+// must write its whole status.
+func TestAdoptionStaleLastApplied(t *testing.T) {
+	cs := tb.Cluster("local").Client()
+	ctx := context.Background()
+	cfg := NodeConfig{
+		Name:                "liqo-stale",
+		RemoteClusterID:     "stale",
+		Address:             "127.0.0.1",
+		Port:                10250,
+		Capacity:            capacity("2", "4Gi"),
+		HealthCheckInterval: time.Second,
+		LeaseDuration:       4 * time.Second,
+	}
+	deleteAfter(t, cfg.Name)
+	applied := buildNode(cfg, remoteState{ready: true, since: time.Now()}, time.Now())
+	status, err := json.Marshal(applied.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := json.Marshal(metav1.ObjectMeta{Name: cfg.Name, Labels: applied.Labels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := applied.DeepCopy()
+	left.Annotations = map[string]string{
+		vkLastAppliedStatus:     string(status),
+		vkLastAppliedObjectMeta: string(meta),
+	}
+	left.Status.Addresses = nil
+	if _, err := cs.CoreV1().Nodes().Create(ctx, left, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	start(t, cfg, nil)
+	n := waitNode(t, cs, cfg.Name, 30*time.Second, "the adopted Node's InternalIP", func(n *corev1.Node) (bool, string) {
+		return len(n.Status.Addresses) == 1 && n.Status.Addresses[0].Address == cfg.Address, fmt.Sprint(n.Status.Addresses)
+	})
+	if n.Status.Addresses[0].Type != corev1.NodeInternalIP {
+		t.Errorf("address %v, want an InternalIP", n.Status.Addresses[0])
+	}
 }

@@ -39,6 +39,9 @@ func main() {
 	proxyServices := flag.Int("proxy-services", 1000, "Services of the kube-proxy mode comparison (realnodes suite)")
 	repeers := flag.Int("repeers", 5, "re-peerings (unpeer then peer) measured after the first peering")
 	rates := flag.String("reflection-rates", "100,200", "comma-separated update rates (per second) of the reflection suite's paced latency rounds, each followed by a burst round")
+	qpsProfiles := flag.String("qps", "default,1000", "comma-separated client-QPS profiles of the offloading suite: default (the upstream 20/50) and 1000")
+	pprofDir := flag.String("pprof", "", "directory for pprof profiles of both controller managers during the largest offloaded run of each QPS profile (CPU over -pprof-seconds from its start, then allocations); their top entries go to stderr")
+	pprofSeconds := flag.Int("pprof-seconds", 20, "length of the CPU profiles of -pprof")
 	output := flag.String("o", "table", "output: table (for people) or json (every figure as one object of a JSON array, for comparing versions)")
 	flag.Parse()
 	switch *output {
@@ -90,7 +93,23 @@ func main() {
 		printPeering(r)
 	}
 	if want["offloading"] {
-		r, err := benchOffloading(ctx, bins, ns)
+		o := offloadOptions{qpsProfiles: map[string]bool{}, pprofDir: *pprofDir, pprofSeconds: *pprofSeconds}
+		for _, q := range strings.Split(*qpsProfiles, ",") {
+			switch q = strings.TrimSpace(q); q {
+			case "default", "1000":
+				o.qpsProfiles[q] = true
+			default:
+				fmt.Fprintf(os.Stderr, "-qps: unknown profile %q (want default, 1000)\n", q)
+				os.Exit(2)
+			}
+		}
+		if o.pprofDir != "" {
+			if err := os.MkdirAll(o.pprofDir, 0o755); err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+				os.Exit(1)
+			}
+		}
+		r, err := benchOffloading(ctx, bins, ns, o)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: offloading:", err)
 			os.Exit(1)

@@ -47,7 +47,7 @@ type offloadRun struct {
 // then offloaded from the consumer into a namespace with the Remote pod
 // offloading strategy. The controller managers run as separate processes,
 // so that their memory and CPU time can be read from /proc.
-func benchOffloading(ctx context.Context, bins *testbed.Binaries, sizes []int) (*offloadResult, error) {
+func benchOffloading(ctx context.Context, bins *testbed.Binaries, sizes []int, o offloadOptions) (*offloadResult, error) {
 	dir, err := os.MkdirTemp("", "liqo-bench-offload-")
 	if err != nil {
 		return nil, err
@@ -63,11 +63,14 @@ func benchOffloading(ctx context.Context, bins *testbed.Binaries, sizes []int) (
 	}
 	out := &offloadResult{runs: map[string][]offloadRun{}}
 	for _, p := range []struct {
-		name  string
-		qps   float32
-		burst int
-	}{{"default client QPS", 0, 0}, {"client QPS 1,000", 1000, 2000}} {
-		runs, single, err := offloadProfile(ctx, bins, manager, dir, p.qps, p.burst, sizes, maxN)
+		flag, name string
+		qps        float32
+		burst      int
+	}{{"default", "default client QPS", 0, 0}, {"1000", "client QPS 1,000", 1000, 2000}} {
+		if !o.qpsProfiles[p.flag] {
+			continue
+		}
+		runs, single, err := offloadProfile(ctx, bins, manager, dir, p.qps, p.burst, sizes, maxN, o)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.name, err)
 		}
@@ -89,7 +92,18 @@ type offloadResult struct {
 // singleRun is pods created one at a time: create → Running, sorted.
 type singleRun struct{ vanilla, offloaded []time.Duration }
 
-func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir string, qps float32, burst int, sizes []int, maxN int) ([]offloadRun, *singleRun, error) {
+// offloadOptions are the offloading suite's choices.
+type offloadOptions struct {
+	// qpsProfiles are the client-QPS profiles to run: "default", "1000".
+	qpsProfiles map[string]bool
+	// pprofDir, if set, receives CPU profiles of both managers taken over
+	// the first pprofSeconds of the largest offloaded run of each profile,
+	// and their allocation profiles after it.
+	pprofDir     string
+	pprofSeconds int
+}
+
+func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir string, qps float32, burst int, sizes []int, maxN int, o offloadOptions) ([]offloadRun, *singleRun, error) {
 	// The provider shares half of its nodes (the default): room for maxN.
 	providerNodes := testbed.NodePool{Prefix: "worker", Count: 2*maxN/250 + 2, CPU: "64", Memory: "256Gi", Pods: 250}
 	spec := func(name string, nodes testbed.NodePool) testbed.ClusterSpec {
@@ -139,9 +153,20 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 			return nil, nil, err
 		}
 		stopSampling := sampleRSS(pids, run.rss)
+		var prof *profiler
+		profileName := fmt.Sprintf("qps%g-n%d", qps, n)
+		waitProfile := func() {}
+		if o.pprofDir != "" && n == maxN {
+			prof = &profiler{dir: o.pprofDir, addrs: p.pprof, seconds: o.pprofSeconds}
+			waitProfile = prof.cpu(ctx, profileName)
+		}
 		st.begin()
 		run.offloaded, err = deployIn(ctx, consumer.Client(), ns, n)
 		stopSampling()
+		waitProfile()
+		if prof != nil {
+			prof.allocs(ctx, profileName)
+		}
 		close(stopWatch)
 		fmt.Fprintf(os.Stderr, "bench: N=%d offloaded stages: %s\n", n, st)
 		if err != nil {
@@ -205,14 +230,15 @@ func writesSince(ctx context.Context, before map[string]map[string]float64, clus
 }
 
 // startManager runs one controller manager process; stop ends it.
-func startManager(ctx context.Context, bin, kubeconfig, id, logPath string) (int, func(), error) {
+func startManager(ctx context.Context, bin, kubeconfig, id, logPath, pprofAddr string) (int, func(), error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return 0, nil, err
 	}
 	// As the playground runs it on a bare cluster: it makes its namespace, CRDs
 	// and webhook registration itself.
-	cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--cluster-id", id, "--self-provision")
+	cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--cluster-id", id, "--self-provision",
+		"--pprof-address", pprofAddr)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()

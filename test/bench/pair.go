@@ -40,6 +40,8 @@ type pair struct {
 	// cluster name.
 	kubeconfigs, logs map[string]string
 	pids              map[string]int
+	// pprof are the managers' /debug/pprof addresses, by cluster name.
+	pprof map[string]string
 	// consumer is a client of the consumer cluster.
 	consumer client.Client
 	stops    []func()
@@ -55,7 +57,7 @@ func startPair(ctx context.Context, bins *testbed.Binaries, manager, dir string,
 	if err != nil {
 		return nil, err
 	}
-	p := &pair{tb: tb, kubeconfigs: map[string]string{}, logs: map[string]string{}, pids: map[string]int{}}
+	p := &pair{tb: tb, kubeconfigs: map[string]string{}, logs: map[string]string{}, pids: map[string]int{}, pprof: map[string]string{}}
 	if err := p.start(ctx, manager, dir, peerOut, peerFlags); err != nil {
 		p.tailLogs()
 		p.Stop()
@@ -82,7 +84,12 @@ func (p *pair) start(ctx context.Context, manager, dir string, peerOut io.Writer
 			return err
 		}
 		p.logs[c.Name] = filepath.Join(dir, c.Name+"-manager.log")
-		pid, stop, err := startManager(ctx, manager, p.kubeconfigs[c.Name], c.Name, p.logs[c.Name])
+		addr, err := freeAddr()
+		if err != nil {
+			return err
+		}
+		p.pprof[c.Name] = addr
+		pid, stop, err := startManager(ctx, manager, p.kubeconfigs[c.Name], c.Name, p.logs[c.Name], p.pprof[c.Name])
 		if err != nil {
 			return err
 		}

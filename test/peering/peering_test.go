@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/liqo-go/liqo/pkg/consts"
@@ -34,22 +35,50 @@ func peer(t *testing.T, consumer, provider string, extra ...string) string {
 	return out
 }
 
-// waitNodesReady waits until every simulated node of cluster is Ready.
+// waitNodesReady waits until every simulated node of cluster is steadily
+// Ready: Ready with its Lease renewed in the last 20 s (kwok renews every
+// 10 s), for 6 s in a row. After an outage of the cluster's API server, the
+// nodes still show the Ready of before it until the node lifecycle
+// controller, at its next pass (every 5 s), sees their leases stale and
+// turns them Unknown; a peering decided in between gets nothing.
 func waitNodesReady(ctx context.Context, t *testing.T, cluster string) {
 	t.Helper()
 	cs := tb.Cluster(cluster).Client()
-	harness.Eventually(ctx, t, "the Ready simulated nodes of "+cluster, func() (bool, error) {
-		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: testbed.NodeTypeLabel + "=kwok"})
-		if err != nil || len(nodes.Items) == 0 {
+	var steadySince time.Time
+	harness.Eventually(ctx, t, "the steadily Ready simulated nodes of "+cluster, func() (bool, error) {
+		ready, err := nodesReadyAndRenewed(ctx, cs, 20*time.Second)
+		if err != nil || !ready {
+			steadySince = time.Time{}
 			return false, err
 		}
-		for i := range nodes.Items {
-			if !testbed.NodeReady(&nodes.Items[i]) {
-				return false, nil
-			}
+		if steadySince.IsZero() {
+			steadySince = time.Now()
 		}
-		return true, nil
+		return time.Since(steadySince) >= 6*time.Second, nil
 	})
+}
+
+// nodesReadyAndRenewed says whether every simulated node is Ready with its
+// Lease renewed within fresh.
+func nodesReadyAndRenewed(ctx context.Context, cs kubernetes.Interface, fresh time.Duration) (bool, error) {
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: testbed.NodeTypeLabel + "=kwok"})
+	if err != nil || len(nodes.Items) == 0 {
+		return false, err
+	}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		if !testbed.NodeReady(n) {
+			return false, nil
+		}
+		l, err := cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if l.Spec.RenewTime == nil || time.Since(l.Spec.RenewTime.Time) > fresh {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // waitNode waits for a Node of cluster to satisfy check.

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+)
+
+// freeAddr returns a loopback address with a port free at the time of the
+// call, for a manager's pprof endpoint.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// profiler fetches the managers' pprof profiles into dir and prints their
+// top entries: where each manager's CPU time and allocations go on the hot
+// path.
+type profiler struct {
+	dir string
+	// addrs are the managers' pprof addresses, by cluster name.
+	addrs map[string]string
+	// seconds is how long a CPU profile lasts.
+	seconds int
+}
+
+// cpu starts a CPU profile of every manager, lasting p.seconds from now;
+// wait returns once all are written (name is the files' prefix) and their
+// top entries printed to stderr.
+func (p *profiler) cpu(ctx context.Context, name string) (wait func()) {
+	var wg sync.WaitGroup
+	for cluster, addr := range p.addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			file := filepath.Join(p.dir, fmt.Sprintf("%s-%s-cpu.pb.gz", name, cluster))
+			url := "http://" + addr + "/debug/pprof/profile?seconds=" + strconv.Itoa(p.seconds)
+			if err := fetch(ctx, url, file); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: CPU profile of the %s manager: %v\n", cluster, err)
+			}
+		}()
+	}
+	return func() {
+		wg.Wait()
+		for cluster := range p.addrs {
+			p.top(filepath.Join(p.dir, fmt.Sprintf("%s-%s-cpu.pb.gz", name, cluster)), cluster+" manager, CPU", "-sample_index=cpu")
+		}
+	}
+}
+
+// allocs fetches every manager's allocation profile (cumulative since it
+// started) and prints its top entries by bytes allocated.
+func (p *profiler) allocs(ctx context.Context, name string) {
+	for cluster, addr := range p.addrs {
+		file := filepath.Join(p.dir, fmt.Sprintf("%s-%s-allocs.pb.gz", name, cluster))
+		if err := fetch(ctx, "http://"+addr+"/debug/pprof/allocs", file); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: allocation profile of the %s manager: %v\n", cluster, err)
+			continue
+		}
+		p.top(file, cluster+" manager, bytes allocated", "-sample_index=alloc_space")
+	}
+}
+
+// top prints the profile's top entries, cumulative order, as go tool pprof
+// shows them.
+func (p *profiler) top(file, what, index string) {
+	if _, err := os.Stat(file); err != nil {
+		return
+	}
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=25", index, file).CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: go tool pprof %s: %v\n%s", file, err, out)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "bench: profile %s (%s):\n%s\n", what, file, out)
+}
+
+func fetch(ctx context.Context, url, file string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("%s: %s: %s", url, resp.Status, body)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
