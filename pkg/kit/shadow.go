@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -40,6 +41,7 @@ type ShadowKind[S, R client.Object] interface {
 	CreateFailed(s S, err error) error
 	// Sync brings s's own existing real object and s's status in line
 	// with each other: which one follows the other is the kind's choice.
+	// A *WriteLater error defers the status write.
 	Sync(ctx context.Context, s S, have R) error
 	// Conflict is told that a real object of s's name exists and is not
 	// s's own; it is left untouched.
@@ -48,6 +50,14 @@ type ShadowKind[S, R client.Object] interface {
 	// message); its real object, if any, is being deleted.
 	Refused(s S, msg string)
 }
+
+// WriteLater is returned by ShadowKind.Sync when the shadow's status is
+// about to change again, so that writing it now would be a write for a
+// state nobody will see: the reconciler writes nothing and looks again
+// After from now (or at the next event, whichever comes first).
+type WriteLater struct{ After time.Duration }
+
+func (w *WriteLater) Error() string { return fmt.Sprintf("status written in %s", w.After) }
 
 // ShadowReconciler keeps, for every shadow object S, the real object R of
 // the same name and namespace, controlled by it through an owner
@@ -89,6 +99,10 @@ func (r *ShadowReconciler[S, R]) Reconcile(ctx context.Context, req ctrl.Request
 	}
 	before := s.DeepCopyObject().(client.Object)
 	conflict, err := r.ensure(ctx, s)
+	var later *WriteLater
+	if errors.As(err, &later) {
+		return ctrl.Result{RequeueAfter: later.After}, nil
+	}
 	if werr := PatchStatus(ctx, r.Client, s, before); werr != nil && err == nil {
 		err = werr
 	}

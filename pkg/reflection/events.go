@@ -52,12 +52,21 @@ func newEventReflector(r *reflector) (*eventReflector, error) {
 // remoteCache leaves out the Events about the shadows, the provider's
 // answers to the consumer's objects, which are many (one per pod) and
 // about no local object: field selectors cannot say "Pod or
-// PersistentVolumeClaim", the kinds reconcile copies.
+// PersistentVolumeClaim", the kinds reconcile copies. It also leaves out
+// the provider scheduler's Scheduled, one per pod: the local pod has its
+// own (to the virtual node), the provider's nodes are the provider's
+// business, and copying it cost the consumer's API server a write per pod.
+// Why a pod cannot be scheduled there (FailedScheduling) is still copied.
 func (e *eventReflector) remoteCache(labels.Selector) (client.Object, cache.ByObject) {
 	return &corev1.Event{}, cache.ByObject{Field: fields.AndSelectors(
 		fields.OneTermNotEqualSelector("involvedObject.kind", "ShadowPod"),
-		fields.OneTermNotEqualSelector("involvedObject.kind", "ShadowEndpointSlice"))}
+		fields.OneTermNotEqualSelector("involvedObject.kind", "ShadowEndpointSlice"),
+		fields.OneTermNotEqualSelector("reason", ReasonScheduled))}
 }
+
+// ReasonScheduled is the reason of the scheduler's Event binding a pod to
+// a node.
+const ReasonScheduled = "Scheduled"
 
 func (e *eventReflector) watch(ctx context.Context, t *twin) ([]toolscache.InformerSynced, error) {
 	synced, err := e.follow(ctx, t, t.cache, &corev1.Event{}, identity)

@@ -12,8 +12,9 @@ import (
 	"github.com/liqo-go/liqo/test/harness"
 )
 
-// TestRemoteEvents: what happens to the provider's pod (its scheduling
-// there, an Event a user or controller records) shows on the local pod.
+// TestRemoteEvents: what happens to the provider's pod (an Event a kubelet,
+// user or controller records) shows on the local pod, except its
+// scheduling there: the local pod has its own Scheduled Event.
 func TestRemoteEvents(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -22,6 +23,21 @@ func TestRemoteEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	local, remote := waitRunning(ctx, t, "events", twin, "observed")
+
+	// The provider's scheduler records its Scheduled Event before the
+	// Event below exists, whose copy the test then waits for.
+	harness.Eventually(ctx, t, "the provider's Scheduled Event of its pod", func() (bool, error) {
+		var remoteEvents corev1.EventList
+		if err := provider.List(ctx, &remoteEvents, client.InNamespace(twin)); err != nil {
+			return false, err
+		}
+		for _, e := range remoteEvents.Items {
+			if e.InvolvedObject.Name == remote.Name && e.Reason == ReasonScheduled {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 
 	// An Event recorded on the provider about its pod, as a kubelet would.
 	now := time.Now()
@@ -36,7 +52,7 @@ func TestRemoteEvents(t *testing.T) {
 	}
 
 	byReason := map[string]corev1.Event{}
-	harness.Eventually(ctx, t, "the remote scheduling and the probe failure on the local pod", func() (bool, error) {
+	harness.Eventually(ctx, t, "the probe failure on the local pod", func() (bool, error) {
 		var events corev1.EventList
 		if err := consumer.List(ctx, &events, client.InNamespace("events"), client.MatchingFieldsSelector{
 			Selector: fields.OneTermEqualSelector("involvedObject.uid", string(local.UID))}); err != nil {
@@ -47,10 +63,12 @@ func TestRemoteEvents(t *testing.T) {
 				byReason[e.Reason] = e
 			}
 		}
-		_, scheduled := byReason["Scheduled"]
 		_, unhealthy := byReason["Unhealthy"]
-		return scheduled && unhealthy, nil
+		return unhealthy, nil
 	})
+	if e, copied := byReason[ReasonScheduled]; copied {
+		t.Errorf("the provider's Scheduled Event was copied: %s", e.Message)
+	}
 	if got := byReason["Unhealthy"]; got.Count != 3 || got.Type != corev1.EventTypeWarning || got.Message != ev.Message ||
 		got.Source.Component != "kubelet" {
 		t.Errorf("copied Event = %+v", got)

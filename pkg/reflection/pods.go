@@ -75,6 +75,11 @@ func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bo
 		// The provider has not created the pod yet: its creation wakes us.
 		return false, nil
 	}
+	if !forge.Reported(&rp.Status) && local.Status.Reason == "" {
+		// Created and scheduled remotely, nothing more yet: the local pod
+		// shows as much. (A back-off reason shown locally is cleared now.)
+		return false, nil
+	}
 	return false, r.writeStatus(ctx, local, forge.PodStatus(&local.Status, &rp.Status, r.cfg.HostIP, r.cfg.Addresses))
 }
 

@@ -173,33 +173,14 @@ func nodeConditions(st remoteState, started time.Time) []corev1.NodeCondition {
 	}
 }
 
-// The annotations in which virtual-kubelet's node controller keeps what it
-// last applied (virtual-kubelet v1.11, node/node.go).
-const (
-	vkLastAppliedStatus     = "virtual-kubelet.io/last-applied-node-status"
-	vkLastAppliedObjectMeta = "virtual-kubelet.io/last-applied-object-meta"
-)
-
 // adoptNode turns an existing Node into the wanted one, for the fields the
 // node controller does not write (it only patches status, labels and
 // annotations): the wanted labels are set and other labels kept, the wanted
 // taints replace the existing ones except the control plane's own. It
 // reports whether anything changed.
-//
-// virtual-kubelet's last-applied annotations are dropped: its node
-// controller patches status three-way against them, so a field they claim
-// was applied but the Node no longer has (a runner that re-registered the
-// Node after an unpeer deleted it, then stopped) would never be written
-// again. Without them the new runner writes its whole status.
 func adoptNode(existing, want *corev1.Node) (*corev1.Node, bool) {
 	out := existing.DeepCopy()
 	changed := false
-	for _, k := range []string{vkLastAppliedStatus, vkLastAppliedObjectMeta} {
-		if _, ok := out.Annotations[k]; ok {
-			delete(out.Annotations, k)
-			changed = true
-		}
-	}
 	if out.Labels == nil {
 		out.Labels = map[string]string{}
 	}

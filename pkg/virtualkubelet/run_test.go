@@ -539,13 +539,13 @@ func taintsString(n *corev1.Node) string {
 	return "taints[" + strings.Join(parts, ",") + "]"
 }
 
-// TestAdoptionStaleLastApplied reproduces the Node left without its
-// InternalIP after an unpeer with the provider down and a new peering: the
-// Node a previous runner left carries virtual-kubelet's last-applied status
-// annotation, naming an address its status no longer has. The node
-// controller patches status three-way against that annotation, and an
-// address it believes applied is never written again; the adopting runner
-// must write its whole status.
+// TestAdoptionStaleLastApplied: a Node a previous runner left, whose
+// virtual-kubelet last-applied status annotation names an InternalIP its
+// status no longer has, gets the address back at the adopting runner's
+// first status write: the node controller's three-way patch adds what the
+// Node lacks, whatever the annotation claims. (This was the suspected
+// cause of a Node seen once in CI without its InternalIP after an unpeer
+// with the provider down and a new peering; it is not.)
 func TestAdoptionStaleLastApplied(t *testing.T) {
 	cs := tb.Cluster("local").Client()
 	ctx := context.Background()
@@ -570,8 +570,8 @@ func TestAdoptionStaleLastApplied(t *testing.T) {
 	}
 	left := applied.DeepCopy()
 	left.Annotations = map[string]string{
-		vkLastAppliedStatus:     string(status),
-		vkLastAppliedObjectMeta: string(meta),
+		"virtual-kubelet.io/last-applied-node-status": string(status),
+		"virtual-kubelet.io/last-applied-object-meta": string(meta),
 	}
 	left.Status.Addresses = nil
 	if _, err := cs.CoreV1().Nodes().Create(ctx, left, metav1.CreateOptions{}); err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/kubernetes"
@@ -30,25 +31,54 @@ func apiWrites(ctx context.Context, cs kubernetes.Interface) (map[string]float64
 		return nil, fmt.Errorf("parsing the API server's metrics: %w", err)
 	}
 	out := map[string]float64{}
-	f := families["apiserver_request_total"]
-	if f == nil {
-		return out, nil
-	}
-	for _, m := range f.GetMetric() {
-		labels := map[string]string{}
-		for _, l := range m.GetLabel() {
-			labels[l.GetName()] = l.GetValue()
-		}
-		if !writeVerbs[labels["verb"]] {
-			continue
-		}
+	for _, m := range families["apiserver_request_total"].GetMetric() {
+		labels := labelsOf(m)
 		key := labels["verb"] + " " + labels["resource"]
 		if sub := labels["subresource"]; sub != "" {
 			key += "/" + sub
 		}
+		if !writeVerbs[labels["verb"]] {
+			// Reads (GET, LIST, WATCH) are kept apart: they cost the API
+			// server too, but are not the writes the totals count.
+			key = readPrefix + key
+		}
 		out[key] += m.GetCounter().GetValue()
 	}
+	// The admission webhooks the API server called, ours included.
+	for _, m := range families["apiserver_admission_webhook_request_total"].GetMetric() {
+		labels := labelsOf(m)
+		out[webhookPrefix+labels["name"]+" "+labels["operation"]] += m.GetCounter().GetValue()
+	}
 	return out, nil
+}
+
+// The key prefixes of the counts apiWrites returns besides the writes.
+const (
+	readPrefix    = "read: "
+	webhookPrefix = "webhook: "
+)
+
+func labelsOf(m *dto.Metric) map[string]string {
+	labels := map[string]string{}
+	for _, l := range m.GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	return labels
+}
+
+// only keeps the counts whose keys have prefix, without it; "" keeps the
+// writes.
+func only(counts map[string]float64, prefix string) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range counts {
+		switch {
+		case prefix != "" && strings.HasPrefix(k, prefix):
+			out[strings.TrimPrefix(k, prefix)] = v
+		case prefix == "" && !strings.HasPrefix(k, readPrefix) && !strings.HasPrefix(k, webhookPrefix):
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // writeDelta is after − before, the zero counts left out.
@@ -62,10 +92,10 @@ func writeDelta(before, after map[string]float64) map[string]float64 {
 	return out
 }
 
-// total sums the counts.
+// total sums the write counts.
 func total(counts map[string]float64) float64 {
 	var t float64
-	for _, v := range counts {
+	for _, v := range only(counts, "") {
 		t += v
 	}
 	return t

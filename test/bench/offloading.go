@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
@@ -157,7 +158,8 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		profileName := fmt.Sprintf("qps%g-n%d", qps, n)
 		waitProfile := func() {}
 		if o.pprofDir != "" && n == maxN {
-			prof = &profiler{dir: o.pprofDir, addrs: p.pprof, seconds: o.pprofSeconds}
+			prof = &profiler{dir: o.pprofDir, addrs: p.pprof, seconds: o.pprofSeconds, apiServers: map[string]rest.Interface{
+				"consumer": consumer.Client().CoreV1().RESTClient(), "provider": provider.Client().CoreV1().RESTClient()}}
 			waitProfile = prof.cpu(ctx, profileName)
 		}
 		st.begin()
@@ -361,7 +363,13 @@ func printOffloading(r *offloadResult) {
 			fmt.Fprintf(tables, "%s, N=%d: API writes per pod (both API servers, whoever sent them, creation and deletion): vanilla %.1f, offloaded %.1f (consumer %.1f + provider %.1f)\n",
 				name, r.n, v/float64(r.n), (oc+op)/float64(r.n), oc/float64(r.n), op/float64(r.n))
 			fmt.Fprintf(tables, "    vanilla: %s\n    offloaded, consumer: %s\n    offloaded, provider: %s\n",
-				perPodSummary(r.writesVanilla["provider"], r.n, 6), perPodSummary(r.writesOffloaded["consumer"], r.n, 6), perPodSummary(r.writesOffloaded["provider"], r.n, 6))
+				perPodSummary(only(r.writesVanilla["provider"], ""), r.n, 6), perPodSummary(only(r.writesOffloaded["consumer"], ""), r.n, 6),
+				perPodSummary(only(r.writesOffloaded["provider"], ""), r.n, 6))
+			fmt.Fprintf(tables, "    reads per pod, vanilla: %s\n    offloaded, consumer: %s\n    offloaded, provider: %s\n",
+				perPodSummary(only(r.writesVanilla["provider"], readPrefix), r.n, 6), perPodSummary(only(r.writesOffloaded["consumer"], readPrefix), r.n, 6),
+				perPodSummary(only(r.writesOffloaded["provider"], readPrefix), r.n, 6))
+			fmt.Fprintf(tables, "    admission webhook calls per pod, offloaded, consumer: %s; provider: %s\n",
+				perPodSummary(only(r.writesOffloaded["consumer"], webhookPrefix), r.n, 6), perPodSummary(only(r.writesOffloaded["provider"], webhookPrefix), r.n, 6))
 			fmt.Fprintf(tables, "%s, N=%d: status lag, remote pod Running → local pod Running (%d pods): p50 %s, p99 %s, max %s\n", name, r.n,
 				len(r.statusLag), ms(quantile(r.statusLag, 0.5)), ms(quantile(r.statusLag, 0.99)), ms(quantile(r.statusLag, 1)))
 		}

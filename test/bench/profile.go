@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 // freeAddr returns a loopback address with a port free at the time of the
@@ -33,6 +36,10 @@ type profiler struct {
 	addrs map[string]string
 	// seconds is how long a CPU profile lasts.
 	seconds int
+	// apiServers are admin clients of the clusters, by name: their API
+	// servers serve /debug/pprof too (kube-apiserver's --profiling), and
+	// they do most of the work a pod costs.
+	apiServers map[string]rest.Interface
 }
 
 // cpu starts a CPU profile of every manager, lasting p.seconds from now;
@@ -51,10 +58,28 @@ func (p *profiler) cpu(ctx context.Context, name string) (wait func()) {
 			}
 		}()
 	}
+	for cluster, rc := range p.apiServers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			file := filepath.Join(p.dir, fmt.Sprintf("%s-%s-apiserver-cpu.pb.gz", name, cluster))
+			raw, err := rc.Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(p.seconds)).
+				Timeout(time.Duration(p.seconds+30) * time.Second).DoRaw(ctx)
+			if err == nil {
+				err = os.WriteFile(file, raw, 0o644)
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "bench: CPU profile of the %s API server: %v\n", cluster, err)
+			}
+		}()
+	}
 	return func() {
 		wg.Wait()
 		for cluster := range p.addrs {
 			p.top(filepath.Join(p.dir, fmt.Sprintf("%s-%s-cpu.pb.gz", name, cluster)), cluster+" manager, CPU", "-sample_index=cpu")
+		}
+		for cluster := range p.apiServers {
+			p.top(filepath.Join(p.dir, fmt.Sprintf("%s-%s-apiserver-cpu.pb.gz", name, cluster)), cluster+" API server, CPU", "-sample_index=cpu")
 		}
 	}
 }
@@ -72,13 +97,13 @@ func (p *profiler) allocs(ctx context.Context, name string) {
 	}
 }
 
-// top prints the profile's top entries, cumulative order, as go tool pprof
-// shows them.
+// top prints the profile's top entries by cumulative share (what each
+// function and everything it calls cost), as go tool pprof shows them.
 func (p *profiler) top(file, what, index string) {
 	if _, err := os.Stat(file); err != nil {
 		return
 	}
-	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=25", index, file).CombinedOutput()
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=40", index, file).CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench: go tool pprof %s: %v\n%s", file, err, out)
 		return

@@ -2,6 +2,7 @@ package shadowpod
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -70,14 +71,16 @@ func (k podKind) Forge(ctx context.Context, sp *offv1beta1.ShadowPod) (*corev1.P
 	return ForgePod(sp, k.NodeSelector, translate), nil
 }
 
-// Created records the creation. The status is not written from the create
-// response: the Pod's own add event follows at once and writes it, and
-// writing it here too would race that event and double the writes.
+// Created records a recreation. A first creation records no Event: it is
+// what every ShadowPod asks for, the status's Ready condition tells it,
+// and an Event per pod would be a write per pod on the provider's API
+// server (the consumer's ReplicaSet already tells of its pods). The status
+// is not written from the create response either: the Pod's own add event
+// follows at once and writes it, and writing it here too would race that
+// event and double the writes.
 func (k podKind) Created(sp *offv1beta1.ShadowPod, _ *corev1.Pod) {
 	if podExisted(&sp.Status) {
 		k.Recorder.Eventf(sp, corev1.EventTypeNormal, EventPodRecreated, "Recreated pod %s, which had gone", sp.Name)
-	} else {
-		k.Recorder.Eventf(sp, corev1.EventTypeNormal, EventPodCreated, "Created pod %s", sp.Name)
 	}
 }
 
@@ -114,6 +117,9 @@ func (k podKind) Sync(ctx context.Context, sp *offv1beta1.ShadowPod, pod *corev1
 			return client.IgnoreNotFound(err)
 		}
 		k.Recorder.Eventf(sp, corev1.EventTypeNormal, EventLabelsRestored, "Restored the labels of pod %s", sp.Name)
+	}
+	if wait := settling(sp, pod, time.Now()); wait > 0 {
+		return &kit.WriteLater{After: wait}
 	}
 	mirrorPod(&sp.Status, pod)
 	return nil

@@ -1,6 +1,8 @@
 package shadowpod
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,7 +37,6 @@ const (
 
 // Events recorded on the ShadowPod.
 const (
-	EventPodCreated     = "PodCreated"
 	EventPodRecreated   = "PodRecreated"
 	EventNameConflict   = "NameConflict"
 	EventCreationFailed = "PodCreationFailed"
@@ -44,7 +45,7 @@ const (
 
 // podExisted tells whether the ShadowPod ever had a Pod, as far as its
 // status recorded: any Ready condition except those set before a first Pod.
-// It tells PodCreated from PodRecreated without a write of its own.
+// It tells a first creation from a recreation without a write of its own.
 func podExisted(st *offv1beta1.ShadowPodStatus) bool {
 	c := meta.FindStatusCondition(st.Conditions, ConditionReady)
 	if c == nil {
@@ -80,6 +81,37 @@ func mirrorPod(st *offv1beta1.ShadowPodStatus, pod *corev1.Pod) {
 		}
 	}
 	setReady(st, status, reason, msg)
+}
+
+// SettleTime is how long a new Pod's first status waits to be written
+// while the Pod is merely Pending: most Pods are scheduled and started
+// within it, and their ShadowPod's status is then written once, Running,
+// rather than Pending and then Running (a write per pod saved on the
+// provider's API server). The consumer follows the Pod itself, not this
+// status, so it waits for nothing.
+const SettleTime = 2 * time.Second
+
+// settling tells how long the first status write of sp waits for pod to
+// settle (0: write now): only while no status was ever written, the Pod is
+// younger than SettleTime, Pending, not being deleted, and not found
+// unschedulable (which users must see at once).
+func settling(sp *offv1beta1.ShadowPod, pod *corev1.Pod, now time.Time) time.Duration {
+	if len(sp.Status.Conditions) > 0 || !pod.DeletionTimestamp.IsZero() ||
+		(pod.Status.Phase != "" && pod.Status.Phase != corev1.PodPending) {
+		return 0
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return 0
+		}
+	}
+	// Creation times have a one-second resolution: the Pod may be up to a
+	// second older than it looks, never younger.
+	left := pod.CreationTimestamp.Add(SettleTime).Sub(now)
+	if left <= 0 {
+		return 0
+	}
+	return left
 }
 
 // notRunning sets the status of a ShadowPod that has no Pod of its own.

@@ -211,3 +211,41 @@ func TestShadowPodChanged(t *testing.T) {
 		})
 	}
 }
+
+func TestSettling(t *testing.T) {
+	now := time.Now()
+	created := metav1.NewTime(now.Add(-500 * time.Millisecond))
+	young := func(phase corev1.PodPhase, conds ...corev1.PodCondition) *corev1.Pod {
+		p := &corev1.Pod{Status: corev1.PodStatus{Phase: phase, Conditions: conds}}
+		p.CreationTimestamp = created
+		return p
+	}
+	old := young(corev1.PodPending)
+	old.CreationTimestamp = metav1.NewTime(now.Add(-SettleTime))
+	deleting := young(corev1.PodPending)
+	deleting.DeletionTimestamp = &created
+	written := &offv1beta1.ShadowPod{}
+	setReady(&written.Status, metav1.ConditionFalse, ReasonPodNotReady, "pending")
+	tests := []struct {
+		name string
+		sp   *offv1beta1.ShadowPod
+		pod  *corev1.Pod
+		wait bool
+	}{
+		{"new and pending: wait", &offv1beta1.ShadowPod{}, young(corev1.PodPending), true},
+		{"no phase yet: wait", &offv1beta1.ShadowPod{}, young(""), true},
+		{"scheduled, still pending: wait", &offv1beta1.ShadowPod{}, young(corev1.PodPending, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}), true},
+		{"running: now", &offv1beta1.ShadowPod{}, young(corev1.PodRunning), false},
+		{"failed: now", &offv1beta1.ShadowPod{}, young(corev1.PodFailed), false},
+		{"unschedulable: now", &offv1beta1.ShadowPod{}, young(corev1.PodPending, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable"}), false},
+		{"pending past the settle time: now", &offv1beta1.ShadowPod{}, old, false},
+		{"being deleted: now", &offv1beta1.ShadowPod{}, deleting, false},
+		{"status written before: now", written, young(corev1.PodPending), false},
+	}
+	for _, tc := range tests {
+		got := settling(tc.sp, tc.pod, now)
+		if (got > 0) != tc.wait || got > SettleTime {
+			t.Errorf("%s: settling = %s, want deferred %v (at most %s)", tc.name, got, tc.wait, SettleTime)
+		}
+	}
+}

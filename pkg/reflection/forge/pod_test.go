@@ -118,6 +118,34 @@ func TestPodStatus(t *testing.T) {
 	}
 }
 
+func TestReported(t *testing.T) {
+	scheduled := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}
+	tests := []struct {
+		name   string
+		remote corev1.PodStatus
+		want   bool
+	}{
+		{"just created", corev1.PodStatus{}, false},
+		{"pending", corev1.PodStatus{Phase: corev1.PodPending, QOSClass: corev1.PodQOSBestEffort}, false},
+		{"scheduled", corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{scheduled}}, false},
+		{"unschedulable", corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable"}}}, false},
+		{"initialized", corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{scheduled,
+			{Type: corev1.PodInitialized, Status: corev1.ConditionFalse}}}, true},
+		{"containers creating", corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: "app"}}}, true},
+		{"init containers", corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{Name: "init"}}}, true},
+		{"an IP", corev1.PodStatus{Phase: corev1.PodPending, PodIP: "10.0.0.1"}, true},
+		{"evicted", corev1.PodStatus{Phase: corev1.PodPending, Reason: "Evicted", Message: "low on memory"}, true},
+		{"running", corev1.PodStatus{Phase: corev1.PodRunning}, true},
+		{"failed", corev1.PodStatus{Phase: corev1.PodFailed}, true},
+	}
+	for _, tc := range tests {
+		if got := Reported(&tc.remote); got != tc.want {
+			t.Errorf("%s: Reported = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestBackOffStatus(t *testing.T) {
 	local := corev1.PodStatus{Phase: corev1.PodPending, QOSClass: corev1.PodQOSBestEffort}
 	got := BackOffStatus(&local, "quota usage exceeded")

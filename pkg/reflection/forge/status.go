@@ -39,6 +39,26 @@ func PodStatus(local *corev1.PodStatus, remote *corev1.PodStatus, hostIP string,
 	return s
 }
 
+// Reported tells whether a remote pod's status says more than that the
+// pod was created and scheduled, which the local pod, bound to the virtual
+// node, already shows: a phase past Pending, container states, conditions
+// other than PodScheduled, an IP, a reason or message. Until then there is
+// nothing to reflect, and writing the local status (only the virtual
+// node's host IP would change) would cost the consumer's API server a
+// write per pod.
+func Reported(remote *corev1.PodStatus) bool {
+	if (remote.Phase != "" && remote.Phase != corev1.PodPending) || remote.PodIP != "" || remote.Reason != "" || remote.Message != "" ||
+		len(remote.ContainerStatuses) > 0 || len(remote.InitContainerStatuses) > 0 || len(remote.EphemeralContainerStatuses) > 0 {
+		return true
+	}
+	for _, c := range remote.Conditions {
+		if c.Type != corev1.PodScheduled {
+			return true
+		}
+	}
+	return false
+}
+
 // BackOffStatus is the status of a local pod that cannot be offloaded now:
 // still Pending, with the reason and the message telling why.
 func BackOffStatus(local *corev1.PodStatus, message string) corev1.PodStatus {
