@@ -59,7 +59,7 @@ func (c *Cluster) apiServerArgs() []string {
 		"--service-cluster-ip-range=" + c.Spec.ServiceCIDR,
 		"--authorization-mode=Node,RBAC",
 		"--allow-privileged=true",
-		"--profiling=false",
+		"--profiling=" + strconv.FormatBool(c.Spec.APIServerProfiling),
 		"--v=0",
 	}
 	if c.slot == nil {

@@ -35,6 +35,9 @@ type ClusterSpec struct {
 	ControllerManagerBurst int
 	SchedulerQPS           float32
 	SchedulerBurst         int
+	// APIServerProfiling serves the API server's /debug/pprof (to its
+	// admin), for benchmarks that profile where the API work goes.
+	APIServerProfiling bool
 }
 
 // NodePool is a set of identical kwok-simulated nodes.

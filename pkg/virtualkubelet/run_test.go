@@ -586,3 +586,67 @@ func TestAdoptionStaleLastApplied(t *testing.T) {
 		t.Errorf("address %v, want an InternalIP", n.Status.Addresses[0])
 	}
 }
+
+// TestNodeNeverWithoutAddress follows the Node through a watch while it is
+// registered, deleted under its runner (as an unpeer does), registered
+// again by a second runner of the same remote cluster while the first
+// still runs (a new peering before the old runner stopped), and adopted
+// once the first stops: no version of it may lack the InternalIP, which
+// the API server needs to reach the kubelet API (kubectl logs, exec).
+func TestNodeNeverWithoutAddress(t *testing.T) {
+	cs := tb.Cluster("local").Client()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := NodeConfig{
+		Name:                 "liqo-addressed",
+		RemoteClusterID:      "addressed",
+		Address:              "127.0.0.1",
+		Port:                 10250,
+		Capacity:             capacity("2", "4Gi"),
+		HealthCheckInterval:  time.Second,
+		LeaseDuration:        4 * time.Second,
+		StatusUpdateInterval: 2 * time.Second,
+	}
+	deleteAfter(t, cfg.Name)
+	w, err := cs.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + cfg.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	var mu sync.Mutex
+	var seen, bad []string
+	go func() {
+		for ev := range w.ResultChan() {
+			n, ok := ev.Object.(*corev1.Node)
+			if !ok {
+				continue
+			}
+			mu.Lock()
+			entry := fmt.Sprintf("%s uid=%s rv=%s addresses=%v", ev.Type, n.UID, n.ResourceVersion, n.Status.Addresses)
+			seen = append(seen, entry)
+			if ev.Type != "DELETED" && len(n.Status.Addresses) == 0 {
+				bad = append(bad, entry)
+			}
+			mu.Unlock()
+		}
+	}()
+
+	stopFirst := start(t, cfg, nil)
+	waitNode(t, cs, cfg.Name, 30*time.Second, "the first runner's Node Ready", isReady(ReasonRemoteReachable, corev1.ConditionTrue))
+	if err := DeleteNode(ctx, cs, cfg.Name); err != nil {
+		t.Fatal(err)
+	}
+	start(t, cfg, nil)
+	waitNode(t, cs, cfg.Name, 30*time.Second, "a Node again", func(*corev1.Node) (bool, string) { return true, "" })
+	time.Sleep(3 * cfg.StatusUpdateInterval)
+	stopFirst()
+	time.Sleep(3 * cfg.StatusUpdateInterval)
+	waitNode(t, cs, cfg.Name, 30*time.Second, "the second runner's Node Ready", isReady(ReasonRemoteReachable, corev1.ConditionTrue))
+
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("Node versions seen:\n%s", strings.Join(seen, "\n"))
+	if len(bad) > 0 {
+		t.Errorf("Node versions without an address:\n%s", strings.Join(bad, "\n"))
+	}
+}

@@ -109,7 +109,8 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 	providerNodes := testbed.NodePool{Prefix: "worker", Count: 2*maxN/250 + 2, CPU: "64", Memory: "256Gi", Pods: 250}
 	spec := func(name string, nodes testbed.NodePool) testbed.ClusterSpec {
 		return testbed.ClusterSpec{Name: name, Nodes: []testbed.NodePool{nodes},
-			ControllerManagerQPS: qps, ControllerManagerBurst: burst, SchedulerQPS: qps, SchedulerBurst: burst}
+			ControllerManagerQPS: qps, ControllerManagerBurst: burst, SchedulerQPS: qps, SchedulerBurst: burst,
+			APIServerProfiling: o.pprofDir != ""}
 	}
 	p, err := startPair(ctx, bins, manager, dir,
 		spec("consumer", testbed.NodePool{Prefix: "local", Count: 1}), spec("provider", providerNodes),

@@ -89,7 +89,7 @@ func mirrorPod(st *offv1beta1.ShadowPodStatus, pod *corev1.Pod) {
 // rather than Pending and then Running (a write per pod saved on the
 // provider's API server). The consumer follows the Pod itself, not this
 // status, so it waits for nothing.
-const SettleTime = 2 * time.Second
+const SettleTime = 5 * time.Second
 
 // settling tells how long the first status write of sp waits for pod to
 // settle (0: write now): only while no status was ever written, the Pod is
