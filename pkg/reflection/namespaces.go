@@ -121,11 +121,13 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 	}
 	// Neither cache keeps managed fields: nothing reads them.
 	c, err := cache.New(r.remoteConfig, cache.Options{Scheme: r.cfg.Scheme, DefaultTransform: cache.TransformStripManagedFields(),
+		HTTPClient: r.remoteShared.http, Mapper: r.remoteShared.mapper,
 		DefaultNamespaces: map[string]cache.Config{remote: {}}, ByObject: byObject})
 	if err != nil {
 		return nil, err
 	}
 	lc, err := cache.New(r.localConfig, cache.Options{Scheme: r.cfg.Scheme, DefaultTransform: cache.TransformStripManagedFields(),
+		HTTPClient: r.localShared.http, Mapper: r.localShared.mapper,
 		DefaultNamespaces: map[string]cache.Config{local: {}}})
 	if err != nil {
 		return nil, err

@@ -18,9 +18,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -97,8 +99,18 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.LocalConfig == nil || cfg.Remote == nil {
 		return fmt.Errorf("the reflection of node %s needs both the local and the remote cluster's configuration", cfg.NodeName)
 	}
-	remote := clientcfg.Tuned(cfg.Remote)
-	rc, err := client.New(remote, client.Options{Scheme: cfg.Scheme})
+	remote, local := clientcfg.Tuned(cfg.Remote), clientcfg.Tuned(cfg.LocalConfig)
+	// One connection pool and one REST mapper per cluster, shared by the
+	// client and every twin namespace's cache.
+	remoteHTTP, remoteMapper, err := clientcfg.Shared(remote)
+	if err != nil {
+		return fmt.Errorf("client for provider %s: %w", cfg.ProviderID, err)
+	}
+	localHTTP, localMapper, err := clientcfg.Shared(local)
+	if err != nil {
+		return fmt.Errorf("local client of node %s: %w", cfg.NodeName, err)
+	}
+	rc, err := client.New(remote, client.Options{Scheme: cfg.Scheme, HTTPClient: remoteHTTP, Mapper: remoteMapper})
 	if err != nil {
 		return fmt.Errorf("client for provider %s: %w", cfg.ProviderID, err)
 	}
@@ -106,7 +118,9 @@ func Run(ctx context.Context, cfg Config) error {
 		cfg:          cfg,
 		remote:       rc,
 		remoteConfig: remote,
-		localConfig:  clientcfg.Tuned(cfg.LocalConfig),
+		localConfig:  local,
+		remoteShared: sharedClient{remoteHTTP, remoteMapper},
+		localShared:  sharedClient{localHTTP, localMapper},
 		logger:       klog.FromContext(ctx).WithValues("node", cfg.NodeName),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
@@ -169,9 +183,12 @@ type reflector struct {
 	remote       client.Client
 	remoteConfig *rest.Config
 	localConfig  *rest.Config
-	pods         corelisters.PodLister
-	queue        workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	logger       klog.Logger
+	// remoteShared and localShared are what every cache of the cluster
+	// shares (clientcfg.Shared).
+	remoteShared, localShared sharedClient
+	pods                      corelisters.PodLister
+	queue                     workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	logger                    klog.Logger
 
 	// kinds reflect the other kinds, by name.
 	kinds map[string]resource
@@ -181,6 +198,12 @@ type reflector struct {
 	mu sync.RWMutex
 	// namespaces holds the twin namespaces by local namespace name.
 	namespaces map[string]*twin
+}
+
+// sharedClient is a cluster's shared HTTP client and REST mapper.
+type sharedClient struct {
+	http   *http.Client
+	mapper meta.RESTMapper
 }
 
 // onEvery is an event handler calling f with the object of every add,

@@ -85,15 +85,17 @@ func (p *profiler) cpu(ctx context.Context, name string) (wait func()) {
 }
 
 // allocs fetches every manager's allocation profile (cumulative since it
-// started) and prints its top entries by bytes allocated.
+// started) and prints its top entries by bytes allocated, and by bytes in
+// use now (after a garbage collection: what the heap holds).
 func (p *profiler) allocs(ctx context.Context, name string) {
 	for cluster, addr := range p.addrs {
 		file := filepath.Join(p.dir, fmt.Sprintf("%s-%s-allocs.pb.gz", name, cluster))
-		if err := fetch(ctx, "http://"+addr+"/debug/pprof/allocs", file); err != nil {
+		if err := fetch(ctx, "http://"+addr+"/debug/pprof/allocs?gc=1", file); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: allocation profile of the %s manager: %v\n", cluster, err)
 			continue
 		}
 		p.top(file, cluster+" manager, bytes allocated", "-sample_index=alloc_space")
+		p.top(file, cluster+" manager, bytes in use", "-sample_index=inuse_space")
 	}
 }
 
