@@ -3,8 +3,10 @@ package controllermanager
 import (
 	"context"
 	"fmt"
-	appsv1 "k8s.io/api/apps/v1"
+	"runtime/debug"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
 
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/liqo-go/liqo/apis"
@@ -191,7 +194,24 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			return err
 		}
 	}
+	if err := mgr.Add(manager.RunnableFunc(releaseStartupMemory(mgr))); err != nil {
+		return err
+	}
 	return mgr.Start(ctx)
+}
+
+// releaseStartupMemory returns, once the caches are filled, the memory the
+// start-up freed to the operating system. Starting (decoding the CRDs it
+// applies, listing everything its caches hold) takes the heap to its peak,
+// and the Go runtime hands freed pages back only gradually: an idle manager
+// would hold its start-up peak in RSS for minutes.
+func releaseStartupMemory(mgr ctrl.Manager) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if mgr.GetCache().WaitForCacheSync(ctx) {
+			debug.FreeOSMemory()
+		}
+		return nil
+	}
 }
 
 // addKubeletAPI opens the kubelet API the virtual nodes publish, serving
