@@ -79,16 +79,30 @@ func TestSeedPod(t *testing.T) {
 	})
 
 	t.Run("kubectl describe pod shows what happened remotely", func(t *testing.T) {
-		// The provider's scheduler assigned the pod in the twin namespace;
-		// its Event is copied onto the local pod.
-		want := "Successfully assigned " + twin + "/test-offload"
+		// What the provider's kubelet records about its pod (kwok records
+		// nothing: the test does, as a kubelet would) is copied onto the
+		// local pod; the provider scheduler's assignment is not (the local
+		// pod has its own).
+		now := time.Now()
+		ev := &corev1.Event{}
+		ev.Namespace, ev.Name = twin, "test-offload.pulled"
+		ev.InvolvedObject = corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: twin, Name: remote.Name, UID: remote.UID}
+		ev.Reason, ev.Message, ev.Type = "Pulled", "Container image \"busybox\" already present on machine", corev1.EventTypeNormal
+		ev.Source.Component, ev.Count = "kubelet", 1
+		ev.FirstTimestamp.Time, ev.LastTimestamp.Time = now, now
+		if err := remoteCl.Create(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
 		var out string
-		harness.Eventually(ctx, t, "the remote scheduling in kubectl describe", func() (bool, error) {
+		harness.Eventually(ctx, t, "the remote kubelet's Event in kubectl describe", func() (bool, error) {
 			out = kubectl(t, "rome", "", "describe", "pod", "test-offload", "-n", "default")
-			return strings.Contains(out, want), nil
+			return strings.Contains(out, ev.Message), nil
 		})
 		if !strings.Contains(out, provider) {
 			t.Errorf("kubectl describe does not name the provider %s:\n%s", provider, out)
+		}
+		if strings.Contains(out, "Successfully assigned "+twin+"/test-offload") {
+			t.Errorf("kubectl describe shows the provider scheduler's assignment:\n%s", out)
 		}
 	})
 
