@@ -58,7 +58,7 @@ func (p *connectProxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	conn, rw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
-		upstream.Close()
+		_ = upstream.Close()
 		return
 	}
 	p.tunnels.Add(1)
@@ -69,8 +69,8 @@ func (p *connectProxy) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = rw.WriteString("HTTP/1.1 200 Connection established\r\n\r\n")
 	_ = rw.Flush()
 	// Bytes the client sent after its CONNECT may sit in rw's buffer.
-	go func() { _, _ = io.Copy(upstream, rw); upstream.Close() }()
-	go func() { _, _ = io.Copy(conn, upstream); conn.Close() }()
+	go func() { _, _ = io.Copy(upstream, rw); _ = upstream.Close() }()
+	go func() { _, _ = io.Copy(conn, upstream); _ = conn.Close() }()
 }
 
 // stop closes the proxy and every tunnel it relays (hijacked connections
