@@ -134,9 +134,13 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 	}
 	tctx, stop := context.WithCancel(ctx)
 	t := &twin{local: local, remote: remote, cache: c, localCache: lc, stop: stop, kindSynced: map[string]*atomic.Bool{}}
-	handler := onEvery(func(o client.Object) { r.queue.Add(types.NamespacedName{Namespace: local, Name: o.GetName()}) })
+	// The provider's pods' changes go to the status lane (StatusWorkers).
+	handlers := map[client.Object]toolscache.ResourceEventHandlerFuncs{
+		&offv1beta1.ShadowPod{}: onEvery(func(o client.Object) { r.queue.Add(types.NamespacedName{Namespace: local, Name: o.GetName()}) }),
+		&corev1.Pod{}:           onEvery(func(o client.Object) { r.statusQueue.Add(types.NamespacedName{Namespace: local, Name: o.GetName()}) }),
+	}
 	var syncs []toolscache.InformerSynced
-	for _, kind := range []client.Object{&offv1beta1.ShadowPod{}, &corev1.Pod{}} {
+	for kind, handler := range handlers {
 		inf, err := c.GetInformer(tctx, kind, cache.BlockUntilSynced(false))
 		if err != nil {
 			stop()

@@ -168,3 +168,40 @@ func (q *kindQueue) work(ctx context.Context, workers int, reconcile func(contex
 	})
 	q.metrics.drop()
 }
+
+// keyLocks hands out one mutex per key, for as long as someone holds or
+// waits for it: two queues whose workers reconcile the same keys must not
+// reconcile one key at once, and a lock per key (not per stripe of keys)
+// keeps a slow key from holding up others.
+type keyLocks[K comparable] struct {
+	mu    sync.Mutex
+	locks map[K]*keyLock
+}
+
+type keyLock struct {
+	sync.Mutex
+	users int
+}
+
+func newKeyLocks[K comparable]() *keyLocks[K] { return &keyLocks[K]{locks: map[K]*keyLock{}} }
+
+// lock locks key's mutex and returns its unlock.
+func (l *keyLocks[K]) lock(key K) (unlock func()) {
+	l.mu.Lock()
+	k := l.locks[key]
+	if k == nil {
+		k = &keyLock{}
+		l.locks[key] = k
+	}
+	k.users++
+	l.mu.Unlock()
+	k.Lock()
+	return func() {
+		k.Unlock()
+		l.mu.Lock()
+		if k.users--; k.users == 0 {
+			delete(l.locks, key)
+		}
+		l.mu.Unlock()
+	}
+}

@@ -54,3 +54,52 @@ func TestProcessSurvivesPanics(t *testing.T) {
 		t.Errorf("failures %q, want the two panics reported with their cause", failures)
 	}
 }
+
+// TestKeyLocks: one key is never held twice at once, other keys do not
+// wait for it, and a key's lock is dropped once nobody holds or waits.
+func TestKeyLocks(t *testing.T) {
+	l := newKeyLocks[string]()
+	unlockA := l.lock("a")
+	otherDone := make(chan struct{})
+	go func() {
+		unlock := l.lock("b")
+		unlock()
+		close(otherDone)
+	}()
+	select {
+	case <-otherDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("key b waited for key a")
+	}
+	var mu sync.Mutex
+	holders, most := 0, 0
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			unlock := l.lock("a")
+			mu.Lock()
+			holders++
+			most = max(most, holders)
+			mu.Unlock()
+			time.Sleep(time.Millisecond)
+			mu.Lock()
+			holders--
+			mu.Unlock()
+			unlock()
+		})
+	}
+	time.Sleep(20 * time.Millisecond)
+	mu.Lock()
+	if holders != 0 {
+		t.Errorf("%d workers hold key a while the first still does", holders)
+	}
+	mu.Unlock()
+	unlockA()
+	wg.Wait()
+	if most != 1 {
+		t.Errorf("key a held by %d at once, want 1", most)
+	}
+	if len(l.locks) != 0 {
+		t.Errorf("%d locks left once nobody holds them", len(l.locks))
+	}
+}

@@ -125,9 +125,14 @@ func Run(ctx context.Context, cfg Config) error {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "pods-" + cfg.NodeName}),
+		statusQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
+			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "pod-status-" + cfg.NodeName}),
+		keys:       newKeyLocks[types.NamespacedName](),
 		namespaces: map[string]*twin{},
 	}
 	defer r.queue.ShutDown()
+	defer r.statusQueue.ShutDown()
 	if r.kinds, err = r.resources(); err != nil {
 		return err
 	}
@@ -170,13 +175,24 @@ func Run(ctx context.Context, cfg Config) error {
 	podErrors, podPanics := reflectionErrors.WithLabelValues(cfg.NodeName, Pods), reflectionPanics.WithLabelValues(cfg.NodeName, Pods)
 	defer reflectionErrors.DeleteLabelValues(cfg.NodeName, Pods)
 	defer reflectionPanics.DeleteLabelValues(cfg.NodeName, Pods)
-	process(ctx, r.queue, cfg.Workers, hooked(&r.cfg, Pods, r.reconcilePod), func(key types.NamespacedName, err error) {
+	failed := func(key types.NamespacedName, err error) {
 		if !errors.Is(err, errBackOff) {
 			reportFailure(r.logger, Pods, key, err, podErrors, podPanics)
 		}
-	})
+	}
+	var status sync.WaitGroup
+	status.Go(func() { process(ctx, r.statusQueue, StatusWorkers, hooked(&r.cfg, Pods, r.reconcilePod), failed) })
+	process(ctx, r.queue, cfg.Workers, hooked(&r.cfg, Pods, r.reconcilePod), failed)
+	status.Wait()
 	return nil
 }
+
+// StatusWorkers is the number of workers of a virtual node's status lane:
+// the changes of the provider's pods (their status, mostly) are queued
+// apart from the local pods' changes, so that a pod's Running reaches the
+// consumer while a burst of new pods still waits for its ShadowPods; both
+// lanes run the same reconcile, never at once for one pod.
+const StatusWorkers = 8
 
 type reflector struct {
 	cfg          Config
@@ -188,7 +204,11 @@ type reflector struct {
 	remoteShared, localShared sharedClient
 	pods                      corelisters.PodLister
 	queue                     workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	logger                    klog.Logger
+	// statusQueue takes the keys of the provider's pods' changes (see
+	// StatusWorkers); keys keeps the two lanes off one pod at a time.
+	statusQueue workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	keys        *keyLocks[types.NamespacedName]
+	logger      klog.Logger
 
 	// kinds reflect the other kinds, by name.
 	kinds map[string]resource
@@ -236,6 +256,8 @@ func (r *reflector) enqueueNamespace(namespace string) {
 var errBackOff = errors.New("waiting")
 
 func (r *reflector) reconcilePod(ctx context.Context, key types.NamespacedName) (time.Duration, error) {
+	unlock := r.keys.lock(key)
+	defer unlock()
 	requeue, err := r.reconcile(ctx, key)
 	if err == nil && requeue {
 		err = errBackOff
