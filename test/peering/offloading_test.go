@@ -163,9 +163,7 @@ func TestOffloading(t *testing.T) {
 		if err != nil || len(events.Items) == 0 || !strings.Contains(events.Items[0].Message, "naples") {
 			t.Errorf("no GaveUpWaiting event naming naples: %v %v", events, err)
 		}
-		if err := naples.StartComponent(testbed.APIServer); err != nil {
-			t.Fatal(err)
-		}
+		startAPIServer(t, "naples")
 		waitManager("naples")
 		deadline := time.Now().Add(30 * time.Second)
 		for {
