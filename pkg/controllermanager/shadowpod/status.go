@@ -86,10 +86,14 @@ func mirrorPod(st *offv1beta1.ShadowPodStatus, pod *corev1.Pod) {
 // SettleTime is how long a new Pod's first status waits to be written
 // while the Pod is merely Pending: most Pods are scheduled and started
 // within it, and their ShadowPod's status is then written once, Running,
-// rather than Pending and then Running (a write per pod saved on the
-// provider's API server). The consumer follows the Pod itself, not this
-// status, so it waits for nothing.
-const SettleTime = 5 * time.Second
+// rather than Pending and then Running. A ShadowPod status write is one of
+// the dearest requests a provider's API server serves (a custom resource
+// embedding a whole pod spec: decoded, schema-coerced, validated and
+// field-managed whole); under a burst of a thousand pods on two cores a
+// pod takes several seconds to start. The consumer follows the Pod itself,
+// not this status, so it waits for nothing; a Pod found unschedulable is
+// reported at once.
+const SettleTime = 15 * time.Second
 
 // settling tells how long the first status write of sp waits for pod to
 // settle (0: write now): only while no status was ever written, the Pod is
