@@ -36,11 +36,24 @@ func TestCordonedSliceKeepsGrant(t *testing.T) {
 	ctx := context.Background()
 	waitNodeReady(t)
 
-	tenant(t, "nice")
-	s := replica("nice", rl("1", "1Gi", "10"))
+	// Its own consumer, and its slice deleted at the end: the tests share
+	// the cluster, and a grant left behind would be taken from the shares
+	// the other tests expect.
+	tenant(t, "cordoned")
+	s := replica("cordoned", rl("1", "1Gi", "10"))
 	if err := cl.Create(ctx, s); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		// The Quota too: the garbage collector would delete it, later.
+		quota := &offv1beta1.Quota{}
+		quota.Namespace, quota.Name = s.Namespace, s.Name
+		for _, o := range []client.Object{s, quota} {
+			if err := cl.Delete(context.Background(), o); client.IgnoreNotFound(err) != nil {
+				t.Errorf("cleanup: %v", err)
+			}
+		}
+	})
 	if got := decideSlice(t, s); !accepted(got) {
 		t.Fatalf("the first request: %v", got.Status.Conditions)
 	}
