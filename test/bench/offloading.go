@@ -241,7 +241,10 @@ func startManager(ctx context.Context, bin, kubeconfig, id, logPath, pprofAddr s
 	// As the playground runs it on a bare cluster: it makes its namespace, CRDs
 	// and webhook registration itself.
 	cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--cluster-id", id, "--self-provision",
-		"--pprof-address", pprofAddr)
+		"--pprof-address", pprofAddr,
+		// A twin namespace holds 2,000 pods by default (the provider's cap
+		// on one consumer namespace); the bench's largest sizes need more.
+		"--twin-namespace-quota", "pods=100000")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
