@@ -3,9 +3,11 @@ package v1beta1
 // CIDR is an IP network in CIDR notation whose host bits are zero, such as
 // 10.244.0.0/16. Both IPv4 and IPv6 networks are accepted; a value with host
 // bits set (10.244.0.1/16) is refused rather than silently truncated, because
-// it usually means a typo in the prefix length.
+// it usually means a typo in the prefix length. The text must be the
+// canonical one (::/4, not ::0/4): controllers compare CIDRs as strings,
+// so two spellings of one network would pass for two networks.
 // +kubebuilder:validation:MaxLength=43
-// +kubebuilder:validation:XValidation:rule="isCIDR(self) && cidr(self) == cidr(self).masked()",messageExpression="'\"' + self + '\" is not a network in CIDR notation with zero host bits, such as 10.244.0.0/16'"
+// +kubebuilder:validation:XValidation:rule="isCIDR(self) && string(cidr(self).masked()) == self",messageExpression="'\"' + self + '\" is not a network in canonical CIDR notation with zero host bits, such as 10.244.0.0/16 or fd00::/8'"
 type CIDR string
 
 // String returns the CIDR as text.

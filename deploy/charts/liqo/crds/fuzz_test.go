@@ -70,6 +70,7 @@ func FuzzCRDValidation(f *testing.F) {
 		{"1e3", "0.5", "1.5", "::/0", ""},
 		{"lots", "1Ki", "0", "10.0.0.0/33", base64.StdEncoding.EncodeToString(make([]byte, 31))},
 		{"-0", "+1", "1m", "::ffff:10.0.0.0/104", "not base64!"},
+		{"0", "1", "1", "::0/4", ""}, // the network ::/4, not in its canonical text
 	} {
 		f.Add(seed.cpu, seed.memory, seed.pods, seed.cidr, seed.key)
 	}
