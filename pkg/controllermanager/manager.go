@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +37,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode"
+	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/remote"
 	"github.com/liqo-go/liqo/pkg/storage"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
@@ -193,21 +195,28 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			return err
 		}
 	}
-	if err := mgr.Add(manager.RunnableFunc(releaseStartupMemory(mgr))); err != nil {
+	if err := mgr.Add(manager.RunnableFunc(releaseStartupMemory(mgr, o.Logger))); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
 }
 
 // releaseStartupMemory returns, once the caches are filled, the memory the
-// start-up freed to the operating system. Starting (decoding the CRDs it
-// applies, listing everything its caches hold) takes the heap to its peak,
-// and the Go runtime hands freed pages back only gradually: an idle manager
-// would hold its start-up peak in RSS for minutes.
-func releaseStartupMemory(mgr ctrl.Manager) func(context.Context) error {
+// start-up freed to the operating system, and unmaps the executable's pages
+// it touched. Starting (decoding the CRDs it applies, listing everything its
+// caches hold) takes the heap to its peak, and the Go runtime hands freed
+// pages back only gradually: an idle manager would hold its start-up peak
+// in RSS for minutes. The init code of every linked package, run once, kept
+// most of the binary's text resident too (proc.ReleaseExecutablePages).
+func releaseStartupMemory(mgr ctrl.Manager, logger logr.Logger) func(context.Context) error {
 	return func(ctx context.Context) error {
-		if mgr.GetCache().WaitForCacheSync(ctx) {
-			debug.FreeOSMemory()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return nil
+		}
+		debug.FreeOSMemory()
+		if _, err := proc.ReleaseExecutablePages(); err != nil {
+			// Only memory is at stake: the manager runs on.
+			logger.Info("could not release the executable's start-up pages", "error", err.Error())
 		}
 		return nil
 	}

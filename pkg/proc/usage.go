@@ -16,7 +16,10 @@ const clockTick = 100
 // Usage is a process's resident memory and CPU time so far.
 type Usage struct {
 	RSS int64 // bytes
-	CPU time.Duration
+	// RSSAnon and RSSFile split RSS: the process's own memory (heap,
+	// stacks) and the pages of files it maps (its binary's text).
+	RSSAnon, RSSFile int64
+	CPU              time.Duration
 }
 
 // UsageOf reads the usage of a live process from /proc.
@@ -46,13 +49,15 @@ func UsageOf(pid int) (Usage, error) {
 	if err != nil {
 		return u, err
 	}
+	fields := map[string]*int64{"VmRSS": &u.RSS, "RssAnon": &u.RSSAnon, "RssFile": &u.RSSFile}
 	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		name, rest, _ := strings.Cut(line, ":")
+		if to, ok := fields[name]; ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			if err != nil {
-				return u, fmt.Errorf("unexpected VmRSS in /proc/%d/status: %q", pid, rest)
+				return u, fmt.Errorf("unexpected %s in /proc/%d/status: %q", name, pid, rest)
 			}
-			u.RSS = kb * 1024
+			*to = kb * 1024
 		}
 	}
 	return u, nil

@@ -34,8 +34,9 @@ type offloadRun struct {
 	// apiVanilla and apiOffloaded are the CPU time both API servers spent
 	// on the vanilla and on the offloaded run (creation and deletion).
 	apiVanilla, apiOffloaded time.Duration
-	// idleRSS is both managers' RSS, peered and idle, before the first run.
-	idleRSS int64
+	// idle is both managers' memory, peered and idle, before the first run
+	// (RSS and its anonymous and file-backed parts; CPU unused).
+	idle proc.Usage
 	// statusLag is, per pod, remote Running → local Running (sorted).
 	statusLag []time.Duration
 	// writesVanilla and writesOffloaded are the write requests both API
@@ -121,15 +122,15 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 	defer p.Stop()
 	consumer, provider, cl, pids := p.tb.Cluster("consumer"), p.tb.Cluster("provider"), p.consumer, p.pids
 	apiServers := map[string]int{"consumer": consumer.PIDs()[testbed.APIServer], "provider": provider.PIDs()[testbed.APIServer]}
-	var idle int64
+	var idle proc.Usage
 	for _, pid := range pids {
 		if u, err := proc.UsageOf(pid); err == nil {
-			idle += u.RSS
+			idle.RSS, idle.RSSAnon, idle.RSSFile = idle.RSS+u.RSS, idle.RSSAnon+u.RSSAnon, idle.RSSFile+u.RSSFile
 		}
 	}
 	var runs []offloadRun
 	for _, n := range sizes {
-		run := offloadRun{n: n, rss: map[string]int64{}, idleRSS: idle}
+		run := offloadRun{n: n, rss: map[string]int64{}, idle: idle}
 		apiBefore := totalCPU(apiServers)
 		writesBefore, err := clusterWrites(ctx, consumer, provider)
 		if err != nil {
@@ -341,7 +342,11 @@ func printOffloading(r *offloadResult) {
 			}
 			m.Measure, m.Unit, m.Value = "CPU per offloaded pod, both managers", "ms", number(perPod(r.cpu))
 			record(m)
-			m.Measure, m.Unit, m.Value = "both managers' RSS, peered and idle", "MB", megabytes(r.idleRSS)
+			m.Measure, m.Unit, m.Value = "both managers' RSS, peered and idle", "MB", megabytes(r.idle.RSS)
+			record(m)
+			m.Measure, m.Value = "both managers' RSS, peered and idle: anonymous", megabytes(r.idle.RSSAnon)
+			record(m)
+			m.Measure, m.Value = "both managers' RSS, peered and idle: file-backed", megabytes(r.idle.RSSFile)
 			record(m)
 			m.Measure, m.Unit, m.Value, m.Vanilla, m.Offloaded = "API servers' CPU per pod, both clusters", "ms", nil, number(perPod(r.apiVanilla)), number(perPod(r.apiOffloaded))
 			record(m)
@@ -359,7 +364,9 @@ func printOffloading(r *offloadResult) {
 	w.Flush()
 	for _, name := range []string{"default client QPS", "client QPS 1,000"} {
 		if runs := all[name]; len(runs) > 0 {
-			fmt.Fprintf(tables, "%s: both managers' RSS, peered and idle: %d MB\n", name, runs[0].idleRSS>>20)
+			i := runs[0].idle
+			fmt.Fprintf(tables, "%s: both managers' RSS, peered and idle: %d MB (anonymous %d MB, file-backed %d MB)\n",
+				name, i.RSS>>20, i.RSSAnon>>20, i.RSSFile>>20)
 		}
 		for _, r := range all[name] {
 			v := total(r.writesVanilla["consumer"]) + total(r.writesVanilla["provider"])
