@@ -15,11 +15,19 @@ const (
 )
 
 // Tuned returns a copy of cfg whose clients are not held back by client-go's
-// default rate limit; a limit set in cfg is kept.
+// default rate limit, and that name themselves with client-go's default
+// user agent (this executable's name and version); a limit or agent set in
+// cfg is kept. The agent is set here because only typed clientsets fill it
+// in by themselves: an HTTP client built from cfg for several clients
+// (Shared) sent Go's own, leaving the other side's audit log unable to
+// tell who wrote.
 func Tuned(cfg *rest.Config) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	if c.QPS == 0 {
 		c.QPS, c.Burst = QPS, Burst
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = rest.DefaultKubernetesUserAgent()
 	}
 	return c
 }

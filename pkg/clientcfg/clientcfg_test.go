@@ -24,9 +24,18 @@ func TestTuned(t *testing.T) {
 			t.Errorf("%s: got QPS %v burst %d type %q, want %v %d and no content type", c.name, got.QPS, got.Burst,
 				got.ContentType, c.wantQPS, c.wantBurst)
 		}
-		if in.QPS != c.in.QPS {
+		if got.UserAgent != rest.DefaultKubernetesUserAgent() {
+			t.Errorf("%s: user agent %q, want client-go's default", c.name, got.UserAgent)
+		}
+		if in.QPS != c.in.QPS || in.UserAgent != "" {
 			t.Errorf("%s: the input config was modified", c.name)
 		}
+	}
+}
+
+func TestTunedKeepsUserAgent(t *testing.T) {
+	if got := Tuned(&rest.Config{UserAgent: "liqoctl"}); got.UserAgent != "liqoctl" {
+		t.Errorf("user agent %q, want the one set kept", got.UserAgent)
 	}
 }
 

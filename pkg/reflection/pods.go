@@ -25,6 +25,7 @@ func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bo
 	local, err := r.pods.Pods(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
 		local = nil
+		r.deletedLocal.Delete(key)
 	} else if err != nil {
 		return false, err
 	}
@@ -183,10 +184,19 @@ func (r *reflector) deleteShadow(ctx context.Context, sp *offv1beta1.ShadowPod) 
 }
 
 // deleteLocal removes a local pod at once: what ran for it remotely is gone.
+// A pod deleted already is not deleted again while the cache still holds it.
 func (r *reflector) deleteLocal(ctx context.Context, local *corev1.Pod) error {
+	key := client.ObjectKeyFromObject(local)
+	if uid, ok := r.deletedLocal.Load(key); ok && uid == local.UID {
+		return nil
+	}
 	err := r.cfg.Local.CoreV1().Pods(local.Namespace).Delete(ctx, local.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &local.UID}})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+	switch {
+	case err == nil, apierrors.IsNotFound(err):
+		r.deletedLocal.Store(key, local.UID)
+		return nil
+	case apierrors.IsConflict(err):
 		return nil
 	}
 	return err

@@ -263,4 +263,32 @@ func TestBurst(t *testing.T) {
 	if len(sps.Items) != n {
 		t.Errorf("%d ShadowPods on the provider, want %d", len(sps.Items), n)
 	}
+
+	// Deleting them all, as a ReplicaSet scaled to zero would: each local
+	// pod is deleted once more by the virtual kubelet when its remote pod
+	// is gone, and only once, although several events of the ShadowPod and
+	// the remote pod wake it before its own deletion reaches the cache
+	// (before deletedLocal, one pod in three was deleted twice: a 404).
+	notFound := map[string]string{"verb": "DELETE", "resource": "pods", "code": "404"}
+	before, err := harness.Requests(ctx, consumerCS, notFound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := consumer.Delete(ctx, testPod("burst", fmt.Sprintf("p%03d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	harness.Eventually(ctx, t, "every local pod gone", func() (bool, error) {
+		var list corev1.PodList
+		err := consumer.List(ctx, &list, client.InNamespace("burst"))
+		return err == nil && len(list.Items) == 0, err
+	})
+	after, err := harness.Requests(ctx, consumerCS, notFound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after-before > 0 {
+		t.Errorf("%.0f DELETEs of local pods answered 404 while deleting %d: pods deleted again after they were gone", after-before, n)
+	}
 }

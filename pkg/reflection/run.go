@@ -214,6 +214,10 @@ type reflector struct {
 	kinds map[string]resource
 	// tokens keeps the offloaded pods' ServiceAccount token Secrets.
 	tokens *tokens
+	// deletedLocal holds, by key, the UID of a local pod deleted and not
+	// yet gone from the cache, so that the events still in flight for it
+	// do not delete it again (one DELETE answered 404 in three pods).
+	deletedLocal sync.Map
 
 	mu sync.RWMutex
 	// namespaces holds the twin namespaces by local namespace name.

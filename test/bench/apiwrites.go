@@ -1,17 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // writeVerbs are the verbs of apiserver_request_total that change state.
@@ -21,18 +19,13 @@ var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "DELE
 // served (apiserver_request_total), by "VERB resource[/subresource]": the
 // API work a run costs, whoever sent it.
 func apiWrites(ctx context.Context, cs kubernetes.Interface) (map[string]float64, error) {
-	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	families, err := harness.APIServerMetrics(ctx, cs)
 	if err != nil {
-		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("parsing the API server's metrics: %w", err)
+		return nil, err
 	}
 	out := map[string]float64{}
 	for _, m := range families["apiserver_request_total"].GetMetric() {
-		labels := labelsOf(m)
+		labels := harness.Labels(m)
 		key := labels["verb"] + " " + labels["resource"]
 		if sub := labels["subresource"]; sub != "" {
 			key += "/" + sub
@@ -46,7 +39,7 @@ func apiWrites(ctx context.Context, cs kubernetes.Interface) (map[string]float64
 	}
 	// The admission webhooks the API server called, ours included.
 	for _, m := range families["apiserver_admission_webhook_request_total"].GetMetric() {
-		labels := labelsOf(m)
+		labels := harness.Labels(m)
 		out[webhookPrefix+labels["name"]+" "+labels["operation"]] += m.GetCounter().GetValue()
 	}
 	return out, nil
@@ -57,14 +50,6 @@ const (
 	readPrefix    = "read: "
 	webhookPrefix = "webhook: "
 )
-
-func labelsOf(m *dto.Metric) map[string]string {
-	labels := map[string]string{}
-	for _, l := range m.GetLabel() {
-		labels[l.GetName()] = l.GetValue()
-	}
-	return labels
-}
 
 // only keeps the counts whose keys have prefix, without it; "" keeps the
 // writes.
