@@ -7,7 +7,7 @@ package v1beta1
 // canonical one (::/4, not ::0/4): controllers compare CIDRs as strings,
 // so two spellings of one network would pass for two networks.
 // +kubebuilder:validation:MaxLength=43
-// +kubebuilder:validation:XValidation:rule="isCIDR(self) && string(cidr(self).masked()) == self",messageExpression="'\"' + self + '\" is not a network in canonical CIDR notation with zero host bits, such as 10.244.0.0/16 or fd00::/8'"
+// +kubebuilder:validation:XValidation:rule="isCIDR(self) && string(cidr(self).masked()) == self",messageExpression="'\"' + self + '\" is not a network in CIDR notation with zero host bits, in its canonical form, such as 10.244.0.0/16 or fd00::/8'"
 type CIDR string
 
 // String returns the CIDR as text.

@@ -65,6 +65,7 @@ func TestFabricValidation(t *testing.T) {
 		{"CIDR that is a word", conf([]netv1beta1.CIDR{"pods"}, ext), []string{`"pods" is not a network in CIDR notation`}},
 		{"CIDR with host bits", conf([]netv1beta1.CIDR{"10.244.0.1/16"}, ext), []string{`"10.244.0.1/16" is not a network in CIDR notation with zero host bits`}},
 		{"CIDR with a shell command", conf([]netv1beta1.CIDR{"10.0.0.0/8;reboot"}, ext), []string{"is not a network in CIDR notation"}},
+		{"CIDR not in its canonical form", conf([]netv1beta1.CIDR{"fd00:0::/16"}, ext), []string{`"fd00:0::/16" is not a network in CIDR notation with zero host bits, in its canonical form`}},
 		{"CIDR of 10 KB", conf([]netv1beta1.CIDR{netv1beta1.CIDR(strings.Repeat("1", 10000))}, ext), []string{"spec.remote.cidr.pod[0]", "Too long"}},
 		{"external CIDR bad", conf([]netv1beta1.CIDR{"10.244.0.0/16"}, []netv1beta1.CIDR{"10.70.0.0/99"}), []string{"spec.remote.cidr.external[0]", "is not a network"}},
 		{"local CIDR bad", &netv1beta1.Configuration{ObjectMeta: meta, Spec: netv1beta1.ConfigurationSpec{
