@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -121,5 +122,36 @@ func TestReleaseExecutablePages(t *testing.T) {
 	// Still runs: code and read-only data come back from the page cache.
 	if _, err := UsageOf(os.Getpid()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReleasableMappings: of an executable's mappings, only the read-only
+// ones without private copies go; the RELRO part the dynamic loader wrote
+// relocations into (r--p, with anonymous pages) stays, or the process
+// would jump through zeroed pointers.
+func TestReleasableMappings(t *testing.T) {
+	const smaps = `00400000-01f07000 r-xp 00000000 fe:00 42 /bin/manager
+Rss:               22280 kB
+Anonymous:             0 kB
+01f07000-03eaa000 r--p 01b07000 fe:00 42 /bin/manager
+Anonymous:             0 kB
+03eaa000-03eac000 r--p 03aaa000 fe:00 42 /bin/manager
+Anonymous:             8 kB
+03eac000-03f2e000 rw-p 03aac000 fe:00 42 /bin/manager
+Anonymous:           120 kB
+7f0000000000-7f0000100000 r-xp 00000000 fe:00 7 /lib/libc.so.6
+Anonymous:             0 kB
+7f0000200000-7f0000300000 r-xp 00000000 fe:00 42 /bin/manager
+`
+	var got []uint64
+	for _, m := range parseSmaps([]byte(smaps)) {
+		if m.releasable(42) {
+			got = append(got, m.start)
+		}
+	}
+	// The text and read-only data; not the RELRO pages, the writable data,
+	// another file's mapping, nor one whose Anonymous line is missing.
+	if want := []uint64{0x400000, 0x1f07000}; !slices.Equal(got, want) {
+		t.Errorf("releasable mappings start at %x, want %x", got, want)
 	}
 }

@@ -136,8 +136,8 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 	t := &twin{local: local, remote: remote, cache: c, localCache: lc, stop: stop, kindSynced: map[string]*atomic.Bool{}}
 	// The provider's pods' changes go to the status lane (StatusWorkers).
 	handlers := map[client.Object]toolscache.ResourceEventHandlerFuncs{
-		&offv1beta1.ShadowPod{}: onEvery(func(o client.Object) { r.queue.Add(types.NamespacedName{Namespace: local, Name: o.GetName()}) }),
-		&corev1.Pod{}:           onEvery(func(o client.Object) { r.statusQueue.Add(types.NamespacedName{Namespace: local, Name: o.GetName()}) }),
+		shadowPodMetadata(): onEvery(func(o client.Object) { r.queue.Add(types.NamespacedName{Namespace: local, Name: o.GetName()}) }),
+		&corev1.Pod{}:       onEvery(func(o client.Object) { r.statusQueue.Add(types.NamespacedName{Namespace: local, Name: o.GetName()}) }),
 	}
 	var syncs []toolscache.InformerSynced
 	for kind, handler := range handlers {

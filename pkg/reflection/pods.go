@@ -18,6 +18,17 @@ import (
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
 )
 
+// shadowPodMetadata is an empty ShadowPod of which the twin caches hold the
+// metadata only: its labels, annotations, UID and deletion are all the
+// reflection reads of it, while the whole object carries a pod spec. A
+// metadata-only watch spares the provider's API server encoding it, and
+// this side decoding it, on every change of every ShadowPod.
+func shadowPodMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(offv1beta1.GroupVersion.WithKind("ShadowPod"))
+	return m
+}
+
 // reconcile brings one local pod and its ShadowPod in line. It returns true
 // to be retried later without an error (waiting on something that sends no
 // event, such as a rejected ShadowPod).
@@ -84,11 +95,11 @@ func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bo
 	return false, r.writeStatus(ctx, local, forge.PodStatus(&local.Status, &rp.Status, r.cfg.HostIP, r.cfg.Addresses))
 }
 
-// remoteState reads the ShadowPod and the provider's pod of a name from the
-// twin's caches; either may be nil.
-func (r *reflector) remoteState(ctx context.Context, t *twin, name string) (*offv1beta1.ShadowPod, *corev1.Pod, error) {
+// remoteState reads the ShadowPod (its metadata) and the provider's pod of
+// a name from the twin's caches; either may be nil.
+func (r *reflector) remoteState(ctx context.Context, t *twin, name string) (*metav1.PartialObjectMetadata, *corev1.Pod, error) {
 	key := types.NamespacedName{Namespace: t.remote, Name: name}
-	sp := &offv1beta1.ShadowPod{}
+	sp := shadowPodMetadata()
 	if err := t.cache.Get(ctx, key, sp); apierrors.IsNotFound(err) {
 		sp = nil
 	} else if err != nil {
@@ -137,7 +148,7 @@ func (r *reflector) refuse(ctx context.Context, local *corev1.Pod, msg string) e
 
 // terminate finishes a local pod's deletion as a kubelet does: the remote
 // pod stops first, then the local pod is removed for good.
-func (r *reflector) terminate(ctx context.Context, local *corev1.Pod, sp *offv1beta1.ShadowPod, rp *corev1.Pod) error {
+func (r *reflector) terminate(ctx context.Context, local *corev1.Pod, sp *metav1.PartialObjectMetadata, rp *corev1.Pod) error {
 	if sp != nil {
 		if sp.DeletionTimestamp.IsZero() {
 			return r.deleteShadow(ctx, sp)
@@ -179,7 +190,7 @@ func (r *reflector) writeStatus(ctx context.Context, local *corev1.Pod, status c
 	return err
 }
 
-func (r *reflector) deleteShadow(ctx context.Context, sp *offv1beta1.ShadowPod) error {
+func (r *reflector) deleteShadow(ctx context.Context, sp *metav1.PartialObjectMetadata) error {
 	return client.IgnoreNotFound(r.remote.Delete(ctx, sp, client.Preconditions{UID: &sp.UID}))
 }
 
