@@ -106,6 +106,17 @@ func (r *reflector) syncMaps(ctx context.Context) {
 	}
 }
 
+// remotePodStatusOnly trims a provider's pod to what the reflection reads of
+// it, its metadata and status, before the twin cache keeps it: the spec,
+// the bulk of a pod, is the ShadowPod's, which the consumer wrote, and
+// managed fields nothing reads.
+func remotePodStatusOnly(obj any) (any, error) {
+	if p, ok := obj.(*corev1.Pod); ok {
+		p.ManagedFields, p.Spec = nil, corev1.PodSpec{}
+	}
+	return obj, nil
+}
+
 // startTwin watches one twin namespace and its local namespace: on the
 // provider, the ShadowPods, their pods and the copies of the reflected
 // kinds (only those made by this cluster); locally, the objects of the
@@ -114,7 +125,7 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 	ours := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue,
 		consts.OriginClusterIDLabel: r.cfg.LocalClusterID})
 	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
-	byObject := map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: managed}}
+	byObject := map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: managed, Transform: remotePodStatusOnly}}
 	for _, k := range r.kinds {
 		obj, by := k.remoteCache(ours)
 		byObject[obj] = by
