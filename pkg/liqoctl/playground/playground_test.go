@@ -3,8 +3,13 @@ package playground
 import (
 	"bytes"
 	"context"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/liqo-go/liqo/pkg/proc"
 )
 
 // These cover argument checks that fail before any cluster starts; the full
@@ -61,4 +66,47 @@ func TestOwnerAliveRejectsStrangers(t *testing.T) {
 	if ownerAlive(&clusterState{Name: "rome", PID: 0}) {
 		t.Error("PID 0 was taken for a playground owner")
 	}
+}
+
+// TestOwnerGone: `up` gives up on an owner only once it is dead or its PID
+// runs another program, not while its command line reads empty (a child
+// the kernel is still loading; a kernel thread stands in for one here).
+func TestOwnerGone(t *testing.T) {
+	owner := exec.Command("/bin/sh", "-c", "sleep 30; :", "serve", "--cluster=rome") // ": " keeps sh from exec-ing sleep
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	st := &clusterState{Name: "rome", PID: owner.Process.Pid}
+	if ownerGone(st) || !ownerAlive(st) {
+		t.Errorf("a live owner (%v) was taken for gone", proc.Args(st.PID))
+	}
+	if !ownerGone(&clusterState{Name: "milan", PID: st.PID}) {
+		t.Error("the owner of rome was taken for milan's")
+	}
+	_ = owner.Process.Kill()
+	_ = owner.Wait()
+	if !ownerGone(st) || ownerAlive(st) {
+		t.Error("a dead owner was not taken for gone")
+	}
+	if !ownerGone(&clusterState{Name: "rome", PID: 1}) {
+		t.Error("PID 1 was not taken for another program")
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 1 || !proc.Alive(pid) || len(proc.Args(pid)) > 0 {
+			continue
+		}
+		if ownerGone(&clusterState{Name: "rome", PID: pid}) {
+			t.Errorf("live process %d with an empty command line was taken for gone", pid)
+		}
+		if ownerAlive(&clusterState{Name: "rome", PID: pid}) {
+			t.Errorf("live process %d with an empty command line was taken for an owner to signal", pid)
+		}
+		return
+	}
+	t.Log("no process with an empty command line here: only the other cases were checked")
 }

@@ -88,8 +88,24 @@ func ownerAlive(s *clusterState) bool {
 	if !proc.Alive(s.PID) {
 		return false
 	}
+	return isOwner(proc.Args(s.PID), s.Name)
+}
+
+func isOwner(args []string, cluster string) bool {
+	return slices.Contains(args, "serve") && slices.Contains(args, "--cluster="+cluster)
+}
+
+// ownerGone tells whether the state's owner process is gone: dead, or its
+// PID reused by another program. Unlike !ownerAlive, a live process whose
+// command line reads empty is not gone: a child just spawned shows one for
+// a moment, while the kernel is still loading the program (its parent
+// resumes before the new command line is in place), and `up` looks at once.
+func ownerGone(s *clusterState) bool {
+	if !proc.Alive(s.PID) {
+		return true
+	}
 	args := proc.Args(s.PID)
-	return slices.Contains(args, "serve") && slices.Contains(args, "--cluster="+s.Name)
+	return len(args) > 0 && !isOwner(args, s.Name)
 }
 
 // defaultDir is $LIQO_PLAYGROUND_DIR, else ~/.liqo/playground.

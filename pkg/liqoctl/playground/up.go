@@ -230,7 +230,7 @@ func waitReady(ctx context.Context, l layout, names []string, timeout time.Durat
 				continue
 			case err == nil && st.Phase == phaseFailed:
 				return false, fmt.Errorf("cluster %s failed to start: %s", name, st.Error)
-			case err == nil && !ownerAlive(st):
+			case err == nil && ownerGone(st):
 				return false, fmt.Errorf("the owner process of cluster %s exited; its log %s ends with:\n%s",
 					name, l.log(name), proc.TailFile(l.log(name), 20))
 			}
