@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/liqo-go/liqo/pkg/proc"
 )
@@ -77,6 +78,16 @@ func TestOwnerGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &clusterState{Name: "rome", PID: owner.Process.Pid}
+	// Until the kernel has put the child's command line in place it reads
+	// empty: the moment `up` once took for a dead owner.
+	for deadline := time.Now().Add(10 * time.Second); len(proc.Args(st.PID)) == 0; time.Sleep(time.Millisecond) {
+		if ownerGone(st) {
+			t.Fatal("an owner still starting (empty command line) was taken for gone")
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the owner's command line stayed empty for 10 s")
+		}
+	}
 	if ownerGone(st) || !ownerAlive(st) {
 		t.Errorf("a live owner (%v) was taken for gone", proc.Args(st.PID))
 	}
