@@ -77,6 +77,8 @@ func TestOwnerGone(t *testing.T) {
 	if err := owner.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// Stopped however the test ends, a failed check included.
+	t.Cleanup(func() { _ = owner.Process.Kill(); _ = owner.Wait() })
 	st := &clusterState{Name: "rome", PID: owner.Process.Pid}
 	// Until the kernel has put the child's command line in place it reads
 	// empty: the moment `up` once took for a dead owner.
