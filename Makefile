@@ -6,7 +6,7 @@ CONTROLLER_GEN:= sigs.k8s.io/controller-tools/cmd/controller-gen@v0.19.0
 # Test timeout: the first run builds the testbed binaries (~8 min on 2 cores).
 TEST_TIMEOUT  ?= 40m
 
-.PHONY: all build liqoctl test fuzz docs playground playground-down bench generate lint testbed-binaries images
+.PHONY: all build liqoctl test test-faults fuzz docs playground playground-down bench generate lint testbed-binaries images
 
 all: build
 
@@ -34,6 +34,13 @@ test: testbed-binaries
 	# A count, not a duration: Go 1.26's fuzz coordinator can fail a target
 	# with "context deadline exceeded" when a duration ends (go.dev/issue/75804).
 	FUZZTIME=2000x GO=$(GO) hack/fuzz.sh $(FUZZ_PKGS)
+
+## test-faults: the slow fault scenarios (test/faults: a provider frozen for
+## a minute, partitioned for 330 s, a manager killed under 1,000 pods),
+## about 8 minutes of mostly waiting. Built only with the faults tag so that
+## make test stays short; .ci/run runs both.
+test-faults: testbed-binaries
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -tags faults ./test/faults
 
 ## fuzz: each fuzz target for FUZZTIME (default 1m).
 fuzz:
@@ -79,5 +86,5 @@ images:
 	$(GO) run ./hack/images $(IMAGES_FLAGS)
 
 lint:
-	$(GO) vet ./...
+	$(GO) vet -tags faults ./...
 	$(GO) run $(GOLANGCI_LINT) run ./...

@@ -79,6 +79,7 @@ func Must(tb *Testbed, err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "setting up the testbed:", err)
 		tb.Stop()
+		tb.keepLogDirs()
 		os.Exit(1)
 	}
 }
@@ -87,12 +88,15 @@ func Must(tb *Testbed, err error) {
 // controller managers in-process, and sends what logs through klog
 // (client-go, leader election, virtual-kubelet) and through
 // controller-runtime's global logger to its shared.log, out of the test
-// output. It returns the directory.
-func LogDir(prefix string) (string, error) {
+// output. It returns the directory. Main removes it when the package
+// passes and keeps it (naming it) when a test or the setup fails: the logs
+// are what tells a failure's story, and a passing run needs none.
+func (tb *Testbed) LogDir(prefix string) (string, error) {
 	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
 		return "", err
 	}
+	tb.logDirs = append(tb.logDirs, dir)
 	shared, err := os.Create(filepath.Join(dir, "shared.log"))
 	if err != nil {
 		return "", err
@@ -101,4 +105,18 @@ func LogDir(prefix string) (string, error) {
 	klog.SetOutput(shared)
 	ctrl.SetLogger(zap.New(zap.WriteTo(shared)))
 	return dir, nil
+}
+
+// keepLogDirs names the log directories a failed run leaves for reading.
+func (tb *Testbed) keepLogDirs() {
+	for _, dir := range tb.logDirs {
+		fmt.Fprintln(os.Stderr, "the managers' logs are kept in", dir)
+	}
+}
+
+// removeLogDirs removes the log directories of a run that passed.
+func (tb *Testbed) removeLogDirs() {
+	for _, dir := range tb.logDirs {
+		_ = os.RemoveAll(dir)
+	}
 }

@@ -44,6 +44,9 @@ type Testbed struct {
 	// testbed alone (so Stop removes it).
 	underlay    string
 	ownUnderlay bool
+	// logDirs are the managers' log directories (LogDir): removed when
+	// the tests pass, kept when they fail.
+	logDirs []string
 }
 
 // ownerFile records the PID of the process that owns a testbed directory, so

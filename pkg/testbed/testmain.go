@@ -32,5 +32,10 @@ func Main(m interface{ Run() int }, use func(*Testbed), specs ...ClusterSpec) {
 		fmt.Fprintln(os.Stderr, "FAIL: the testbed left things behind after Stop:", err)
 		code = 1
 	}
+	if code == 0 {
+		tb.removeLogDirs()
+	} else {
+		tb.keepLogDirs()
+	}
 	os.Exit(code)
 }

@@ -1,3 +1,5 @@
+//go:build faults
+
 // Package faults injects faults into testbed clusters, by signals to the
 // processes the testbed started, and checks what offloaded workloads go
 // through: a provider's API server frozen (SIGSTOP) for a minute; the
@@ -43,7 +45,7 @@ const managerName = "liqo-controller-manager"
 func TestMain(m *testing.M) {
 	testbed.Main(m, func(tb *testbed.Testbed) {
 		rome, milan, naples = tb.Cluster("rome"), tb.Cluster("milan"), tb.Cluster("naples")
-		dir, err := testbed.LogDir("liqo-faults-")
+		dir, err := tb.LogDir("liqo-faults-")
 		testbed.Must(tb, err)
 		milanLink, err = newLink(milan.Server)
 		testbed.Must(tb, err)

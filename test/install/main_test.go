@@ -41,9 +41,8 @@ func TestMain(m *testing.M) {
 	testbed.Main(m, func(tb *testbed.Testbed) {
 		rome, milan = tb.Cluster("rome"), tb.Cluster("milan")
 		var err error
-		if dir, err = testbed.LogDir("liqo-install-"); err != nil {
-			panic(err)
-		}
+		dir, err = tb.LogDir("liqo-install-")
+		testbed.Must(tb, err)
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // a cold build compiles every image
 		defer cancel()
 		for _, c := range []*testbed.Cluster{rome, milan} {
@@ -53,9 +52,7 @@ func TestMain(m *testing.M) {
 				err = c.PushComponents(ctx)
 			}
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "setting up %s: %v\n", c.Name, err)
-				tb.Stop()
-				os.Exit(1)
+				testbed.Must(tb, fmt.Errorf("%s: %w", c.Name, err))
 			}
 			kubeconfigs[c.Name] = path
 		}

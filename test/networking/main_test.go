@@ -36,15 +36,12 @@ func TestMain(m *testing.M) {
 	testbed.Main(m, func(tb *testbed.Testbed) {
 		rome, milan, paris = tb.Cluster("rome"), tb.Cluster("milan"), tb.Cluster("paris")
 		var err error
-		if logDir, err = testbed.LogDir("liqo-networking-"); err != nil {
-			panic(err)
-		}
+		logDir, err = tb.LogDir("liqo-networking-")
+		testbed.Must(tb, err)
 		ctx := context.Background()
 		for _, c := range []*testbed.Cluster{rome, milan, paris} {
 			if err := setup(ctx, c); err != nil {
-				fmt.Fprintf(os.Stderr, "setting up %s: %v\n", c.Name, err)
-				tb.Stop()
-				os.Exit(1)
+				testbed.Must(tb, fmt.Errorf("%s: %w", c.Name, err))
 			}
 		}
 	},

@@ -48,16 +48,12 @@ func TestMain(m *testing.M) {
 		tb = t
 		ctx, cancel := context.WithCancel(context.Background())
 		cancelAll = cancel
-		dir, err := testbed.LogDir("liqo-peering-")
-		if err != nil {
-			panic(err)
-		}
+		dir, err := tb.LogDir("liqo-peering-")
+		testbed.Must(tb, err)
 		for _, c := range clusters {
 			cl := tb.Cluster(c.name)
 			path := filepath.Join(dir, c.name+".kubeconfig")
-			if err := cl.WriteKubeconfig(path); err != nil {
-				panic(err)
-			}
+			testbed.Must(tb, cl.WriteKubeconfig(path))
 			kubeconfigs[c.name] = path
 			logPath := filepath.Join(dir, c.name+"-controller-manager.log")
 			startManagers[c.name] = func() { startManager(ctx, cl, c.labels, c.policy, logPath) }

@@ -8,7 +8,6 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -43,7 +42,7 @@ func TestMain(m *testing.M) {
 		err := coarseClass(milan)
 		var dir string
 		if err == nil {
-			dir, err = testbed.LogDir("liqo-storage-")
+			dir, err = tb.LogDir("liqo-storage-")
 		}
 		if err == nil {
 			for _, c := range []*testbed.Cluster{rome, milan} {
@@ -54,11 +53,7 @@ func TestMain(m *testing.M) {
 				kubeconfigs[c.Name] = m.Kubeconfig
 			}
 		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "setting up the clusters:", err)
-			tb.Stop()
-			os.Exit(1)
-		}
+		testbed.Must(tb, err)
 	},
 		testbed.ClusterSpec{Name: "rome", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
 		testbed.ClusterSpec{Name: "milan", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},

@@ -25,11 +25,9 @@ var (
 func TestMain(m *testing.M) {
 	testbed.Main(m, func(tb *testbed.Testbed) {
 		cluster = tb.Clusters[0]
-		dir, err := os.MkdirTemp("", "liqoctl-install-")
-		if err == nil {
-			kubeconfig = filepath.Join(dir, "kubeconfig")
-			err = cluster.WriteKubeconfig(kubeconfig)
-		}
+		// In the testbed's directory, which Stop removes.
+		kubeconfig = filepath.Join(tb.Dir, "install.kubeconfig")
+		err := cluster.WriteKubeconfig(kubeconfig)
 		if err == nil {
 			err = runningPod()
 		}
