@@ -22,10 +22,26 @@ const ReasonTenantGone = "TenantGone"
 // only source of its rights here. Unpeering deletes it; without it the
 // consumer's maps ask for nothing, whoever deleted it and whether or not
 // the tenant namespace stays (it does while this cluster consumes that
-// consumer's resources the other way).
+// consumer's resources the other way). A Tenant missing from the cache is
+// looked for past it before the answer is no: the revocation that follows
+// deletes the consumer's maps and twins, and a cache behind a Tenant just
+// created (a map replicated right after peering) must not cause that.
 func (r *TwinReconciler) peered(ctx context.Context, consumer string) (bool, error) {
+	found, err := hasTenant(ctx, r.Client, consumer)
+	if err != nil || found {
+		return found, err
+	}
+	reader := r.Reader
+	if reader == nil {
+		return false, nil
+	}
+	return hasTenant(ctx, reader, consumer)
+}
+
+// hasTenant reports whether reader holds a live Tenant of consumer.
+func hasTenant(ctx context.Context, reader client.Reader, consumer string) (bool, error) {
 	var list authv1beta1.TenantList
-	if err := r.Client.List(ctx, &list, client.InNamespace(consts.TenantNamespace(consumer))); err != nil {
+	if err := reader.List(ctx, &list, client.InNamespace(consts.TenantNamespace(consumer))); err != nil {
 		return false, err
 	}
 	for i := range list.Items {

@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/liqo-go/liqo/apis"
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
@@ -79,5 +81,31 @@ func TestTwinsRevokedOnUnpeer(t *testing.T) {
 	}
 	if err := admin.Get(ctx, types.NamespacedName{Name: "shop-bari"}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a twin was made for a consumer without a Tenant (%v)", err)
+	}
+}
+
+// TestPeeredLooksPastAStaleCache: a map replicated right after peering can
+// reach the controller before the consumer's new Tenant reaches its cache.
+// Taken at its word, the cache would have the map and twins revoked (as
+// under load in a CI run); the Tenant is looked for past it first. Pure
+// logic: two fake readers stand for the stale cache and the API server.
+func TestPeeredLooksPastAStaleCache(t *testing.T) {
+	tenant := &authv1beta1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "asti", Namespace: consts.TenantNamespace("asti")},
+		Spec: authv1beta1.TenantSpec{ClusterID: "asti"}}
+	stale := fake.NewClientBuilder().WithScheme(apis.NewScheme()).Build()
+	live := fake.NewClientBuilder().WithScheme(apis.NewScheme()).WithObjects(tenant).Build()
+	for _, c := range []struct {
+		name   string
+		reader client.Reader
+		want   bool
+	}{
+		{"the API server has the Tenant", live, true},
+		{"neither has it", fake.NewClientBuilder().WithScheme(apis.NewScheme()).Build(), false},
+	} {
+		r := &TwinReconciler{Client: stale, Reader: c.reader}
+		got, err := r.peered(t.Context(), "asti")
+		if err != nil || got != c.want {
+			t.Errorf("%s: peered = %v, %v; want %v", c.name, got, err, c.want)
+		}
 	}
 }

@@ -174,7 +174,11 @@ func TestRecreatesDeletedPod(t *testing.T) {
 	old := runningShadowPod(ctx, t, sp)
 
 	start := time.Now()
-	if err := cl.Delete(ctx, old); err != nil {
+	// At once (grace 0): a graceful deletion leaves the removal to kwok,
+	// which deletes by name without a UID precondition and sometimes twice,
+	// so that its late second delete can take the new pod as well (seen
+	// under load: two recreations). A kubelet deletes with the pod's UID.
+	if err := cl.Delete(ctx, old, client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}
 	pod := waitPod(ctx, t, sp, " with a new UID", func(p *corev1.Pod) bool { return p.UID != old.UID })
