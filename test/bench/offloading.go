@@ -27,9 +27,10 @@ import (
 type offloadRun struct {
 	n                  int
 	vanilla, offloaded result
-	// Peak RSS of each controller manager during the offloaded run, and the
-	// CPU time both spent on it (creation and deletion).
-	rss map[string]int64
+	// Peak RSS of each controller manager during the offloaded run (with
+	// its anonymous and file-backed parts at that sample), and the CPU time
+	// both spent on it (creation and deletion).
+	rss map[string]proc.Usage
 	cpu time.Duration
 	// apiVanilla and apiOffloaded are the CPU time both API servers spent
 	// on the vanilla and on the offloaded run (creation and deletion).
@@ -130,7 +131,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 	}
 	var runs []offloadRun
 	for _, n := range sizes {
-		run := offloadRun{n: n, rss: map[string]int64{}, idle: idle}
+		run := offloadRun{n: n, rss: map[string]proc.Usage{}, idle: idle}
 		apiBefore := totalCPU(apiServers)
 		writesBefore, err := clusterWrites(ctx, consumer, provider)
 		if err != nil {
@@ -294,8 +295,9 @@ func totalCPU(pids map[string]int) time.Duration {
 	return total
 }
 
-// sampleRSS records each process's peak RSS every 100 ms until stopped.
-func sampleRSS(pids map[string]int, peak map[string]int64) func() {
+// sampleRSS records each process's usage at its peak RSS, sampled every
+// 100 ms until stopped.
+func sampleRSS(pids map[string]int, peak map[string]proc.Usage) func() {
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	wg.Add(1)
@@ -303,8 +305,8 @@ func sampleRSS(pids map[string]int, peak map[string]int64) func() {
 		defer wg.Done()
 		wait.NonSlidingUntil(func() {
 			for name, pid := range pids {
-				if u, err := proc.UsageOf(pid); err == nil && u.RSS > peak[name] {
-					peak[name] = u.RSS
+				if u, err := proc.UsageOf(pid); err == nil && u.RSS > peak[name].RSS {
+					peak[name] = u
 				}
 			}
 		}, 100*time.Millisecond, done)
@@ -322,7 +324,7 @@ func printOffloading(r *offloadResult) {
 			perPod := func(d time.Duration) float64 { return 1000 * d.Seconds() / float64(r.n) }
 			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%.2f×\t%s\t%s\t%d MB\t%d MB\t%.1f ms\t%.1f ms\t%.1f ms\t%.2f×\t\n", name, r.n,
 				ms(r.vanilla.running), ms(r.offloaded.running), r.offloaded.running.Seconds()/r.vanilla.running.Seconds(),
-				ms(r.vanilla.deleted), ms(r.offloaded.deleted), r.rss["consumer"]>>20, r.rss["provider"]>>20,
+				ms(r.vanilla.deleted), ms(r.offloaded.deleted), r.rss["consumer"].RSS>>20, r.rss["provider"].RSS>>20,
 				perPod(r.cpu), perPod(r.apiVanilla), perPod(r.apiOffloaded), r.apiOffloaded.Seconds()/r.apiVanilla.Seconds())
 			m := measurement{Suite: "offloading", N: r.n, Profile: name, Unit: "s"}
 			if name == "client QPS 1,000" {
@@ -337,7 +339,11 @@ func printOffloading(r *offloadResult) {
 			}
 			m.Vanilla, m.Offloaded, m.Unit = nil, nil, "MB"
 			for _, mgr := range []string{"consumer", "provider"} {
-				m.Measure, m.Value = "peak RSS, "+mgr+" manager", megabytes(r.rss[mgr])
+				m.Measure, m.Value = "peak RSS, "+mgr+" manager", megabytes(r.rss[mgr].RSS)
+				record(m)
+				m.Measure, m.Value = "peak RSS, "+mgr+" manager: anonymous", megabytes(r.rss[mgr].RSSAnon)
+				record(m)
+				m.Measure, m.Value = "peak RSS, "+mgr+" manager: file-backed", megabytes(r.rss[mgr].RSSFile)
 				record(m)
 			}
 			m.Measure, m.Unit, m.Value = "CPU per offloaded pod, both managers", "ms", number(perPod(r.cpu))
@@ -369,6 +375,9 @@ func printOffloading(r *offloadResult) {
 				name, i.RSS>>20, i.RSSAnon>>20, i.RSSFile>>20)
 		}
 		for _, r := range all[name] {
+			c, p := r.rss["consumer"], r.rss["provider"]
+			fmt.Fprintf(tables, "%s, N=%d: peak RSS, consumer / provider manager: %d MB (anonymous %d, file-backed %d) / %d MB (anonymous %d, file-backed %d)\n",
+				name, r.n, c.RSS>>20, c.RSSAnon>>20, c.RSSFile>>20, p.RSS>>20, p.RSSAnon>>20, p.RSSFile>>20)
 			v := total(r.writesVanilla["consumer"]) + total(r.writesVanilla["provider"])
 			oc, op := total(r.writesOffloaded["consumer"]), total(r.writesOffloaded["provider"])
 			fmt.Fprintf(tables, "%s, N=%d: API writes per pod (both API servers, whoever sent them, creation and deletion): vanilla %.1f, offloaded %.1f (consumer %.1f + provider %.1f)\n",

@@ -99,9 +99,10 @@ type reflectionRun struct {
 	kinds                    map[string]*kindRun
 	// Each controller manager's RSS before the run, at its peak and at its
 	// end; its CPU time per phase; the two API servers' CPU time per phase.
-	rssBefore, rssPeak, rssFinal map[string]int64
-	cpu                          map[string]map[string]time.Duration // phase → manager
-	apiCPU                       map[string]time.Duration            // phase
+	rssBefore, rssFinal map[string]int64
+	rssPeak             map[string]proc.Usage
+	cpu                 map[string]map[string]time.Duration // phase → manager
+	apiCPU              map[string]time.Duration            // phase
 }
 
 // benchReflection runs the suite for each size on one cluster pair.
@@ -255,7 +256,7 @@ func serviceObjects(cs kubernetes.Interface, ns string, n int) *reflectObjects {
 func reflectOnce(ctx context.Context, local, remote kubernetes.Interface, ns, twin string, n int, rates []float64,
 	managers, apiServers map[string]int) (reflectionRun, error) {
 	run := reflectionRun{n: n, kinds: map[string]*kindRun{},
-		rssPeak: map[string]int64{}, rssFinal: map[string]int64{},
+		rssPeak: map[string]proc.Usage{}, rssFinal: map[string]int64{},
 		cpu: map[string]map[string]time.Duration{}, apiCPU: map[string]time.Duration{}}
 	kinds := []*reflectObjects{configMapObjects(local, ns, n), serviceObjects(local, ns, n)}
 	for _, k := range kinds {
@@ -672,10 +673,10 @@ func printReflection(runs []reflectionRun) {
 				api = fmt.Sprintf("%.1f s (both)", a.Seconds())
 			}
 			fmt.Fprintf(w, "%d\t%s\t%d MB\t%d MB\t%d MB\t%.2f s\t%.2f s\t%.2f s\t%.1f ms\t%s\t\n", r.n, m,
-				r.rssBefore[m]>>20, r.rssPeak[m]>>20, r.rssFinal[m]>>20,
+				r.rssBefore[m]>>20, r.rssPeak[m].RSS>>20, r.rssFinal[m]>>20,
 				r.cpu["create"][m].Seconds(), r.cpu["update"][m].Seconds(), r.cpu["delete"][m].Seconds(),
 				float64(total.Milliseconds())/float64(2*r.n), api)
-			record(measurement{Suite: "reflection", Measure: "peak RSS, " + m + " manager", N: r.n, Unit: "MB", Value: megabytes(r.rssPeak[m])})
+			record(measurement{Suite: "reflection", Measure: "peak RSS, " + m + " manager", N: r.n, Unit: "MB", Value: megabytes(r.rssPeak[m].RSS)})
 			record(measurement{Suite: "reflection", Measure: "CPU per object, " + m + " manager", N: r.n, Unit: "ms", Value: number(float64(total.Milliseconds()) / float64(2*r.n))})
 		}
 	}
