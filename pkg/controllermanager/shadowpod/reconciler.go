@@ -156,8 +156,27 @@ func readyReason(sp *offv1beta1.ShadowPod) string {
 // cluster in memory. ForgePod sets the label it selects on every Pod; a Pod
 // outside the selection is only ever read, uncached, when a create collides
 // with it.
+//
+// The cache keeps each Pod without its spec but for the node name
+// (podWithoutSpec): at 10,000 offloaded pods the specs were the larger part
+// of the provider manager's heap, and no controller reads them from here.
 func PodCache() cache.ByObject {
-	return cache.ByObject{Label: labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})}
+	return cache.ByObject{Label: labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue}),
+		Transform: podWithoutSpec}
+}
+
+// podWithoutSpec trims a cached Pod to what the manager's controllers read
+// of our Pods: metadata and status (the ShadowPod controller mirrors the
+// status and restores the labels with a patch, never an update) and the
+// node name (the gateway controller's endpoint). A spec is the consumer's,
+// forged once from the ShadowPod and immutable in the main; managed fields
+// nothing reads (this replaces the cache's default transform, which drops
+// only those).
+func podWithoutSpec(obj any) (any, error) {
+	if p, ok := obj.(*corev1.Pod); ok {
+		p.ManagedFields, p.Spec = nil, corev1.PodSpec{NodeName: p.Spec.NodeName}
+	}
+	return obj, nil
 }
 
 // SetupWithManager registers the controller. The manager's Pod cache must
