@@ -124,11 +124,20 @@ type kindQueue struct {
 
 func newKindQueue(r *reflector, name string) kindQueue {
 	return kindQueue{name: name, r: r,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](5*time.Millisecond, 30*time.Second),
-			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "reflection-" + name + "-" + r.cfg.NodeName}),
+		queue:   newQueue[types.NamespacedName]("reflection-" + name + "-" + r.cfg.NodeName),
 		metrics: newKindMetrics(r.cfg.NodeName, name),
 	}
+}
+
+// newQueue is a reflection work queue: a key that failed is retried after
+// 5 ms, doubling up to 30 s. There is no overall retry budget (client-go's
+// default controller limiter adds one of 10 a second): a burst of pods meets
+// a burst of write conflicts, each settled by one re-read, and a budget
+// queued those retries for seconds, the local pods' status lagging behind.
+func newQueue[K comparable](name string) workqueue.TypedRateLimitingInterface[K] {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[K](5*time.Millisecond, 30*time.Second),
+		workqueue.TypedRateLimitingQueueConfig[K]{Name: name})
 }
 
 // follow enqueues, for every event on an object of obj's kind in c, the

@@ -122,14 +122,10 @@ func Run(ctx context.Context, cfg Config) error {
 		remoteShared: sharedClient{remoteHTTP, remoteMapper},
 		localShared:  sharedClient{localHTTP, localMapper},
 		logger:       klog.FromContext(ctx).WithValues("node", cfg.NodeName),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
-			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "pods-" + cfg.NodeName}),
-		statusQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
-			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "pod-status-" + cfg.NodeName}),
-		keys:       newKeyLocks[types.NamespacedName](),
-		namespaces: map[string]*twin{},
+		queue:        newQueue[types.NamespacedName]("pods-" + cfg.NodeName),
+		statusQueue:  newQueue[types.NamespacedName]("pod-status-" + cfg.NodeName),
+		keys:         newKeyLocks[types.NamespacedName](),
+		namespaces:   map[string]*twin{},
 	}
 	defer r.queue.ShutDown()
 	defer r.statusQueue.ShutDown()

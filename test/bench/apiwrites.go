@@ -30,6 +30,11 @@ func apiWrites(ctx context.Context, cs kubernetes.Interface) (map[string]float64
 		if sub := labels["subresource"]; sub != "" {
 			key += "/" + sub
 		}
+		if code := labels["code"]; code != "" && code[0] != '2' {
+			// Refused or failed requests apart: they are work someone
+			// sent for nothing (a delete of a pod already gone is a 404).
+			key += " (" + code + ")"
+		}
 		if !writeVerbs[labels["verb"]] {
 			// Reads (GET, LIST, WATCH) are kept apart: they cost the API
 			// server too, but are not the writes the totals count.

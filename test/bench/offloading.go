@@ -1,11 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -123,6 +127,15 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 	defer p.Stop()
 	consumer, provider, cl, pids := p.tb.Cluster("consumer"), p.tb.Cluster("provider"), p.consumer, p.pids
 	apiServers := map[string]int{"consumer": consumer.PIDs()[testbed.APIServer], "provider": provider.PIDs()[testbed.APIServer]}
+	// Every process of the pair, by cluster and component, for the CPU
+	// breakdown on stderr: where each run's CPU went.
+	all := map[string]int{}
+	for _, c := range []*testbed.Cluster{consumer, provider} {
+		for name, pid := range c.PIDs() {
+			all[c.Name+" "+name] = pid
+		}
+		all[c.Name+" liqo-controller-manager"] = pids[c.Name]
+	}
 	var idle proc.Usage
 	for _, pid := range pids {
 		if u, err := proc.UsageOf(pid); err == nil {
@@ -132,7 +145,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 	var runs []offloadRun
 	for _, n := range sizes {
 		run := offloadRun{n: n, rss: map[string]proc.Usage{}, idle: idle}
-		apiBefore := totalCPU(apiServers)
+		apiBefore, allBefore := totalCPU(apiServers), cpuByProcess(all)
 		writesBefore, err := clusterWrites(ctx, consumer, provider)
 		if err != nil {
 			return nil, nil, err
@@ -141,6 +154,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 			return nil, nil, fmt.Errorf("vanilla N=%d: %w", n, err)
 		}
 		run.apiVanilla = totalCPU(apiServers) - apiBefore
+		fmt.Fprintf(os.Stderr, "bench: N=%d vanilla CPU per pod by process: %s\n", n, cpuPerPod(allBefore, cpuByProcess(all), n))
 		if run.writesVanilla, err = writesSince(ctx, writesBefore, consumer, provider); err != nil {
 			return nil, nil, err
 		}
@@ -152,7 +166,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		st := newStages(n)
 		stopWatch := make(chan struct{})
 		st.follow(consumer.Client(), ns, provider.Client(), twin, stopWatch)
-		before, apiBefore := totalCPU(pids), totalCPU(apiServers)
+		before, apiBefore, allBefore := totalCPU(pids), totalCPU(apiServers), cpuByProcess(all)
 		if writesBefore, err = clusterWrites(ctx, consumer, provider); err != nil {
 			return nil, nil, err
 		}
@@ -178,6 +192,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 			return nil, nil, fmt.Errorf("offloaded N=%d: %w (manager logs in %s)", n, err, dir)
 		}
 		run.cpu, run.apiOffloaded = totalCPU(pids)-before, totalCPU(apiServers)-apiBefore
+		fmt.Fprintf(os.Stderr, "bench: N=%d offloaded CPU per pod by process: %s\n", n, cpuPerPod(allBefore, cpuByProcess(all), n))
 		run.statusLag = st.statusLag()
 		if run.writesOffloaded, err = writesSince(ctx, writesBefore, consumer, provider); err != nil {
 			return nil, nil, err
@@ -243,10 +258,7 @@ func startManager(ctx context.Context, bin, kubeconfig, id, logPath, pprofAddr s
 	// As the playground runs it on a bare cluster: it makes its namespace, CRDs
 	// and webhook registration itself.
 	cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--cluster-id", id, "--self-provision",
-		"--pprof-address", pprofAddr,
-		// A twin namespace holds 2,000 pods by default (the provider's cap
-		// on one consumer namespace); the bench's largest sizes need more.
-		"--twin-namespace-quota", "pods=100000")
+		"--pprof-address", pprofAddr)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
@@ -293,6 +305,29 @@ func totalCPU(pids map[string]int) time.Duration {
 		}
 	}
 	return total
+}
+
+// cpuByProcess reads each process's CPU time so far, by name.
+func cpuByProcess(pids map[string]int) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for name, pid := range pids {
+		if u, err := proc.UsageOf(pid); err == nil {
+			out[name] = u.CPU
+		}
+	}
+	return out
+}
+
+// cpuPerPod formats the CPU each process spent between two readings, per
+// pod, largest first.
+func cpuPerPod(before, after map[string]time.Duration, n int) string {
+	names := slices.Collect(maps.Keys(after))
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(after[b]-before[b], after[a]-before[a]) })
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		parts = append(parts, fmt.Sprintf("%s %.1f ms", name, float64(after[name]-before[name])/float64(time.Millisecond)/float64(n)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // sampleRSS records each process's usage at its peak RSS, sampled every
@@ -383,8 +418,8 @@ func printOffloading(r *offloadResult) {
 			fmt.Fprintf(tables, "%s, N=%d: API writes per pod (both API servers, whoever sent them, creation and deletion): vanilla %.1f, offloaded %.1f (consumer %.1f + provider %.1f)\n",
 				name, r.n, v/float64(r.n), (oc+op)/float64(r.n), oc/float64(r.n), op/float64(r.n))
 			fmt.Fprintf(tables, "    vanilla: %s\n    offloaded, consumer: %s\n    offloaded, provider: %s\n",
-				perPodSummary(only(r.writesVanilla["provider"], ""), r.n, 6), perPodSummary(only(r.writesOffloaded["consumer"], ""), r.n, 6),
-				perPodSummary(only(r.writesOffloaded["provider"], ""), r.n, 6))
+				perPodSummary(only(r.writesVanilla["provider"], ""), r.n, 10), perPodSummary(only(r.writesOffloaded["consumer"], ""), r.n, 10),
+				perPodSummary(only(r.writesOffloaded["provider"], ""), r.n, 10))
 			fmt.Fprintf(tables, "    reads per pod, vanilla: %s\n    offloaded, consumer: %s\n    offloaded, provider: %s\n",
 				perPodSummary(only(r.writesVanilla["provider"], readPrefix), r.n, 6), perPodSummary(only(r.writesOffloaded["consumer"], readPrefix), r.n, 6),
 				perPodSummary(only(r.writesOffloaded["provider"], readPrefix), r.n, 6))

@@ -31,19 +31,31 @@ type TwinOptions struct {
 // when --max-twin-namespaces-per-tenant is not given.
 const DefaultMaxTwinsPerTenant = 100
 
-// DefaultTwinQuota is what one twin namespace may hold. The counts leave
-// room for a Deployment of a thousand replicas and as many reflected
-// ConfigMaps, Secrets and Services; node ports and load balancers are
-// the provider's own ports and addresses, which no consumer gets unless the
-// provider says so. Counts of custom resources (count/shadowpods.
-// offloading.liqo.io) are left to the flag: the quota controller counts a
-// custom resource only from its first discovery after the CRD is installed
-// (within 30 seconds), and a quota made before then is not counted until
-// its full resync (5 minutes): meanwhile the twin waits for it.
+// DefaultTwinQuota is what one twin namespace may hold of what the
+// consumer writes there itself: the counts leave room for a thousand
+// reflected ConfigMaps, Secrets and Services; node ports and load balancers
+// are the provider's own ports and addresses, which no consumer gets unless
+// the provider says so.
+//
+// Pods are not counted by default. A twin's pods are those this cluster
+// creates for ShadowPods, each admitted against the tenant's Quota (pods
+// included) by the ShadowPod webhook, which the CRD cannot be written
+// without. Counting them again cost more than any other guard: the quota
+// controller recounts every pod of the namespace at each pod's change (a
+// burst of N pods, N² pod evaluations) and the API server's quota admission
+// writes the quota's status every few pod creations (at N = 1,000, 0.4
+// writes and about 2 ms of the controller manager's CPU per pod), for
+// nothing the Quota lets through. --twin-namespace-quota pods=N adds a cap
+// per twin.
+//
+// Counts of custom resources (count/shadowpods.offloading.liqo.io) are left
+// to the flag: the quota controller counts a custom resource only from its
+// first discovery after the CRD is installed (within 30 seconds), and a
+// quota made before then is not counted until its full resync (5 minutes):
+// meanwhile the twin waits for it.
 func DefaultTwinQuota() corev1.ResourceList {
 	n := func(v int64) resource.Quantity { return *resource.NewQuantity(v, resource.DecimalSI) }
 	return corev1.ResourceList{
-		corev1.ResourcePods:                   n(2000),
 		corev1.ResourceServices:               n(2000),
 		corev1.ResourceConfigMaps:             n(2000),
 		corev1.ResourceSecrets:                n(2000),

@@ -49,7 +49,7 @@ func TestTwinOptionsFlags(t *testing.T) {
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	if err := fs.Parse([]string{"--allowed-twin-namespaces=shared,team-*", "--max-twin-namespaces-per-tenant=7",
-		"--twin-namespace-quota=services.nodeports=5,count/shadowpods.offloading.liqo.io=100"}); err != nil {
+		"--twin-namespace-quota=services.nodeports=5,count/shadowpods.offloading.liqo.io=100,pods=500"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := o.Validate(); err != nil {
@@ -57,11 +57,17 @@ func TestTwinOptionsFlags(t *testing.T) {
 	}
 	nodePorts, pods, shadowPods := o.Quota[corev1.ResourceServicesNodePorts], o.Quota[corev1.ResourcePods], o.Quota["count/shadowpods.offloading.liqo.io"]
 	if strings.Join(o.AllowedNames, ",") != "shared,team-*" || o.MaxPerTenant != 7 || nodePorts.Value() != 5 ||
-		pods.Value() != 2000 || shadowPods.Value() != 100 {
+		pods.Value() != 500 || shadowPods.Value() != 100 {
 		t.Errorf("parsed %+v", o)
 	}
 	if q := DefaultTwinQuota()[corev1.ResourceServicesNodePorts]; !q.IsZero() {
 		t.Errorf("the flag changed the defaults")
+	}
+	// A twin's pods are bounded by the tenant's Quota, through the
+	// ShadowPod webhook: the default quota leaves them out (the flag adds
+	// them, as above).
+	if q, ok := DefaultTwinQuota()[corev1.ResourcePods]; ok {
+		t.Errorf("the default twin quota counts pods (%s)", q.String())
 	}
 
 	bad := []struct{ args, says string }{
