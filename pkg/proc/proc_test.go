@@ -98,6 +98,19 @@ func TestUsageOf(t *testing.T) {
 	if _, err := UsageOf(-1); err == nil {
 		t.Errorf("UsageOf(-1) did not fail")
 	}
+	// PSS divides shared pages, so it cannot exceed RSS, and this
+	// process's own heap alone makes it more than its anonymous part's
+	// half.
+	pss, err := PSSOf(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := UsageOf(os.Getpid()); pss <= 0 || pss > after.RSS+1<<20 || pss < after.RSSAnon/2 {
+		t.Errorf("PSS %d bytes, RSS %d (anonymous %d)", pss, after.RSS, after.RSSAnon)
+	}
+	if _, err := PSSOf(-1); err == nil {
+		t.Errorf("PSSOf(-1) did not fail")
+	}
 }
 
 func TestReleaseExecutablePages(t *testing.T) {

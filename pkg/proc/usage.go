@@ -19,7 +19,12 @@ type Usage struct {
 	// RSSAnon and RSSFile split RSS: the process's own memory (heap,
 	// stacks) and the pages of files it maps (its binary's text).
 	RSSAnon, RSSFile int64
-	CPU              time.Duration
+	// PSS is RSS with each page shared with other processes divided among
+	// them (two processes of one binary count its pages once between
+	// them): what several processes hold together is the sum of their
+	// PSS. Only PSSOf fills it in: the kernel walks the page tables for it.
+	PSS int64
+	CPU time.Duration
 }
 
 // UsageOf reads the usage of a live process from /proc.
@@ -61,4 +66,23 @@ func UsageOf(pid int) (Usage, error) {
 		}
 	}
 	return u, nil
+}
+
+// PSSOf reads the proportional set size of a live process, in bytes
+// (/proc/<pid>/smaps_rollup).
+func PSSOf(pid int) (int64, error) {
+	rollup, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(rollup), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("unexpected Pss in /proc/%d/smaps_rollup: %q", pid, rest)
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no Pss in /proc/%d/smaps_rollup", pid)
 }

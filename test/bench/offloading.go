@@ -141,6 +141,9 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		if u, err := proc.UsageOf(pid); err == nil {
 			idle.RSS, idle.RSSAnon, idle.RSSFile = idle.RSS+u.RSS, idle.RSSAnon+u.RSSAnon, idle.RSSFile+u.RSSFile
 		}
+		if pss, err := proc.PSSOf(pid); err == nil {
+			idle.PSS += pss
+		}
 	}
 	var runs []offloadRun
 	for _, n := range sizes {
@@ -330,8 +333,8 @@ func cpuPerPod(before, after map[string]time.Duration, n int) string {
 	return strings.Join(parts, ", ")
 }
 
-// sampleRSS records each process's usage at its peak RSS, sampled every
-// 100 ms until stopped.
+// sampleRSS records each process's usage at its peak RSS (with its PSS
+// at that sample), sampled every 100 ms until stopped.
 func sampleRSS(pids map[string]int, peak map[string]proc.Usage) func() {
 	var wg sync.WaitGroup
 	done := make(chan struct{})
@@ -341,6 +344,7 @@ func sampleRSS(pids map[string]int, peak map[string]proc.Usage) func() {
 		wait.NonSlidingUntil(func() {
 			for name, pid := range pids {
 				if u, err := proc.UsageOf(pid); err == nil && u.RSS > peak[name].RSS {
+					u.PSS, _ = proc.PSSOf(pid)
 					peak[name] = u
 				}
 			}
@@ -380,6 +384,8 @@ func printOffloading(r *offloadResult) {
 				record(m)
 				m.Measure, m.Value = "peak RSS, "+mgr+" manager: file-backed", megabytes(r.rss[mgr].RSSFile)
 				record(m)
+				m.Measure, m.Value = "PSS at the peak RSS, "+mgr+" manager", megabytes(r.rss[mgr].PSS)
+				record(m)
 			}
 			m.Measure, m.Unit, m.Value = "CPU per offloaded pod, both managers", "ms", number(perPod(r.cpu))
 			record(m)
@@ -388,6 +394,8 @@ func printOffloading(r *offloadResult) {
 			m.Measure, m.Value = "both managers' RSS, peered and idle: anonymous", megabytes(r.idle.RSSAnon)
 			record(m)
 			m.Measure, m.Value = "both managers' RSS, peered and idle: file-backed", megabytes(r.idle.RSSFile)
+			record(m)
+			m.Measure, m.Value = "both managers' PSS, peered and idle", megabytes(r.idle.PSS)
 			record(m)
 			m.Measure, m.Unit, m.Value, m.Vanilla, m.Offloaded = "API servers' CPU per pod, both clusters", "ms", nil, number(perPod(r.apiVanilla)), number(perPod(r.apiOffloaded))
 			record(m)
@@ -406,13 +414,13 @@ func printOffloading(r *offloadResult) {
 	for _, name := range []string{"default client QPS", "client QPS 1,000"} {
 		if runs := all[name]; len(runs) > 0 {
 			i := runs[0].idle
-			fmt.Fprintf(tables, "%s: both managers' RSS, peered and idle: %d MB (anonymous %d MB, file-backed %d MB)\n",
-				name, i.RSS>>20, i.RSSAnon>>20, i.RSSFile>>20)
+			fmt.Fprintf(tables, "%s: both managers' RSS, peered and idle: %d MB (anonymous %d MB, file-backed %d MB); PSS %d MB (their one binary's pages counted once)\n",
+				name, i.RSS>>20, i.RSSAnon>>20, i.RSSFile>>20, i.PSS>>20)
 		}
 		for _, r := range all[name] {
 			c, p := r.rss["consumer"], r.rss["provider"]
-			fmt.Fprintf(tables, "%s, N=%d: peak RSS, consumer / provider manager: %d MB (anonymous %d, file-backed %d) / %d MB (anonymous %d, file-backed %d)\n",
-				name, r.n, c.RSS>>20, c.RSSAnon>>20, c.RSSFile>>20, p.RSS>>20, p.RSSAnon>>20, p.RSSFile>>20)
+			fmt.Fprintf(tables, "%s, N=%d: peak RSS, consumer / provider manager: %d MB (anonymous %d, file-backed %d) / %d MB (anonymous %d, file-backed %d); PSS at those samples %d + %d MB\n",
+				name, r.n, c.RSS>>20, c.RSSAnon>>20, c.RSSFile>>20, p.RSS>>20, p.RSSAnon>>20, p.RSSFile>>20, c.PSS>>20, p.PSS>>20)
 			v := total(r.writesVanilla["consumer"]) + total(r.writesVanilla["provider"])
 			oc, op := total(r.writesOffloaded["consumer"]), total(r.writesOffloaded["provider"])
 			fmt.Fprintf(tables, "%s, N=%d: API writes per pod (both API servers, whoever sent them, creation and deletion): vanilla %.1f, offloaded %.1f (consumer %.1f + provider %.1f)\n",
