@@ -33,12 +33,12 @@ func shadowPodMetadata() *metav1.PartialObjectMetadata {
 // to be retried later without an error (waiting on something that sends no
 // event, such as a rejected ShadowPod).
 func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bool, error) {
-	local, err := r.pods.Pods(key.Namespace).Get(key.Name)
-	if apierrors.IsNotFound(err) {
-		local = nil
-		r.deletedLocal.Delete(key)
-	} else if err != nil {
+	local, err := r.localPod(key)
+	if err != nil {
 		return false, err
+	}
+	if local == nil {
+		r.deletedLocal.Delete(key)
 	}
 	t := r.twinOf(key.Namespace)
 	if t != nil && !t.synced.Load() {
@@ -183,11 +183,33 @@ func (r *reflector) writeStatus(ctx context.Context, local *corev1.Pod, status c
 	}
 	p := local.DeepCopy()
 	p.Status = status
-	_, err := r.cfg.Local.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+	written, err := r.cfg.Local.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
+	if err == nil {
+		r.written.Mutation(written)
+	}
 	return err
+}
+
+// localPod is the local pod of key (nil if there is none), in its newest
+// version known here: the cache's, or the one this reflector's last status
+// write returned if the cache has not seen it yet. A remote pod turns
+// Pending, then Running, faster than the write of Pending comes back through
+// the watch under a burst, and writing Running over the cache's older copy
+// was refused as a conflict, then retried: one pod in five, each a wasted
+// write and the retry's delay.
+func (r *reflector) localPod(key types.NamespacedName) (*corev1.Pod, error) {
+	obj, exists, err := r.written.GetByKey(key.String())
+	if err != nil || !exists {
+		return nil, err
+	}
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, fmt.Errorf("local pod %s: unexpected %T in the cache", key, obj)
+	}
+	return p, nil
 }
 
 func (r *reflector) deleteShadow(ctx context.Context, sp *metav1.PartialObjectMetadata) error {

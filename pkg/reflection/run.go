@@ -148,6 +148,7 @@ func Run(ctx context.Context, cfg Config) error {
 		informers.WithTransform(cache.TransformStripManagedFields()))
 	podInformer := factory.Core().V1().Pods()
 	r.pods = podInformer.Lister()
+	r.written = toolscache.NewIntegerResourceVersionMutationCache(r.logger, podInformer.Informer().GetStore(), nil, writtenTTL, false)
 	r.tokens = newTokens(cfg.Local, rc, r.pods, podInformer.Informer().HasSynced, cfg.LocalClusterID, cfg.ProviderID, r.logger, tokenOptions{})
 	go r.tokens.run(ctx)
 	if _, err := podInformer.Informer().AddEventHandler(onEvery(func(o client.Object) {
@@ -183,6 +184,10 @@ func Run(ctx context.Context, cfg Config) error {
 	return nil
 }
 
+// writtenTTL bounds how long a written pod stands in for the cache's older
+// copy: the cache catches up within a second even under a burst.
+const writtenTTL = time.Minute
+
 // StatusWorkers is the number of workers of a virtual node's status lane:
 // the changes of the provider's pods (their status, mostly) are queued
 // apart from the local pods' changes, so that a pod's Running reaches the
@@ -199,6 +204,9 @@ type reflector struct {
 	// shares (clientcfg.Shared).
 	remoteShared, localShared sharedClient
 	pods                      corelisters.PodLister
+	// written holds the local pods as this reflector's status writes left
+	// them, until the pods' cache has caught up (localPod).
+	written toolscache.MutationCache
 	queue                     workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	// statusQueue takes the keys of the provider's pods' changes (see
 	// StatusWorkers); keys keeps the two lanes off one pod at a time.
