@@ -35,7 +35,12 @@ type Ledger struct {
 }
 
 type account struct {
-	stored   map[types.NamespacedName]Usage
+	stored map[types.NamespacedName]Usage
+	// total is the sum of stored, kept as ShadowPods come and go: an
+	// admission then costs the few reservations in flight, not a walk of
+	// every stored ShadowPod (a burst of N creates was N² additions of
+	// quantities, the provider manager's largest cost at N = 10,000).
+	total    Usage
 	reserved map[types.NamespacedName]reservation
 }
 
@@ -69,10 +74,14 @@ func (l *Ledger) Observe(consumer string, key types.NamespacedName, u Usage) {
 	defer l.mu.Unlock()
 	a := l.account(consumer)
 	delete(a.reserved, key)
-	if old, ok := a.stored[key]; ok && old.Equal(u) {
-		return
+	if old, ok := a.stored[key]; ok {
+		if old.Equal(u) {
+			return
+		}
+		a.total.sub(old)
 	}
 	a.stored[key] = u
+	a.total.add(u)
 	l.changed(consumer)
 }
 
@@ -81,10 +90,12 @@ func (l *Ledger) Forget(consumer string, key types.NamespacedName) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.account(consumer)
-	if _, ok := a.stored[key]; !ok {
+	old, ok := a.stored[key]
+	if !ok {
 		return
 	}
 	delete(a.stored, key)
+	a.total.sub(old)
 	l.changed(consumer)
 }
 
@@ -127,11 +138,8 @@ func (l *Ledger) ttl() time.Duration {
 func (l *Ledger) Stored(consumer string) Usage {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var u Usage
-	for _, s := range l.account(consumer).stored {
-		u.add(s)
-	}
-	return u
+	total := l.account(consumer).total
+	return Usage{Requests: total.Requests.DeepCopy(), Limits: total.Limits.DeepCopy()}
 }
 
 // usage sums the account without except, dropping lapsed reservations. A
@@ -141,7 +149,10 @@ func (l *Ledger) Stored(consumer string) Usage {
 // of the stored ShadowPod, and neither may lower what the stored one counts
 // while it exists.
 func (a *account) usage(except types.NamespacedName, now time.Time) Usage {
-	var u Usage
+	u := Usage{Requests: a.total.Requests.DeepCopy(), Limits: a.total.Limits.DeepCopy()}
+	if s, stored := a.stored[except]; stored {
+		u.sub(s)
+	}
 	for key, r := range a.reserved {
 		if now.After(r.expires) {
 			delete(a.reserved, key)
@@ -151,15 +162,12 @@ func (a *account) usage(except types.NamespacedName, now time.Time) Usage {
 			continue
 		}
 		if s, stored := a.stored[key]; stored {
-			u.add(Usage{Requests: maxAmounts(r.usage.Requests, s.Requests), Limits: maxAmounts(r.usage.Limits, s.Limits)})
+			// total has s: the larger of the two is s and what r asks
+			// beyond it.
+			u.add(Usage{Requests: excess(r.usage.Requests, s.Requests), Limits: excess(r.usage.Limits, s.Limits)})
 			continue
 		}
 		u.add(r.usage)
-	}
-	for key, s := range a.stored {
-		if _, reserved := a.reserved[key]; !reserved && key != except {
-			u.add(s)
-		}
 	}
 	return u
 }

@@ -3,6 +3,7 @@ package webhook
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -107,5 +108,72 @@ func TestLedgerReservationNeverLowersStored(t *testing.T) {
 	var exceeded *ExceededError
 	if err := l.Reserve("x", key("b"), cpuPod("500m"), soft); !errors.As(err, &exceeded) {
 		t.Errorf("b admitted into the share a's refused duplicate would free: %v", err)
+	}
+}
+
+// TestLedgerTotalMatchesASum: the running total the ledger keeps gives, at
+// every step of random stores, updates, deletions, reservations and
+// lapses, the usage a sum over every stored and reserved ShadowPod gives
+// (the larger of the two for a key both stored and reserved, the key
+// asked about left out).
+func TestLedgerTotalMatchesASum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	now := time.Unix(0, 0)
+	l := &Ledger{TTL: time.Minute, Now: func() time.Time { return now }}
+	unbounded := Limit{Resources: list("cpu", "1000000"), Enforcement: offv1beta1.HardLimitsEnforcement}
+	amounts := []string{"0", "1m", "250m", "1", "1500m", "3", "7"}
+	randomUsage := func() Usage {
+		c := container(list("cpu", amounts[rng.IntN(len(amounts))], "memory", fmt.Sprintf("%dMi", rng.IntN(4)*128)),
+			list("cpu", amounts[rng.IntN(len(amounts))]))
+		return UsageOf(&corev1.PodSpec{Containers: []corev1.Container{c}})
+	}
+	// reference is how the ledger summed before it kept a total.
+	reference := func(a *account, except types.NamespacedName) Usage {
+		var u Usage
+		for k, r := range a.reserved {
+			if now.After(r.expires) || k == except {
+				continue
+			}
+			if s, ok := a.stored[k]; ok {
+				u.add(Usage{Requests: maxAmounts(r.usage.Requests, s.Requests), Limits: maxAmounts(r.usage.Limits, s.Limits)})
+				continue
+			}
+			u.add(r.usage)
+		}
+		for k, s := range a.stored {
+			if r, ok := a.reserved[k]; (!ok || now.After(r.expires)) && k != except {
+				u.add(s)
+			}
+		}
+		return u
+	}
+	for step := range 3000 {
+		k := key(fmt.Sprintf("p%d", rng.IntN(40)))
+		switch rng.IntN(4) {
+		case 0:
+			l.Observe("x", k, randomUsage())
+		case 1:
+			l.Forget("x", k)
+		case 2:
+			if err := l.Reserve("x", k, randomUsage(), unbounded); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+		case 3:
+			now = now.Add(time.Duration(rng.IntN(40)) * time.Second)
+		}
+		except := key(fmt.Sprintf("p%d", rng.IntN(40)))
+		a := l.account("x")
+		want := reference(a, except)
+		got := a.usage(except, now)
+		if !equalAmounts(got.Requests, want.Requests) || !equalAmounts(got.Limits, want.Limits) {
+			t.Fatalf("step %d, usage without %s: %v, a sum gives %v", step, except.Name, got, want)
+		}
+		var stored Usage
+		for _, s := range a.stored {
+			stored.add(s)
+		}
+		if got := l.Stored("x"); !equalAmounts(got.Requests, stored.Requests) || !equalAmounts(got.Limits, stored.Limits) {
+			t.Fatalf("step %d: stored %v, a sum gives %v", step, got, stored)
+		}
 	}
 }

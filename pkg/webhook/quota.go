@@ -144,6 +144,39 @@ func addTo(l, o corev1.ResourceList) corev1.ResourceList {
 	return l
 }
 
+// sub takes o, which u holds, out of u in place. Quantities are exact, so
+// a sum kept by adding and taking out is the sum of what is left.
+func (u *Usage) sub(o Usage) {
+	u.Requests = subFrom(u.Requests, o.Requests)
+	u.Limits = subFrom(u.Limits, o.Limits)
+}
+
+func subFrom(l, o corev1.ResourceList) corev1.ResourceList {
+	if l == nil {
+		l = corev1.ResourceList{}
+	}
+	for name, q := range o {
+		d := l[name]
+		d.Sub(q)
+		l[name] = d
+	}
+	return l
+}
+
+// excess is what a asks beyond b, resource by resource (none where b has
+// as much).
+func excess(a, b corev1.ResourceList) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for name, q := range a {
+		if have := b[name]; q.Cmp(have) > 0 {
+			d := q.DeepCopy()
+			d.Sub(have)
+			out[name] = d
+		}
+	}
+	return out
+}
+
 // Limit is the bound of one consumer's new ShadowPods: the sum of its
 // uncordoned Quotas' resources, enforced as the strictest of them says.
 type Limit struct {
