@@ -198,8 +198,8 @@ func (r *reflector) writeStatus(ctx context.Context, local *corev1.Pod, status c
 // write returned if the cache has not seen it yet. A remote pod turns
 // Pending, then Running, faster than the write of Pending comes back through
 // the watch under a burst, and writing Running over the cache's older copy
-// was refused as a conflict, then retried: one pod in five, each a wasted
-// write and the retry's delay.
+// was refused as a conflict, then retried: one pod in five to ten at
+// N = 1,000, each a wasted write and the retry's delay.
 func (r *reflector) localPod(key types.NamespacedName) (*corev1.Pod, error) {
 	obj, exists, err := r.written.GetByKey(key.String())
 	if err != nil || !exists {

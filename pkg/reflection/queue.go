@@ -130,10 +130,11 @@ func newKindQueue(r *reflector, name string) kindQueue {
 }
 
 // newQueue is a reflection work queue: a key that failed is retried after
-// 5 ms, doubling up to 30 s. There is no overall retry budget (client-go's
-// default controller limiter adds one of 10 a second): a burst of pods meets
-// a burst of write conflicts, each settled by one re-read, and a budget
-// queued those retries for seconds, the local pods' status lagging behind.
+// 5 ms, doubling up to 30 s, each key on its own. There is no overall retry
+// budget (client-go's default controller limiter adds one of 10 a second,
+// shared by all keys): when many keys fail at once, as a burst of pods
+// meets a provider refusing or timing out, their retries must not queue
+// behind one another for seconds.
 func newQueue[K comparable](name string) workqueue.TypedRateLimitingInterface[K] {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[K](5*time.Millisecond, 30*time.Second),
