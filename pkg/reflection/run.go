@@ -207,7 +207,7 @@ type reflector struct {
 	// written holds the local pods as this reflector's status writes left
 	// them, until the pods' cache has caught up (localPod).
 	written toolscache.MutationCache
-	queue                     workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	// statusQueue takes the keys of the provider's pods' changes (see
 	// StatusWorkers); keys keeps the two lanes off one pod at a time.
 	statusQueue workqueue.TypedRateLimitingInterface[types.NamespacedName]
