@@ -145,13 +145,27 @@ func (c *Cluster) allocatePorts() error {
 	} else if c.ports.apiServer, err = freePort(); err != nil {
 		return err
 	}
-	for _, p := range []*int{&c.ports.etcdClient, &c.ports.etcdPeer, &c.ports.kwok} {
+	ports := []*int{&c.ports.etcdClient, &c.ports.etcdPeer, &c.ports.kwok}
+	if c.Spec.APIServerProfiling {
+		ports = append(ports, &c.ports.controllerManager)
+	}
+	for _, p := range ports {
 		if *p, err = freePort(); err != nil {
 			c.release()
 			return err
 		}
 	}
 	return nil
+}
+
+// ControllerManagerPprofURL is where the controller manager serves
+// /debug/pprof (over TLS, self-signed), empty unless the cluster was made
+// with APIServerProfiling.
+func (c *Cluster) ControllerManagerPprofURL() string {
+	if c.ports.controllerManager == 0 {
+		return ""
+	}
+	return fmt.Sprintf("https://127.0.0.1:%d/debug/pprof", c.ports.controllerManager)
 }
 
 func (c *Cluster) release() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 )
 
@@ -19,9 +20,17 @@ const (
 // ports of one cluster, all on 127.0.0.1.
 type clusterPorts struct {
 	etcdClient, etcdPeer, apiServer, kwok int
+	// controllerManager serves its /debug/pprof; 0 unless profiling.
+	controllerManager int
 }
 
-func (p clusterPorts) list() []int { return []int{p.etcdClient, p.etcdPeer, p.apiServer, p.kwok} }
+func (p clusterPorts) list() []int {
+	ports := []int{p.etcdClient, p.etcdPeer, p.apiServer, p.kwok}
+	if p.controllerManager != 0 {
+		ports = append(ports, p.controllerManager)
+	}
+	return ports
+}
 
 func (c *Cluster) etcdArgs() []string {
 	client := fmt.Sprintf("http://127.0.0.1:%d", c.ports.etcdClient)
@@ -92,6 +101,14 @@ func (c *Cluster) controllerManagerArgs() []string {
 		"--service-cluster-ip-range=" + c.Spec.ServiceCIDR,
 		"--profiling=false",
 		"--v=0",
+	}
+	if port := c.ports.controllerManager; port != 0 {
+		// Profiling: its secure port, on loopback with a self-signed
+		// certificate; /debug/pprof is served to anyone who reaches it,
+		// as no authentication kubeconfig is given.
+		args = slices.DeleteFunc(args, func(a string) bool { return a == "--secure-port=0" || a == "--profiling=false" })
+		args = append(args, "--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1", "--profiling=true",
+			"--authorization-always-allow-paths=/healthz,/debug/pprof/*")
 	}
 	if c.Spec.ControllerManagerQPS > 0 {
 		args = append(args, fmt.Sprintf("--kube-api-qps=%g", c.Spec.ControllerManagerQPS))

@@ -36,7 +36,9 @@ type ClusterSpec struct {
 	SchedulerQPS           float32
 	SchedulerBurst         int
 	// APIServerProfiling serves the API server's /debug/pprof (to its
-	// admin), for benchmarks that profile where the API work goes.
+	// admin), and the controller manager's on a loopback port of its own
+	// (Cluster.ControllerManagerPprofURL), for benchmarks that profile
+	// where the control plane's work goes.
 	APIServerProfiling bool
 }
 

@@ -40,7 +40,7 @@ func main() {
 	repeers := flag.Int("repeers", 5, "re-peerings (unpeer then peer) measured after the first peering")
 	rates := flag.String("reflection-rates", "100,200", "comma-separated update rates (per second) of the reflection suite's paced latency rounds, each followed by a burst round")
 	qpsProfiles := flag.String("qps", "default,1000", "comma-separated client-QPS profiles of the offloading suite: default (the upstream 20/50) and 1000")
-	pprofDir := flag.String("pprof", "", "directory for pprof profiles of both controller managers during the largest offloaded run of each QPS profile (CPU over -pprof-seconds from its start, then allocations); their top entries go to stderr")
+	pprofDir := flag.String("pprof", "", "directory for pprof profiles of both liqo controller managers, both API servers and both kube-controller-managers during the largest offloaded run of each QPS profile (CPU over -pprof-seconds from its start; allocations of the liqo managers after it); their top entries go to stderr")
 	pprofSeconds := flag.Int("pprof-seconds", 20, "length of the CPU profiles of -pprof")
 	output := flag.String("o", "table", "output: table (for people) or json (every figure as one object of a JSON array, for comparing versions)")
 	flag.Parse()

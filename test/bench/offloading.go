@@ -179,7 +179,8 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		waitProfile := func() {}
 		if o.pprofDir != "" && n == maxN {
 			prof = &profiler{dir: o.pprofDir, addrs: p.pprof, seconds: o.pprofSeconds, apiServers: map[string]rest.Interface{
-				"consumer": consumer.Client().CoreV1().RESTClient(), "provider": provider.Client().CoreV1().RESTClient()}}
+				"consumer": consumer.Client().CoreV1().RESTClient(), "provider": provider.Client().CoreV1().RESTClient()},
+				controllerManagers: map[string]string{"consumer": consumer.ControllerManagerPprofURL(), "provider": provider.ControllerManagerPprofURL()}}
 			waitProfile = prof.cpu(ctx, profileName)
 		}
 		st.begin()
