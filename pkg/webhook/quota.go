@@ -132,33 +132,27 @@ func (u *Usage) add(o Usage) {
 	u.Limits = addTo(u.Limits, o.Limits)
 }
 
-func addTo(l, o corev1.ResourceList) corev1.ResourceList {
-	if l == nil {
-		l = corev1.ResourceList{}
-	}
-	for name, q := range o {
-		sum := l[name]
-		sum.Add(q)
-		l[name] = sum
-	}
-	return l
-}
-
 // sub takes o, which u holds, out of u in place. Quantities are exact, so
 // a sum kept by adding and taking out is the sum of what is left.
 func (u *Usage) sub(o Usage) {
-	u.Requests = subFrom(u.Requests, o.Requests)
-	u.Limits = subFrom(u.Limits, o.Limits)
+	u.Requests = combine(u.Requests, o.Requests, (*resource.Quantity).Sub)
+	u.Limits = combine(u.Limits, o.Limits, (*resource.Quantity).Sub)
 }
 
-func subFrom(l, o corev1.ResourceList) corev1.ResourceList {
+func addTo(l, o corev1.ResourceList) corev1.ResourceList {
+	return combine(l, o, (*resource.Quantity).Add)
+}
+
+// combine applies op to each amount of l with o's of the same name, in
+// place (l is made if nil).
+func combine(l, o corev1.ResourceList, op func(*resource.Quantity, resource.Quantity)) corev1.ResourceList {
 	if l == nil {
 		l = corev1.ResourceList{}
 	}
 	for name, q := range o {
-		d := l[name]
-		d.Sub(q)
-		l[name] = d
+		v := l[name]
+		op(&v, q)
+		l[name] = v
 	}
 	return l
 }

@@ -148,7 +148,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 	var runs []offloadRun
 	for _, n := range sizes {
 		run := offloadRun{n: n, rss: map[string]proc.Usage{}, idle: idle}
-		apiBefore, allBefore := totalCPU(apiServers), cpuByProcess(all)
+		apiBefore, allBefore := totalCPU(apiServers), cpuOf(all)
 		writesBefore, err := clusterWrites(ctx, consumer, provider)
 		if err != nil {
 			return nil, nil, err
@@ -157,7 +157,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 			return nil, nil, fmt.Errorf("vanilla N=%d: %w", n, err)
 		}
 		run.apiVanilla = totalCPU(apiServers) - apiBefore
-		fmt.Fprintf(os.Stderr, "bench: N=%d vanilla CPU per pod by process: %s\n", n, cpuPerPod(allBefore, cpuByProcess(all), n))
+		fmt.Fprintf(os.Stderr, "bench: N=%d vanilla CPU per pod by process: %s\n", n, cpuPerPod(allBefore, cpuOf(all), n))
 		if run.writesVanilla, err = writesSince(ctx, writesBefore, consumer, provider); err != nil {
 			return nil, nil, err
 		}
@@ -169,7 +169,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		st := newStages(n)
 		stopWatch := make(chan struct{})
 		st.follow(consumer.Client(), ns, provider.Client(), twin, stopWatch)
-		before, apiBefore, allBefore := totalCPU(pids), totalCPU(apiServers), cpuByProcess(all)
+		before, apiBefore, allBefore := totalCPU(pids), totalCPU(apiServers), cpuOf(all)
 		if writesBefore, err = clusterWrites(ctx, consumer, provider); err != nil {
 			return nil, nil, err
 		}
@@ -196,7 +196,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 			return nil, nil, fmt.Errorf("offloaded N=%d: %w (manager logs in %s)", n, err, dir)
 		}
 		run.cpu, run.apiOffloaded = totalCPU(pids)-before, totalCPU(apiServers)-apiBefore
-		fmt.Fprintf(os.Stderr, "bench: N=%d offloaded CPU per pod by process: %s\n", n, cpuPerPod(allBefore, cpuByProcess(all), n))
+		fmt.Fprintf(os.Stderr, "bench: N=%d offloaded CPU per pod by process: %s\n", n, cpuPerPod(allBefore, cpuOf(all), n))
 		run.statusLag = st.statusLag()
 		if run.writesOffloaded, err = writesSince(ctx, writesBefore, consumer, provider); err != nil {
 			return nil, nil, err
@@ -309,17 +309,6 @@ func totalCPU(pids map[string]int) time.Duration {
 		}
 	}
 	return total
-}
-
-// cpuByProcess reads each process's CPU time so far, by name.
-func cpuByProcess(pids map[string]int) map[string]time.Duration {
-	out := map[string]time.Duration{}
-	for name, pid := range pids {
-		if u, err := proc.UsageOf(pid); err == nil {
-			out[name] = u.CPU
-		}
-	}
-	return out
 }
 
 // cpuPerPod formats the CPU each process spent between two readings, per

@@ -567,6 +567,7 @@ func paced(ctx context.Context, n int, rate float64, do func(context.Context, in
 	return first
 }
 
+// cpuOf reads each process's CPU time so far, by name.
 func cpuOf(pids map[string]int) map[string]time.Duration {
 	out := map[string]time.Duration{}
 	for name, pid := range pids {
