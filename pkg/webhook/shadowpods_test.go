@@ -183,6 +183,22 @@ func TestShadowPodQuota(t *testing.T) {
 	}
 }
 
+// TestShadowPodPodCount: a consumer runs no more pods than its Quota
+// grants, whatever they ask for: ShadowPods without resources, like seed
+// 003's pod, each count one pod. This is the only bound on a twin's pods
+// (its ResourceQuota counts only what the consumer writes there itself).
+func TestShadowPodPodCount(t *testing.T) {
+	ctx := context.Background()
+	consumer(t, "omega", offv1beta1.SoftLimitsEnforcement, list("cpu", "100", "pods", "2"))
+	for _, name := range []string{"one", "two"} {
+		if err := cl.Create(ctx, shadowPod(name, twin("omega"), "omega", "", "")); err != nil {
+			t.Fatalf("ShadowPod %s within the pods granted: %v", name, err)
+		}
+	}
+	wantDenied(t, "a third ShadowPod of two pods granted",
+		cl.Create(ctx, shadowPod("three", twin("omega"), "omega", "", "")), "quota usage exceeded: pods requested 1, used 2 of 2")
+}
+
 func TestShadowPodHardLimits(t *testing.T) {
 	ctx := context.Background()
 	consumer(t, "beta", offv1beta1.HardLimitsEnforcement, list("cpu", "1", "pods", "10"))
