@@ -80,7 +80,7 @@ func (o *TwinOptions) AddFlags(fs *pflag.FlagSet) {
 		"comma-separated names or glob patterns (team-*) of twin namespaces consumers may ask for besides their own <namespace>-<consumer cluster id>, as EnforceSameName and SelectedName do (default: none)")
 	fs.IntVar(&o.MaxPerTenant, "max-twin-namespaces-per-tenant", o.MaxPerTenant, "how many twin namespaces one consumer may have on this cluster")
 	fs.Var(&quotaValue{&o.Quota}, "twin-namespace-quota",
-		"object counts of each twin namespace's ResourceQuota, as resource=count,... over the defaults (pods, services, configmaps, secrets, persistentvolumeclaims, services.loadbalancers, services.nodeports, count/<resource>.<group>), and requests.storage, the size of its remote volumes (100Gi)")
+		"object counts of each twin namespace's ResourceQuota, as resource=count,... over the defaults (services, configmaps and secrets 2000, persistentvolumeclaims 100, count/ingresses.networking.k8s.io 100, services.loadbalancers and services.nodeports 0; pods are not counted unless given, as the tenant's Quota bounds them; any count/<resource>.<group>), and requests.storage, the size of its remote volumes (100Gi)")
 }
 
 // Validate reports the first bad option with its flag.
