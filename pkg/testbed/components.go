@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 )
 
@@ -88,7 +87,8 @@ func (c *Cluster) apiServerArgs() []string {
 func (c *Cluster) controllerManagerArgs() []string {
 	args := []string{
 		"--kubeconfig=" + c.Kubeconfig,
-		"--secure-port=0",
+		// 0 (none) unless profiling.
+		"--secure-port=" + strconv.Itoa(c.ports.controllerManager),
 		"--leader-elect=false",
 		"--use-service-account-credentials=true",
 		"--service-account-private-key-file=" + c.pki.saKeyFile(),
@@ -99,16 +99,14 @@ func (c *Cluster) controllerManagerArgs() []string {
 		"--cluster-cidr=" + c.Spec.PodCIDR,
 		"--node-cidr-mask-size=" + strconv.Itoa(c.Spec.nodeCIDRMaskSize()),
 		"--service-cluster-ip-range=" + c.Spec.ServiceCIDR,
-		"--profiling=false",
+		"--profiling=" + strconv.FormatBool(c.ports.controllerManager != 0),
 		"--v=0",
 	}
-	if port := c.ports.controllerManager; port != 0 {
-		// Profiling: its secure port, on loopback with a self-signed
-		// certificate; /debug/pprof is served to anyone who reaches it,
-		// as no authentication kubeconfig is given.
-		args = slices.DeleteFunc(args, func(a string) bool { return a == "--secure-port=0" || a == "--profiling=false" })
-		args = append(args, "--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1", "--profiling=true",
-			"--authorization-always-allow-paths=/healthz,/debug/pprof/*")
+	if c.ports.controllerManager != 0 {
+		// The secure port on loopback, with a self-signed certificate;
+		// /debug/pprof is served to anyone who reaches it, as no
+		// authentication kubeconfig is given.
+		args = append(args, "--bind-address=127.0.0.1", "--authorization-always-allow-paths=/healthz,/debug/pprof/*")
 	}
 	if c.Spec.ControllerManagerQPS > 0 {
 		args = append(args, fmt.Sprintf("--kube-api-qps=%g", c.Spec.ControllerManagerQPS))
