@@ -126,15 +126,17 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 	}
 	defer p.Stop()
 	consumer, provider, cl, pids := p.tb.Cluster("consumer"), p.tb.Cluster("provider"), p.consumer, p.pids
-	apiServers := map[string]int{"consumer": consumer.PIDs()[testbed.APIServer], "provider": provider.PIDs()[testbed.APIServer]}
-	// Every process of the pair, by cluster and component, for the CPU
-	// breakdown on stderr: where each run's CPU went.
+	// Every process of the pair, by cluster and component: one reading
+	// of their CPU times gives the managers', the API servers' and the
+	// breakdown on stderr of where each run's CPU went.
 	all := map[string]int{}
+	var apiServers, managers []string
 	for _, c := range []*testbed.Cluster{consumer, provider} {
 		for name, pid := range c.PIDs() {
 			all[c.Name+" "+name] = pid
 		}
 		all[c.Name+" liqo-controller-manager"] = pids[c.Name]
+		apiServers, managers = append(apiServers, c.Name+" "+testbed.APIServer), append(managers, c.Name+" liqo-controller-manager")
 	}
 	var idle proc.Usage
 	for _, pid := range pids {
@@ -148,7 +150,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 	var runs []offloadRun
 	for _, n := range sizes {
 		run := offloadRun{n: n, rss: map[string]proc.Usage{}, idle: idle}
-		apiBefore, allBefore := totalCPU(apiServers), cpuOf(all)
+		cpuBefore := cpuOf(all)
 		writesBefore, err := clusterWrites(ctx, consumer, provider)
 		if err != nil {
 			return nil, nil, err
@@ -156,8 +158,9 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		if run.vanilla, err = deployAndWait(ctx, provider.Client(), n); err != nil {
 			return nil, nil, fmt.Errorf("vanilla N=%d: %w", n, err)
 		}
-		run.apiVanilla = totalCPU(apiServers) - apiBefore
-		fmt.Fprintf(os.Stderr, "bench: N=%d vanilla CPU per pod by process: %s\n", n, cpuPerPod(allBefore, cpuOf(all), n))
+		cpuAfter := cpuOf(all)
+		run.apiVanilla = spent(cpuBefore, cpuAfter, apiServers)
+		fmt.Fprintf(os.Stderr, "bench: N=%d vanilla CPU per pod by process: %s\n", n, cpuPerPod(cpuBefore, cpuAfter, n))
 		if run.writesVanilla, err = writesSince(ctx, writesBefore, consumer, provider); err != nil {
 			return nil, nil, err
 		}
@@ -169,7 +172,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		st := newStages(n)
 		stopWatch := make(chan struct{})
 		st.follow(consumer.Client(), ns, provider.Client(), twin, stopWatch)
-		before, apiBefore, allBefore := totalCPU(pids), totalCPU(apiServers), cpuOf(all)
+		cpuBefore = cpuOf(all)
 		if writesBefore, err = clusterWrites(ctx, consumer, provider); err != nil {
 			return nil, nil, err
 		}
@@ -195,8 +198,9 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 		if err != nil {
 			return nil, nil, fmt.Errorf("offloaded N=%d: %w (manager logs in %s)", n, err, dir)
 		}
-		run.cpu, run.apiOffloaded = totalCPU(pids)-before, totalCPU(apiServers)-apiBefore
-		fmt.Fprintf(os.Stderr, "bench: N=%d offloaded CPU per pod by process: %s\n", n, cpuPerPod(allBefore, cpuOf(all), n))
+		cpuAfter = cpuOf(all)
+		run.cpu, run.apiOffloaded = spent(cpuBefore, cpuAfter, managers), spent(cpuBefore, cpuAfter, apiServers)
+		fmt.Fprintf(os.Stderr, "bench: N=%d offloaded CPU per pod by process: %s\n", n, cpuPerPod(cpuBefore, cpuAfter, n))
 		run.statusLag = st.statusLag()
 		if run.writesOffloaded, err = writesSince(ctx, writesBefore, consumer, provider); err != nil {
 			return nil, nil, err
@@ -301,11 +305,13 @@ func offloadNamespace(ctx context.Context, cl client.Client, kubeconfig, ns, str
 	return off.Status.RemoteNamespaceName, err
 }
 
-func totalCPU(pids map[string]int) time.Duration {
+// spent is the CPU the named processes spent between two readings (one
+// gone by the second counts nothing).
+func spent(before, after map[string]time.Duration, names []string) time.Duration {
 	var total time.Duration
-	for _, pid := range pids {
-		if u, err := proc.UsageOf(pid); err == nil {
-			total += u.CPU
+	for _, name := range names {
+		if a, ok := after[name]; ok {
+			total += a - before[name]
 		}
 	}
 	return total
