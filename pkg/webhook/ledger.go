@@ -138,8 +138,7 @@ func (l *Ledger) ttl() time.Duration {
 func (l *Ledger) Stored(consumer string) Usage {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	total := l.account(consumer).total
-	return Usage{Requests: total.Requests.DeepCopy(), Limits: total.Limits.DeepCopy()}
+	return l.account(consumer).total.clone()
 }
 
 // usage sums the account without except, dropping lapsed reservations. A
@@ -149,7 +148,7 @@ func (l *Ledger) Stored(consumer string) Usage {
 // of the stored ShadowPod, and neither may lower what the stored one counts
 // while it exists.
 func (a *account) usage(except types.NamespacedName, now time.Time) Usage {
-	u := Usage{Requests: a.total.Requests.DeepCopy(), Limits: a.total.Limits.DeepCopy()}
+	u := a.total.clone()
 	if s, stored := a.stored[except]; stored {
 		u.sub(s)
 	}

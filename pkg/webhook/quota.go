@@ -126,6 +126,11 @@ func equalAmounts(a, b corev1.ResourceList) bool {
 	return true
 }
 
+// clone is a copy of u that shares no amount with it.
+func (u Usage) clone() Usage {
+	return Usage{Requests: u.Requests.DeepCopy(), Limits: u.Limits.DeepCopy()}
+}
+
 // add adds o to u in place.
 func (u *Usage) add(o Usage) {
 	u.Requests = addTo(u.Requests, o.Requests)
