@@ -3,6 +3,7 @@ package controllermanager
 import (
 	"context"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"time"
 
@@ -69,27 +70,30 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 
 	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: apis.NewScheme(),
+	// Only the Pods made for ShadowPods: a provider's own Pods can be many,
+	// and the controllers never read them. ShadowPods whose Pod exists are
+	// kept with only the resources of their spec, which the quota ledger
+	// reads.
+	byObject := shadowpod.Caches(webhook.QuotaFields)
+	maps.Copy(byObject, map[client.Object]cache.ByObject{
 		// Only our own Secrets are cached, and without their contents: a
 		// cluster's Secrets can be many and large, and hold its tenants'
 		// credentials. The client reads Secrets from the API server.
+		&corev1.Secret{}:      secretCache(),
+		&rbacv1.RoleBinding{}: {Label: managed},
+		// Only the gateways' Deployments.
+		&appsv1.Deployment{}:                {Label: managed},
+		&certv1.CertificateSigningRequest{}: {Label: managed},
+		// Only the EndpointSlices made for ShadowEndpointSlices, for the
+		// same reason as the Pods.
+		&discoveryv1.EndpointSlice{}: shadowendpointslice.EndpointSliceCache(),
+	})
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: apis.NewScheme(),
 		// No cached object keeps its managed fields: nothing reads them,
 		// and they are often the larger part of an object. (An update
 		// without them leaves them as they are on the server.)
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}:      secretCache(),
-			&rbacv1.RoleBinding{}: {Label: managed},
-			// Only the gateways' Deployments.
-			&appsv1.Deployment{}:                {Label: managed},
-			&certv1.CertificateSigningRequest{}: {Label: managed},
-			// Only the Pods made for ShadowPods: a provider's own Pods can be
-			// many, and the controllers never read them.
-			&corev1.Pod{}: shadowpod.PodCache(),
-			// Only the EndpointSlices made for ShadowEndpointSlices, for the
-			// same reason.
-			&discoveryv1.EndpointSlice{}: shadowendpointslice.EndpointSliceCache(),
-		}},
+		Cache:  cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: byObject},
 		Client: clientOptions(),
 		// Tests and the playground run several managers in one process.
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},

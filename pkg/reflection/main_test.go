@@ -113,7 +113,7 @@ func setup(ccfg, pcfg *rest.Config) error {
 }
 
 func startShadowPods(ctx context.Context, cfg *rest.Config) error {
-	mgr, err := testbed.NewManager(cfg, cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: shadowpod.PodCache()}})
+	mgr, err := testbed.NewManager(cfg, cache.Options{ByObject: shadowpod.Caches(nil)})
 	if err != nil {
 		return err
 	}

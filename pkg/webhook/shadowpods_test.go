@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -19,6 +20,7 @@ import (
 	"github.com/liqo-go/liqo/apis"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 )
 
 // deniedBy is the prefix of the API server's error for our webhook.
@@ -197,6 +199,38 @@ func TestShadowPodPodCount(t *testing.T) {
 	}
 	wantDenied(t, "a third ShadowPod of two pods granted",
 		cl.Create(ctx, shadowPod("three", twin("omega"), "omega", "", "")), "quota usage exceeded: pods requested 1, used 2 of 2")
+}
+
+// TestShadowPodQuotaOnceRunning: a ShadowPod whose pod exists is cached
+// with only its resources (shadowpod.ShadowPodCache, as the manager runs
+// it), and the ledger still counts them at that update.
+func TestShadowPodQuotaOnceRunning(t *testing.T) {
+	ctx := context.Background()
+	consumer(t, "theta", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "pods", "10"))
+	running := shadowPod("running", twin("theta"), "theta", "600m", "")
+	if err := cl.Create(ctx, running); err != nil {
+		t.Fatal(err)
+	}
+	running.Status.Phase = corev1.PodRunning
+	meta.SetStatusCondition(&running.Status.Conditions, metav1.Condition{Type: shadowpod.ConditionReady,
+		Status: metav1.ConditionTrue, Reason: shadowpod.ReasonPodReady})
+	if err := cl.Status().Update(ctx, running); err != nil {
+		t.Fatal(err)
+	}
+	// The cache gets a second ShadowPod after the first one's status: the
+	// Quota's usage counting both shows the ledger has seen that status.
+	if err := cl.Create(ctx, shadowPod("after", twin("theta"), "theta", "300m", "")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Quota's status.used counting both", func(ctx context.Context) (bool, error) {
+		var q offv1beta1.Quota
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: consts.TenantNamespace("theta"), Name: "theta"}, &q); err != nil {
+			return false, err
+		}
+		return sameAmounts(q.Status.Used, list("cpu", "900m", "pods", "2")), fmt.Errorf("used = %v", q.Status.Used)
+	})
+	wantDenied(t, "a ShadowPod past the running one's share",
+		cl.Create(ctx, shadowPod("over", twin("theta"), "theta", "200m", "")), "quota usage exceeded: cpu requested 200m, used 900m of 1")
 }
 
 func TestShadowPodHardLimits(t *testing.T) {

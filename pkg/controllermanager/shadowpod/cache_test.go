@@ -4,7 +4,11 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 )
 
 // TestPodWithoutSpec: the cache keeps what the controllers read of a Pod
@@ -36,5 +40,48 @@ func TestPodWithoutSpec(t *testing.T) {
 	cm := &corev1.ConfigMap{Data: map[string]string{"k": "v"}}
 	if out, err := podWithoutSpec(cm); err != nil || out.(*corev1.ConfigMap).Data["k"] != "v" {
 		t.Errorf("a non-Pod changed: %v, %v", out, err)
+	}
+}
+
+// TestShadowPodCache: a ShadowPod keeps its whole spec until its Pod has
+// existed (status), and only what keep returns after; a failed creation or
+// a name conflict is no Pod, so the spec stays for the next try.
+func TestShadowPodCache(t *testing.T) {
+	transform := ShadowPodCache(func(s *corev1.PodSpec) corev1.PodSpec {
+		return corev1.PodSpec{Overhead: s.Overhead}
+	}).Transform
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}},
+		Overhead: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}}
+	shadow := func(reason string) *offv1beta1.ShadowPod {
+		sp := &offv1beta1.ShadowPod{ObjectMeta: metav1.ObjectMeta{Name: "db", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}},
+			Spec: offv1beta1.ShadowPodSpec{Pod: *spec.DeepCopy()}}
+		if reason != "" {
+			setReady(&sp.Status, metav1.ConditionFalse, reason, "")
+		}
+		return sp
+	}
+	for _, tt := range []struct {
+		reason  string
+		trimmed bool
+	}{{"", false}, {ReasonCreationFailed, false}, {ReasonNameConflict, false},
+		{ReasonPodNotReady, true}, {ReasonPodReady, true}, {ReasonTerminating, true}, {ReasonRecreationFailed, true}} {
+		out, err := transform(shadow(tt.reason))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := out.(*offv1beta1.ShadowPod)
+		if got.ManagedFields != nil {
+			t.Errorf("%q: managed fields kept", tt.reason)
+		}
+		if specTrimmed(got) != tt.trimmed {
+			t.Errorf("%q: specTrimmed = %v, want %v", tt.reason, specTrimmed(got), tt.trimmed)
+		}
+		want := spec
+		if tt.trimmed {
+			want = corev1.PodSpec{Overhead: spec.Overhead}
+		}
+		if !equality.Semantic.DeepEqual(got.Spec.Pod, want) {
+			t.Errorf("%q: cached spec %+v, want %+v", tt.reason, got.Spec.Pod, want)
+		}
 	}
 }

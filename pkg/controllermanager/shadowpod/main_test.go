@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,7 +52,7 @@ func startManager(cfg *rest.Config) error {
 
 	mcfg := rest.CopyConfig(cfg)
 	mcfg.Wrap(writes.wrap)
-	mgr, err := testbed.NewManager(mcfg, cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: PodCache()}})
+	mgr, err := testbed.NewManager(mcfg, cache.Options{ByObject: Caches(nil)})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package shadowpod
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +47,10 @@ type Reconciler struct {
 	// Workers is the number of concurrent reconciles (DefaultWorkers if 0).
 	Workers  int
 	Recorder record.EventRecorder
+	// APIReader reads a ShadowPod's whole spec when its Pod must be made
+	// again: the cache keeps it trimmed once the Pod exists (ShadowPodCache).
+	// The manager's API reader if nil.
+	APIReader client.Reader
 	// NodeSelector restricts the provider's nodes its consumers' pods run
 	// on (none: any node the scheduler picks).
 	NodeSelector map[string]string
@@ -62,8 +67,19 @@ func (podKind) NewReal() *corev1.Pod             { return &corev1.Pod{} }
 func (podKind) Refusal(context.Context, *offv1beta1.ShadowPod) (string, error) { return "", nil }
 
 // Forge forges the Pod with the consumer's addresses translated as the
-// network fabric maps them.
+// network fabric maps them. A Pod made again (the first one went) is made
+// from the stored ShadowPod: the cache's copy lacks the spec by then.
 func (k podKind) Forge(ctx context.Context, sp *offv1beta1.ShadowPod) (*corev1.Pod, error) {
+	if specTrimmed(sp) {
+		stored := &offv1beta1.ShadowPod{}
+		if err := k.APIReader.Get(ctx, client.ObjectKeyFromObject(sp), stored); err != nil {
+			return nil, err
+		}
+		if stored.UID != sp.UID {
+			return nil, fmt.Errorf("ShadowPod %s was replaced (uid %s, was %s): retrying", client.ObjectKeyFromObject(sp), stored.UID, sp.UID)
+		}
+		sp = stored
+	}
 	translate, err := ipam.PeerTranslate(ctx, k.Client, sp.Labels[consts.OriginClusterIDLabel])
 	if err != nil {
 		return nil, err
@@ -179,14 +195,52 @@ func podWithoutSpec(obj any) (any, error) {
 	return obj, nil
 }
 
-// SetupWithManager registers the controller. The manager's Pod cache must
-// be restricted with PodCache.
+// ShadowPodCache is the ShadowPod entry of the cache options of a manager
+// running this controller. Once its Pod exists (its status says so), a
+// ShadowPod is kept with only the part of its spec that keep returns
+// (nothing if keep is nil): this controller reads the spec only to make
+// the Pod, and reads it from the API server when it makes one again. At
+// 10,000 offloaded pods the specs were most of the provider manager's
+// heap. The admission webhook's ledger reads the ShadowPods' resources from
+// the same cache, so its manager passes webhook.QuotaFields. Managed fields
+// are dropped too (this replaces the cache's default transform).
+func ShadowPodCache(keep func(*corev1.PodSpec) corev1.PodSpec) cache.ByObject {
+	return cache.ByObject{Transform: func(obj any) (any, error) {
+		if sp, ok := obj.(*offv1beta1.ShadowPod); ok {
+			sp.ManagedFields = nil
+			if podExisted(&sp.Status) {
+				spec := corev1.PodSpec{}
+				if keep != nil {
+					spec = keep(&sp.Spec.Pod)
+				}
+				sp.Spec.Pod = spec
+			}
+		}
+		return obj, nil
+	}}
+}
+
+// Caches are the cache options of the kinds this controller reads: our
+// Pods (PodCache) and the ShadowPods (ShadowPodCache with keep).
+func Caches(keep func(*corev1.PodSpec) corev1.PodSpec) map[client.Object]cache.ByObject {
+	return map[client.Object]cache.ByObject{&corev1.Pod{}: PodCache(), &offv1beta1.ShadowPod{}: ShadowPodCache(keep)}
+}
+
+// specTrimmed tells whether a cached ShadowPod lacks its spec
+// (ShadowPodCache): it does exactly when its Pod existed.
+func specTrimmed(sp *offv1beta1.ShadowPod) bool { return podExisted(&sp.Status) }
+
+// SetupWithManager registers the controller. The manager's caches must be
+// configured with Caches.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Client == nil {
 		r.Client = mgr.GetClient()
 	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorderFor("liqo-shadowpod")
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	workers := r.Workers
 	if workers <= 0 {
@@ -195,7 +249,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// The Pod goes only once the ShadowPod is gone, so that its own grace
 	// period applies; a conflict is not polled (see Conflict).
 	shadows := &kit.ShadowReconciler[*offv1beta1.ShadowPod, *corev1.Pod]{
-		Client: r.Client, APIReader: mgr.GetAPIReader(), Kind: podKind{r},
+		Client: r.Client, APIReader: r.APIReader, Kind: podKind{r},
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("shadowpod").
 		For(&offv1beta1.ShadowPod{}, builder.WithPredicates(shadowPodChanged)).

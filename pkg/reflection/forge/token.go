@@ -124,6 +124,30 @@ func PodTokens(local *corev1.PodSpec) []TokenRef {
 	return refs
 }
 
+// TokenFields is the part of a pod spec PodTokens reads: the
+// ServiceAccount and the projected volumes' token sources. PodTokens gives
+// the same for it as for the whole spec, so a cache may keep a pod with
+// only these once nothing else of its spec will be read.
+func TokenFields(s *corev1.PodSpec) corev1.PodSpec {
+	out := corev1.PodSpec{ServiceAccountName: s.ServiceAccountName, DeprecatedServiceAccount: s.DeprecatedServiceAccount}
+	for _, v := range s.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		var tokens []corev1.VolumeProjection
+		for _, src := range v.Projected.Sources {
+			if src.ServiceAccountToken != nil {
+				tokens = append(tokens, corev1.VolumeProjection{ServiceAccountToken: src.ServiceAccountToken})
+			}
+		}
+		if tokens != nil {
+			out.Volumes = append(out.Volumes, corev1.Volume{Name: v.Name,
+				VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: tokens}}})
+		}
+	}
+	return out
+}
+
 func serviceAccountOf(s *corev1.PodSpec) string {
 	switch {
 	case s.ServiceAccountName != "":

@@ -208,6 +208,19 @@ func TestPodTokens(t *testing.T) {
 		if got := PodTokens(&c.spec); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
 		}
+		// What a cache keeps of a reflected pod gives the same tokens, and
+		// holds no other volume.
+		kept := TokenFields(&c.spec)
+		if got := PodTokens(&kept); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: TokenFields: got %+v, want %+v", c.name, got, c.want)
+		}
+		for _, v := range kept.Volumes {
+			for _, src := range v.Projected.Sources {
+				if src.ServiceAccountToken == nil {
+					t.Errorf("%s: TokenFields kept %+v", c.name, src)
+				}
+			}
+		}
 	}
 }
 
