@@ -14,6 +14,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
 )
 
@@ -126,19 +127,10 @@ func remotePodStatusOnly(obj any) (any, error) {
 func shadowPodOrigin(obj any) (any, error) {
 	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
 		m.ManagedFields = nil
-		m.Labels = only(m.Labels, consts.OriginClusterIDLabel)
-		m.Annotations = only(m.Annotations, forge.LocalUIDAnnotation)
+		m.Labels = kit.OnlyKey(m.Labels, consts.OriginClusterIDLabel)
+		m.Annotations = kit.OnlyKey(m.Annotations, forge.LocalUIDAnnotation)
 	}
 	return obj, nil
-}
-
-// only is m with key alone, or nil if m lacks it.
-func only(m map[string]string, key string) map[string]string {
-	v, ok := m[key]
-	if !ok {
-		return nil
-	}
-	return map[string]string{key: v}
 }
 
 // startTwin watches one twin namespace and its local namespace: on the

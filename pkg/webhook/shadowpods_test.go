@@ -211,10 +211,11 @@ func TestShadowPodQuotaOnceRunning(t *testing.T) {
 	if err := cl.Create(ctx, running); err != nil {
 		t.Fatal(err)
 	}
+	patch := client.MergeFrom(running.DeepCopy())
 	running.Status.Phase = corev1.PodRunning
 	meta.SetStatusCondition(&running.Status.Conditions, metav1.Condition{Type: shadowpod.ConditionReady,
 		Status: metav1.ConditionTrue, Reason: shadowpod.ReasonPodReady})
-	if err := cl.Status().Update(ctx, running); err != nil {
+	if err := cl.Status().Patch(ctx, running, patch); err != nil {
 		t.Fatal(err)
 	}
 	// The cache gets a second ShadowPod after the first one's status: the

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
 )
 
 // TestPodWithoutSpec: the cache keeps what the controllers read of a Pod
@@ -53,7 +54,8 @@ func TestShadowPodCache(t *testing.T) {
 	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}},
 		Overhead: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}}
 	shadow := func(reason string) *offv1beta1.ShadowPod {
-		sp := &offv1beta1.ShadowPod{ObjectMeta: metav1.ObjectMeta{Name: "db", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}},
+		sp := &offv1beta1.ShadowPod{ObjectMeta: metav1.ObjectMeta{Name: "db", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}},
+			Labels: map[string]string{"app": "db", consts.OriginClusterIDLabel: "rome"}, Annotations: map[string]string{"a": "b"}},
 			Spec: offv1beta1.ShadowPodSpec{Pod: *spec.DeepCopy()}}
 		if reason != "" {
 			setReady(&sp.Status, metav1.ConditionFalse, reason, "")
@@ -76,12 +78,17 @@ func TestShadowPodCache(t *testing.T) {
 		if specTrimmed(got) != tt.trimmed {
 			t.Errorf("%q: specTrimmed = %v, want %v", tt.reason, specTrimmed(got), tt.trimmed)
 		}
-		want := spec
+		want, wantMeta := spec, shadow(tt.reason).ObjectMeta
+		wantMeta.ManagedFields = nil
 		if tt.trimmed {
 			want = corev1.PodSpec{Overhead: spec.Overhead}
+			wantMeta.Labels, wantMeta.Annotations = map[string]string{consts.OriginClusterIDLabel: "rome"}, nil
 		}
 		if !equality.Semantic.DeepEqual(got.Spec.Pod, want) {
 			t.Errorf("%q: cached spec %+v, want %+v", tt.reason, got.Spec.Pod, want)
+		}
+		if !equality.Semantic.DeepEqual(got.ObjectMeta, wantMeta) {
+			t.Errorf("%q: cached metadata %+v, want %+v", tt.reason, got.ObjectMeta, wantMeta)
 		}
 	}
 }

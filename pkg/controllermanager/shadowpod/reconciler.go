@@ -198,8 +198,9 @@ func podWithoutSpec(obj any) (any, error) {
 // ShadowPodCache is the ShadowPod entry of the cache options of a manager
 // running this controller. Once its Pod exists (its status says so), a
 // ShadowPod is kept with only the part of its spec that keep returns
-// (nothing if keep is nil): this controller reads the spec only to make
-// the Pod, and reads it from the API server when it makes one again. At
+// (nothing if keep is nil) and of its metadata but its identity and origin
+// label: this controller reads the rest only to make the Pod, and reads it
+// from the API server when it makes one again. At
 // 10,000 offloaded pods the specs were most of the provider manager's
 // heap. The admission webhook's ledger reads the ShadowPods' resources from
 // the same cache, so its manager passes webhook.QuotaFields. Managed fields
@@ -214,6 +215,11 @@ func ShadowPodCache(keep func(*corev1.PodSpec) corev1.PodSpec) cache.ByObject {
 					spec = keep(&sp.Spec.Pod)
 				}
 				sp.Spec.Pod = spec
+				// The pod's labels and annotations, copied at its creation;
+				// the origin is still read (the ledger, a drained tenant's
+				// eviction).
+				sp.Labels = kit.OnlyKey(sp.Labels, consts.OriginClusterIDLabel)
+				sp.Annotations = nil
 			}
 		}
 		return obj, nil

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,6 +19,7 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/testbed"
 	"github.com/liqo-go/liqo/test/harness"
 )
@@ -131,11 +133,13 @@ func shadowPodOf(name, namespace, origin string) *offv1beta1.ShadowPod {
 // TestDrainedTenantLosesItsShadowPods: draining a Tenant evicts its
 // consumer's ShadowPods with Events, and one appearing afterwards too; the
 // other consumers' stay, even when a Tenant in a namespace not its own
-// names their cluster and is Drained.
+// names their cluster and is Drained. The manager's cache trims the
+// ShadowPods as the controller manager's does: one whose pod exists (b)
+// keeps only its origin label.
 func TestDrainedTenantLosesItsShadowPods(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	mgr, err := testbed.NewManager(cfg, cache.Options{})
+	mgr, err := testbed.NewManager(cfg, cache.Options{ByObject: shadowpod.Caches(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +166,22 @@ func TestDrainedTenantLosesItsShadowPods(t *testing.T) {
 		if err := cl.Create(ctx, sp); err != nil {
 			t.Fatal(err)
 		}
+		if sp.Name == "b" {
+			patch := client.MergeFrom(sp.DeepCopy())
+			sp.Status.Phase = corev1.PodRunning
+			meta.SetStatusCondition(&sp.Status.Conditions, metav1.Condition{Type: shadowpod.ConditionReady,
+				Status: metav1.ConditionTrue, Reason: shadowpod.ReasonPodReady})
+			if err := cl.Status().Patch(ctx, sp, patch); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+
+	harness.Eventually(ctx, t, "ShadowPod b trimmed in the manager's cache", func() (bool, error) {
+		var cached offv1beta1.ShadowPod
+		err := mgr.GetCache().Get(ctx, types.NamespacedName{Namespace: "nice-work", Name: "b"}, &cached)
+		return err == nil && cached.Spec.Pod.Containers == nil, client.IgnoreNotFound(err)
+	})
 
 	setTenantCondition(t, consts.TenantNamespace("nice"), "nice", authv1beta1.TenantDrained)
 	gone := func(ns, name string) func() (bool, error) {
