@@ -72,8 +72,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
 	// Only the Pods made for ShadowPods: a provider's own Pods can be many,
 	// and the controllers never read them. ShadowPods whose Pod exists are
-	// kept with only the resources of their spec, which the quota ledger
-	// reads.
+	// kept with only the resources of their spec and their origin label,
+	// which the quota ledger reads (see shadowpod.ShadowPodCache).
 	byObject := shadowpod.Caches(webhook.QuotaFields)
 	maps.Copy(byObject, map[client.Object]cache.ByObject{
 		// Only our own Secrets are cached, and without their contents: a

@@ -46,57 +46,53 @@ type profiler struct {
 	controllerManagers map[string]string
 }
 
-// cpu starts a CPU profile of every manager, lasting p.seconds from now;
-// wait returns once all are written (name is the files' prefix) and their
-// top entries printed to stderr.
+// cpu starts a CPU profile of every manager, kube-controller-manager and
+// API server, lasting p.seconds from now; wait returns once all are
+// written (name is the files' prefix) and their top entries printed to
+// stderr.
 func (p *profiler) cpu(ctx context.Context, name string) (wait func()) {
-	var wg sync.WaitGroup
+	seconds := strconv.Itoa(p.seconds)
+	// One profile to take: what it is, its file, and how to write it there.
+	type profile struct {
+		what, file string
+		get        func(file string) error
+	}
+	var profiles []profile
+	add := func(cluster, what, suffix string, get func(file string) error) {
+		profiles = append(profiles, profile{cluster + " " + what, filepath.Join(p.dir, fmt.Sprintf("%s-%s%s-cpu.pb.gz", name, cluster, suffix)), get})
+	}
 	for cluster, addr := range p.addrs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			file := filepath.Join(p.dir, fmt.Sprintf("%s-%s-cpu.pb.gz", name, cluster))
-			url := "http://" + addr + "/debug/pprof/profile?seconds=" + strconv.Itoa(p.seconds)
-			if err := fetch(ctx, url, file); err != nil {
-				fmt.Fprintf(os.Stderr, "bench: CPU profile of the %s manager: %v\n", cluster, err)
-			}
-		}()
+		add(cluster, "manager", "", func(file string) error {
+			return fetch(ctx, "http://"+addr+"/debug/pprof/profile?seconds="+seconds, file)
+		})
 	}
 	for cluster, url := range p.controllerManagers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			file := filepath.Join(p.dir, fmt.Sprintf("%s-%s-kube-controller-manager-cpu.pb.gz", name, cluster))
-			if err := fetch(ctx, url+"/profile?seconds="+strconv.Itoa(p.seconds), file); err != nil {
-				fmt.Fprintf(os.Stderr, "bench: CPU profile of the %s kube-controller-manager: %v\n", cluster, err)
-			}
-		}()
+		add(cluster, "kube-controller-manager", "-kube-controller-manager", func(file string) error {
+			return fetch(ctx, url+"/profile?seconds="+seconds, file)
+		})
 	}
 	for cluster, rc := range p.apiServers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			file := filepath.Join(p.dir, fmt.Sprintf("%s-%s-apiserver-cpu.pb.gz", name, cluster))
-			raw, err := rc.Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(p.seconds)).
+		add(cluster, "API server", "-apiserver", func(file string) error {
+			raw, err := rc.Get().AbsPath("/debug/pprof/profile").Param("seconds", seconds).
 				Timeout(time.Duration(p.seconds+30) * time.Second).DoRaw(ctx)
-			if err == nil {
-				err = os.WriteFile(file, raw, 0o644)
-			}
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "bench: CPU profile of the %s API server: %v\n", cluster, err)
+				return err
 			}
-		}()
+			return os.WriteFile(file, raw, 0o644)
+		})
+	}
+	var wg sync.WaitGroup
+	for _, pr := range profiles {
+		wg.Go(func() {
+			if err := pr.get(pr.file); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: CPU profile of the %s: %v\n", pr.what, err)
+			}
+		})
 	}
 	return func() {
 		wg.Wait()
-		for cluster := range p.addrs {
-			p.top(filepath.Join(p.dir, fmt.Sprintf("%s-%s-cpu.pb.gz", name, cluster)), cluster+" manager, CPU", "-sample_index=cpu")
-		}
-		for cluster := range p.apiServers {
-			p.top(filepath.Join(p.dir, fmt.Sprintf("%s-%s-apiserver-cpu.pb.gz", name, cluster)), cluster+" API server, CPU", "-sample_index=cpu")
-		}
-		for cluster := range p.controllerManagers {
-			p.top(filepath.Join(p.dir, fmt.Sprintf("%s-%s-kube-controller-manager-cpu.pb.gz", name, cluster)), cluster+" kube-controller-manager, CPU", "-sample_index=cpu")
+		for _, pr := range profiles {
+			p.top(pr.file, pr.what+", CPU", "-sample_index=cpu")
 		}
 	}
 }
