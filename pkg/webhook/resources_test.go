@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -290,13 +289,7 @@ func TestShadowPodDuplicateCreateKeepsQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Once the ledger holds it as stored, not only as reserved.
-	eventually(t, "the ShadowPod in the quota's status", func(ctx context.Context) (bool, error) {
-		var q offv1beta1.Quota
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: consts.TenantNamespace("rho"), Name: "rho"}, &q); err != nil {
-			return false, err
-		}
-		return sameAmounts(q.Status.Used, list("cpu", "1", "pods", "1")), fmt.Errorf("used = %v", q.Status.Used)
-	})
+	waitUsed(t, "the ShadowPod in the quota's status", "rho", list("cpu", "1", "pods", "1"))
 	err := cl.Create(ctx, shadowPod("big", twin("rho"), "rho", "1m", ""))
 	if err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("creating a ShadowPod under a name taken: err = %v, want already exists", err)

@@ -106,6 +106,19 @@ func shadowPod(name, namespace, origin, cpu, cpuLimit string) *offv1beta1.Shadow
 	return sp
 }
 
+// waitUsed waits until the status.used of consumer's Quota (named after
+// it, in its tenant namespace) is want.
+func waitUsed(t *testing.T, what, consumer string, want corev1.ResourceList) {
+	t.Helper()
+	eventually(t, what, func(ctx context.Context) (bool, error) {
+		var q offv1beta1.Quota
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: consts.TenantNamespace(consumer), Name: consumer}, &q); err != nil {
+			return false, err
+		}
+		return sameAmounts(q.Status.Used, want), fmt.Errorf("used = %v", q.Status.Used)
+	})
+}
+
 // wantDenied fails unless err is our webhook's denial containing text.
 func wantDenied(t *testing.T, what string, err error, text string) {
 	t.Helper()
@@ -127,13 +140,7 @@ func TestShadowPodQuota(t *testing.T) {
 		t.Fatalf("a ShadowPod filling the quota: %v", err)
 	}
 
-	eventually(t, "the Quota's status.used", func(ctx context.Context) (bool, error) {
-		var q offv1beta1.Quota
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: consts.TenantNamespace("alpha"), Name: "alpha"}, &q); err != nil {
-			return false, err
-		}
-		return sameAmounts(q.Status.Used, list("cpu", "1", "memory", "0", "pods", "2")), fmt.Errorf("used = %v", q.Status.Used)
-	})
+	waitUsed(t, "the Quota's status.used", "alpha", list("cpu", "1", "memory", "0", "pods", "2"))
 
 	// Deleting a ShadowPod gives its share back.
 	if err := cl.Delete(ctx, first); err != nil {
@@ -223,13 +230,7 @@ func TestShadowPodQuotaOnceRunning(t *testing.T) {
 	if err := cl.Create(ctx, shadowPod("after", twin("theta"), "theta", "300m", "")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the Quota's status.used counting both", func(ctx context.Context) (bool, error) {
-		var q offv1beta1.Quota
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: consts.TenantNamespace("theta"), Name: "theta"}, &q); err != nil {
-			return false, err
-		}
-		return sameAmounts(q.Status.Used, list("cpu", "900m", "pods", "2")), fmt.Errorf("used = %v", q.Status.Used)
-	})
+	waitUsed(t, "the Quota's status.used counting both", "theta", list("cpu", "900m", "pods", "2"))
 	wantDenied(t, "a ShadowPod past the running one's share",
 		cl.Create(ctx, shadowPod("over", twin("theta"), "theta", "200m", "")), "quota usage exceeded: cpu requested 200m, used 900m of 1")
 }
