@@ -68,6 +68,10 @@ func (c *Cluster) apiServerArgs() []string {
 		"--authorization-mode=Node,RBAC",
 		"--allow-privileged=true",
 		"--profiling=" + strconv.FormatBool(c.Spec.APIServerProfiling),
+		// Nodes' names resolve nowhere: the API server reaches kubelets
+		// (real ones, and kwok's for simulated nodes, which also publish
+		// a Hostname address: forgeNode) at their InternalIP.
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
 		"--v=0",
 	}
 	if c.slot == nil {
@@ -80,7 +84,6 @@ func (c *Cluster) apiServerArgs() []string {
 	return append(args,
 		"--advertise-address="+c.slot.addr().String(),
 		"--egress-selector-config-file="+c.egressConfig(),
-		"--kubelet-preferred-address-types=InternalIP,Hostname",
 	)
 }
 
@@ -151,7 +154,7 @@ func (c *Cluster) kwokArgs(stages string) []string {
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 		"--cidr=" + c.Spec.PodCIDR,
-		"--node-ip=127.0.0.1",
+		"--node-ip=" + kwokNodeIP,
 		fmt.Sprintf("--node-port=%d", c.ports.kwok),
 		fmt.Sprintf("--server-address=127.0.0.1:%d", c.ports.kwok),
 		"--tls-cert-file=" + c.pki.kwokServerCrt(),

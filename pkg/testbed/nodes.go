@@ -15,6 +15,10 @@ import (
 // so virtual nodes created by the product are never touched by it.
 const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 
+// kwokNodeIP is the address of every simulated node: kwok's kubelet API
+// (logs, exec), which kwok serves on loopback.
+const kwokNodeIP = "127.0.0.1"
+
 // NodeTypeLabel is set to "kwok" on every simulated node, so tests can tell
 // them apart from virtual nodes.
 const NodeTypeLabel = "type"
@@ -55,8 +59,22 @@ func forgeNode(pool NodePool, index int) (*corev1.Node, error) {
 				"liqo-testbed/pool-index":      strconv.Itoa(index),
 			},
 		},
-		Spec:   corev1.NodeSpec{Taints: pool.Taints},
-		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+		Spec: corev1.NodeSpec{Taints: pool.Taints},
+		Status: corev1.NodeStatus{
+			Capacity: capacity, Allocatable: capacity,
+			// Both address types from the start: kwok's node-initialize
+			// stage, which runs again whenever the node is not Ready (the
+			// node lifecycle controller marks it Unknown once the API
+			// server was down for long), writes an empty address list
+			// over a node lacking either, and the node then loses the
+			// InternalIP the API server reaches kwok's kubelet API at (the
+			// API server prefers it to the Hostname, which resolves
+			// nowhere).
+			Addresses: []corev1.NodeAddress{
+				{Type: corev1.NodeInternalIP, Address: kwokNodeIP},
+				{Type: corev1.NodeHostName, Address: name},
+			},
+		},
 	}, nil
 }
 

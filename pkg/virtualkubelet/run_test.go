@@ -544,8 +544,10 @@ func taintsString(n *corev1.Node) string {
 // status no longer has, gets the address back at the adopting runner's
 // first status write: the node controller's three-way patch adds what the
 // Node lacks, whatever the annotation claims. (This was the suspected
-// cause of a Node seen once in CI without its InternalIP after an unpeer
-// with the provider down and a new peering; it is not.)
+// cause of "no preferred addresses found" seen once in CI on kubectl logs
+// after an unpeer with the provider down and a new peering; it is not: the
+// provider's simulated nodes had lost theirs, see testbed
+// TestSimulatedNodeKeepsAddresses.)
 func TestAdoptionStaleLastApplied(t *testing.T) {
 	cs := tb.Cluster("local").Client()
 	ctx := context.Background()
