@@ -156,7 +156,7 @@ func (c *Cluster) kwokArgs(stages string) []string {
 		"--cidr=" + c.Spec.PodCIDR,
 		"--node-ip=" + kwokNodeIP,
 		fmt.Sprintf("--node-port=%d", c.ports.kwok),
-		fmt.Sprintf("--server-address=127.0.0.1:%d", c.ports.kwok),
+		fmt.Sprintf("--server-address=%s:%d", kwokNodeIP, c.ports.kwok),
 		"--tls-cert-file=" + c.pki.kwokServerCrt(),
 		"--tls-private-key-file=" + c.pki.kwokServerKey(),
 		// Without node Leases, kube-controller-manager finds the nodes silent

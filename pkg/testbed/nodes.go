@@ -15,8 +15,9 @@ import (
 // so virtual nodes created by the product are never touched by it.
 const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 
-// kwokNodeIP is the address of every simulated node: kwok's kubelet API
-// (logs, exec), which kwok serves on loopback.
+// kwokNodeIP is the InternalIP of every simulated node and the address kwok
+// serves its kubelet API (logs, exec) at: the API server reaches that API at
+// the node's InternalIP, so the two must be the same.
 const kwokNodeIP = "127.0.0.1"
 
 // NodeTypeLabel is set to "kwok" on every simulated node, so tests can tell

@@ -3,12 +3,15 @@ package testbed
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // TestSimulatedNodeKeepsAddresses: kwok initializes again a simulated node
@@ -30,35 +33,22 @@ func TestSimulatedNodeKeepsAddresses(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{}) })
 
-	waitNodeState := func(what string, check func(*corev1.Node) (bool, string)) *corev1.Node {
-		t.Helper()
-		var last string
-		for {
-			n, err := cs.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
-			if err == nil {
-				var ok bool
-				if ok, last = check(n); ok {
-					return n
-				}
-			} else {
-				last = err.Error()
-			}
-			select {
-			case <-ctx.Done():
-				t.Fatalf("node %s: %s not reached: %s", node.Name, what, last)
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
+	hasIP := func(n *corev1.Node) bool {
+		return slices.Contains(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: kwokNodeIP})
 	}
-	internalIP := func(n *corev1.Node) (bool, string) {
-		for _, a := range n.Status.Addresses {
-			if a.Type == corev1.NodeInternalIP && a.Address == kwokNodeIP {
-				return NodeReady(n), fmt.Sprintf("Ready %s, addresses %v", NodeCondition(n, corev1.NodeReady), n.Status.Addresses)
-			}
+	// ready reads the node: whether it is Ready and, for the wait's
+	// report, what it shows.
+	ready := func() (*corev1.Node, bool, error) {
+		n, err := cs.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+		if err != nil {
+			return nil, false, err
 		}
-		return false, fmt.Sprintf("Ready %s, addresses %v", NodeCondition(n, corev1.NodeReady), n.Status.Addresses)
+		return n, NodeReady(n), fmt.Errorf("Ready %s, addresses %v", NodeCondition(n, corev1.NodeReady), n.Status.Addresses)
 	}
-	waitNodeState("Ready with its InternalIP", internalIP)
+	harness.Eventually(ctx, t, "the node Ready with its InternalIP", func() (bool, error) {
+		n, ok, shows := ready()
+		return ok && hasIP(n), shows
+	})
 
 	// What the node lifecycle controller writes when the node's Lease
 	// lapses.
@@ -67,21 +57,16 @@ func TestSimulatedNodeKeepsAddresses(t *testing.T) {
 	if _, err := cs.CoreV1().Nodes().Patch(ctx, node.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
 		t.Fatal(err)
 	}
-	// kwok initializes it again at once: Ready again, and with the address.
-	n := waitNodeState("Ready again with its InternalIP", func(n *corev1.Node) (bool, string) {
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Reason == "NodeStatusUnknown" {
-				return false, "not initialized again yet"
-			}
+	// kwok initializes it again at once: Ready again (the patch left it
+	// Unknown until then), and with the address.
+	var n *corev1.Node
+	harness.Eventually(ctx, t, "the node initialized again", func() (bool, error) {
+		var ok bool
+		var shows error
+		if n, ok, shows = ready(); ok && !hasIP(n) {
+			t.Fatalf("node %s initialized again without its InternalIP: %v", node.Name, shows)
 		}
-		if !NodeReady(n) {
-			return false, "not Ready yet"
-		}
-		ok, s := internalIP(n)
-		if !ok {
-			t.Fatalf("node %s initialized again without its InternalIP: %s", node.Name, s)
-		}
-		return true, s
+		return ok, shows
 	})
 	t.Logf("node %s initialized again: addresses %v", n.Name, n.Status.Addresses)
 }
