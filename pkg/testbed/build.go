@@ -104,7 +104,7 @@ func EnsureBinaries(ctx context.Context, opts BuildOptions) (*Binaries, error) {
 	if err := os.MkdirAll(opts.CacheDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the testbed cache %s: %w", opts.CacheDir, err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(opts.CacheDir, "build.lock"), opts.Progress)
+	unlock, err := lockFile(ctx, filepath.Join(opts.CacheDir, "build.lock"), "building the binaries", opts.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -178,18 +178,18 @@ func allComplete(cache string, groups []buildGroup) bool {
 }
 
 // lockFile takes an exclusive flock, telling the user when it has to wait
-// for another build.
-func lockFile(ctx context.Context, path string, progress io.Writer) (func(), error) {
+// for another process that is busy with what.
+func lockFile(ctx context.Context, path, what string, progress io.Writer) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("opening the build lock %s: %w", path, err)
+		return nil, fmt.Errorf("opening the lock %s: %w", path, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
-		fmt.Fprintf(progress, "testbed: another process is building the binaries; waiting for %s\n", path)
+		fmt.Fprintf(progress, "testbed: another process is %s; waiting for %s\n", what, path)
 		locked := make(chan error, 1)
 		go func() { locked <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
 		select {

@@ -17,6 +17,9 @@ func TestMain(m *testing.M) {
 		runCrashHelper(kind)
 		return
 	}
+	if dir := os.Getenv(hostPackagesHelperEnv); dir != "" {
+		runHostPackagesHelper(dir)
+	}
 	os.Exit(runTests(m))
 }
 

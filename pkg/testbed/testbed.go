@@ -119,7 +119,7 @@ func startOnce(ctx context.Context, opts Options, specs ...ClusterSpec) (*Testbe
 		if err := RealNodesSupported(); err != nil {
 			return nil, err
 		}
-		if err := EnsureHostPackages(opts.Progress); err != nil {
+		if err := EnsureHostPackages(ctx, opts.Progress); err != nil {
 			return nil, err
 		}
 		opts.Build.RealNodes = true

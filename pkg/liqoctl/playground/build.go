@@ -16,6 +16,8 @@ func newBuildCommand() *cobra.Command {
 kwok, and for real nodes kubelet, kube-proxy, CoreDNS and the pause program,
 from the Go module proxy into the cache ($LIQO_TESTBED_CACHE, default
 ~/.cache/liqo-go/testbed). Nothing is rebuilt unless a pinned version changes.
+As root, it also installs the Debian packages real nodes run on (containerd,
+runc, the CNI plugins, nftables, iptables, busybox-static) when missing.
 'up' does this too; run it alone to prepare a machine ahead of time.`,
 		Example: `  liqoctl playground build
   LIQO_TESTBED_CACHE=/var/cache/liqo liqoctl playground build`,
@@ -24,6 +26,14 @@ from the Go module proxy into the cache ($LIQO_TESTBED_CACHE, default
 			out := cmd.OutOrStdout()
 			bins, err := testbed.EnsureBinaries(cmd.Context(), testbed.BuildOptions{Progress: out, RealNodes: true})
 			if err != nil {
+				return err
+			}
+			// The host packages real nodes run on, installed now so that
+			// the clusters started next (a playground, the test packages
+			// running in parallel) find them.
+			if err := testbed.RealNodesSupported(); err != nil {
+				fmt.Fprintf(out, "note: %v\n", err)
+			} else if err := testbed.EnsureHostPackages(cmd.Context(), out); err != nil {
 				return err
 			}
 			v := testbed.DefaultVersions

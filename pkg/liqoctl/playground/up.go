@@ -129,6 +129,11 @@ func up(ctx context.Context, out io.Writer, l layout, o upOptions) error {
 		return err
 	}
 	if o.realNodes > 0 {
+		// Once, here, before any cluster's owner starts: owners would each
+		// run apt-get, and dpkg takes one install at a time.
+		if err := testbed.EnsureHostPackages(ctx, out); err != nil {
+			return err
+		}
 		// The network fabric's images, built once here with progress (a
 		// cold build compiles for minutes): the clusters' owners then
 		// find everything in Go's build cache.
