@@ -31,6 +31,9 @@ type Options struct {
 	Verbose   bool
 	Attempts  int
 	namespace string
+	// localNodes are the local nodes that run containers, where the local
+	// test pods go.
+	localNodes []string
 
 	out *output.Printer
 }
@@ -60,7 +63,8 @@ func newNetworkCommand() *cobra.Command {
 The command offloads a namespace of its own (` + Namespace + `-xxxxx) to every provider, runs a small
 web server on a local node and one on each virtual node, each behind a
 Service of its own, and a client on a local node's own network (a
-host-network pod, as the node's processes send). The local server fetches
+host-network pod, as the node's processes send). The local pods go to nodes
+that run containers: never a virtual node, nor a node simulated by kwok. The local server fetches
 every remote one by the pod address the local cluster shows and by Service
 name; the local node fetches every remote one by pod address (its traffic
 enters the tunnel behind the gateway's address); every remote server

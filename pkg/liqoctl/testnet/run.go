@@ -73,6 +73,9 @@ func (o *Options) Run(ctx context.Context) error {
 	if len(vnodes) == 0 {
 		return fmt.Errorf("the local cluster has no virtual node: peer it with a provider first (liqoctl peer)")
 	}
+	if o.localNodes, err = o.containerNodes(ctx); err != nil {
+		return err
+	}
 	if o.Remove {
 		defer o.cleanup()
 	}
@@ -160,6 +163,36 @@ func (o *Options) virtualNodes(ctx context.Context) ([]string, error) {
 	var out []string
 	for _, n := range nodes.Items {
 		out = append(out, n.Name)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// kwokNodeAnnotation marks the nodes kwok simulates: their pods only
+// pretend to run, and an exec in them runs on kwok's host, outside every
+// cluster network, so no check can run there.
+const kwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+// containerNodes lists the local nodes the local test pods may run on: the
+// ones that run containers (not virtual, not simulated by kwok).
+func (o *Options) containerNodes(ctx context.Context) ([]string, error) {
+	var nodes corev1.NodeList
+	if err := o.Local.Client.List(ctx, &nodes); err != nil {
+		return nil, fmt.Errorf("listing the nodes: %w", err)
+	}
+	var out, simulated []string
+	for _, n := range nodes.Items {
+		switch {
+		case n.Labels[consts.TypeLabel] == consts.TypeVirtualNode:
+		case n.Annotations[kwokNodeAnnotation] != "":
+			simulated = append(simulated, n.Name)
+		default:
+			out = append(out, n.Name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("the local cluster has no node that runs containers (%d simulated by kwok: %s): the local test pods would not run",
+			len(simulated), strings.Join(simulated, ", "))
 	}
 	sort.Strings(out)
 	return out, nil
@@ -266,7 +299,8 @@ func (o *Options) create(ctx context.Context, s *server) error {
 	if s.local {
 		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: consts.TypeLabel, Operator: corev1.NodeSelectorOpNotIn, Values: []string{consts.TypeVirtualNode}}},
+				// Nodes that run containers: not virtual, not simulated.
+				MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: o.localNodes}},
 			}}},
 		}}
 	} else {
