@@ -24,6 +24,13 @@ const (
 	ClusterIDKey     = "CLUSTER_ID"
 	ClusterLabelsKey = "CLUSTER_LABELS"
 
+	// AppNameLabel, with the values below, marks objects as the reference
+	// system labels them: its liqoctl, scripts and dashboards select the
+	// cluster-ID ConfigMap and the controller manager's Deployment by it.
+	AppNameLabel              = "app.kubernetes.io/name"
+	ClusterIDConfigMapAppName = "clusterid-configmap"
+	ControllerManagerAppName  = "controller-manager"
+
 	// ControllerManagerLease is the leader-election Lease of the controller
 	// manager; a recently renewed one tells liqoctl the components run.
 	ControllerManagerLease = "liqo-controller-manager"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,6 +55,12 @@ func bootstrap(ctx context.Context, cs kubernetes.Interface, o *Options) (*ident
 	return keys, nil
 }
 
+// clusterIDConfigMapLabels are the labels of the cluster-ID ConfigMap: ours,
+// and the one the reference's tools select it by.
+func clusterIDConfigMapLabels() map[string]string {
+	return map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.AppNameLabel: consts.ClusterIDConfigMapAppName}
+}
+
 // ensureClusterIDConfigMap records the cluster ID once; starting with a
 // different ID later is refused, as peers already know this cluster by it.
 func ensureClusterIDConfigMap(ctx context.Context, cs kubernetes.Interface, o *Options) error {
@@ -62,7 +69,7 @@ func ensureClusterIDConfigMap(ctx context.Context, cs kubernetes.Interface, o *O
 	cm, err := cms.Get(ctx, consts.ClusterIDConfigMap, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		cm = &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: consts.ClusterIDConfigMap, Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue}},
+			ObjectMeta: metav1.ObjectMeta{Name: consts.ClusterIDConfigMap, Labels: clusterIDConfigMapLabels()},
 			Data:       want,
 		}
 		_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
@@ -75,15 +82,20 @@ func ensureClusterIDConfigMap(ctx context.Context, cs kubernetes.Interface, o *O
 		return fmt.Errorf("this cluster is already known to its peers as %q (ConfigMap %s/%s); refusing to start as %q",
 			got, o.Namespace, consts.ClusterIDConfigMap, o.ClusterID)
 	}
-	if cm.Data[consts.ClusterIDKey] == want[consts.ClusterIDKey] && cm.Data[consts.ClusterLabelsKey] == want[consts.ClusterLabelsKey] {
+	if cm.Data[consts.ClusterIDKey] == want[consts.ClusterIDKey] && cm.Data[consts.ClusterLabelsKey] == want[consts.ClusterLabelsKey] &&
+		cm.Labels[consts.AppNameLabel] == consts.ClusterIDConfigMapAppName {
 		return nil
 	}
 	if cm.Data == nil {
 		cm.Data = map[string]string{}
 	}
-	for k, v := range want {
-		cm.Data[k] = v
+	maps.Copy(cm.Data, want)
+	if cm.Labels == nil {
+		cm.Labels = map[string]string{}
 	}
+	// Made by an older version, or by hand: labelled now, so that tools
+	// written for the reference find it.
+	cm.Labels[consts.AppNameLabel] = consts.ClusterIDConfigMapAppName
 	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
 	return err
 }

@@ -36,6 +36,7 @@ func TestInstallPeerOffload(t *testing.T) {
 		if err != nil || len(pods.Items) != 1 || !realpods.PodReady(&pods.Items[0]) || !strings.HasPrefix(pods.Items[0].Spec.NodeName, "real-") {
 			t.Fatalf("%s: controller manager pods %v (%v); want one, Ready, on a real node", c.Name, podSummary(pods), err)
 		}
+		referenceToolsFind(ctx, t, c)
 	}
 
 	out, err := run(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"],
@@ -86,6 +87,30 @@ func TestInstallPeerOffload(t *testing.T) {
 		}
 		nothingLeft(ctx, t, c)
 	}
+}
+
+// referenceToolsFind looks the installed components up as the reference
+// system's liqoctl does: the cluster ID from the ConfigMap labelled
+// app.kubernetes.io/name=clusterid-configmap (key CLUSTER_ID), the version
+// from the image of container controller-manager in the Deployment labelled
+// app.kubernetes.io/name=controller-manager.
+func referenceToolsFind(ctx context.Context, t *testing.T, c *testbed.Cluster) {
+	t.Helper()
+	cms, err := c.Client().CoreV1().ConfigMaps(consts.DefaultNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=clusterid-configmap"})
+	if err != nil || len(cms.Items) != 1 || cms.Items[0].Data["CLUSTER_ID"] != c.Name {
+		t.Errorf("%s: the cluster ID by the reference's label: %v (%v); want one ConfigMap with CLUSTER_ID %s", c.Name, cms, err, c.Name)
+	}
+	deps, err := c.Client().AppsV1().Deployments(consts.DefaultNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=controller-manager"})
+	if err != nil || len(deps.Items) != 1 {
+		t.Errorf("%s: the controller manager by the reference's label: %v; want one Deployment", c.Name, err)
+		return
+	}
+	for _, ctr := range deps.Items[0].Spec.Template.Spec.Containers {
+		if ctr.Name == "controller-manager" && strings.HasSuffix(ctr.Image, ":"+testbed.TestImageTag) {
+			return
+		}
+	}
+	t.Errorf("%s: the Deployment %s has no container controller-manager with image tag %s", c.Name, deps.Items[0].Name, testbed.TestImageTag)
 }
 
 func podSummary(pods *corev1.PodList) []string {

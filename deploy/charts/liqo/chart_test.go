@@ -100,6 +100,18 @@ func TestRenderApplies(t *testing.T) {
 			t.Errorf("%d %s rendered, want %d (all: %v)", kinds[kind], kind, n, kinds)
 		}
 	}
+	// The labels the reference's tools select by (see consts.AppNameLabel).
+	for kind, name := range map[string]string{"ConfigMap": "clusterid-configmap", "Deployment": "controller-manager"} {
+		found := 0
+		for _, o := range objs {
+			if o.GetKind() == kind && o.GetLabels()["app.kubernetes.io/name"] == name {
+				found++
+			}
+		}
+		if found != 1 {
+			t.Errorf("%d %s labelled app.kubernetes.io/name=%s, want 1", found, kind, name)
+		}
+	}
 	for _, o := range objs {
 		switch o.GetKind() {
 		case "Deployment":
