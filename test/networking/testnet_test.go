@@ -28,19 +28,25 @@ func scaleGateway(ctx context.Context, t *testing.T, replicas int32) {
 	}
 }
 
-// TestNetworkCheck runs liqoctl test network on the peered clusters: it
+// TestNetworkCheck peers rome with milan by plain liqoctl peer, as on a
+// cluster without a load balancer: the gateway server's LoadBalancer
+// Service gets no address and is replaced by a NodePort, saying so. Then
+// it runs liqoctl test network on the peered clusters: it
 // passes; with rome's gateway scaled to zero it fails naming the cells
 // that cross the tunnel; scaled back, it passes again. Then the server
 // gateway's pod is deleted and the time until traffic flows again is
 // printed.
 func TestNetworkCheck(t *testing.T) {
 	ctx := realpods.Timeout(t, 12*time.Minute)
-	if out, err := liqoctlRun(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"],
-		"--server-service-type", "NodePort", "--timeout", "5m"); err != nil {
+	out, err := liqoctlRun(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"])
+	if err != nil {
 		t.Fatalf("peer: %v\n%s", err, out)
 	}
+	if !strings.Contains(out, "exposing it as a NodePort instead") {
+		t.Errorf("peer did not say it fell back to a NodePort:\n%s", out)
+	}
 	args := []string{"test", "network", "--kubeconfig", kubeconfigs["rome"], "--timeout", "4m"}
-	out, err := liqoctlRun(ctx, args...)
+	out, err = liqoctlRun(ctx, args...)
 	if err != nil {
 		t.Fatalf("test network on a working fabric: %v\n%s", err, out)
 	}

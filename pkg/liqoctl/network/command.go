@@ -34,6 +34,9 @@ type Options struct {
 	MTU                int32
 	Wait               bool
 	DisableSharingKeys bool
+	// connectFlags are the flags AddConnectFlags bound: they tell whether
+	// the user chose the Service type or left it to the default.
+	connectFlags *pflag.FlagSet
 
 	// Out prints the steps; the commands set it.
 	Out *output.Printer
@@ -88,7 +91,8 @@ func (o *Options) addCommon(cmd *cobra.Command) {
 	o.Local.AddLocalFlags(fs)
 	o.Remote.AddRemoteFlags(fs, &o.Local)
 	factory.RequireRemote(cmd)
-	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
+	// Long enough for a cloud load balancer, or the NodePort fallback.
+	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print how long each step took")
 }
 
@@ -112,7 +116,9 @@ func newConnect() *cobra.Command {
  2. each cluster is given the other's pod and external CIDRs (a Configuration)
     and remaps those overlapping its own;
  3. the remote cluster runs a gateway server, exposed by a UDP Service of
-    --server-service-type, and the local cluster a gateway client dialling it;
+    --server-service-type (LoadBalancer by default, NodePort when the cluster
+    gives the load balancer no address), and the local cluster a gateway
+    client dialling it;
  4. each gateway is given the other's WireGuard public key;
  5. with --wait (the default) the command returns once both ends report the
     tunnel Connected.
@@ -133,7 +139,10 @@ complete one.`,
 // AddConnectFlags binds the flags of network connect, which liqoctl peer
 // takes too.
 func (o *Options) AddConnectFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.ServerServiceType, "server-service-type", string(corev1.ServiceTypeLoadBalancer), "type of the Service exposing the gateway server: LoadBalancer, NodePort or ClusterIP")
+	o.connectFlags = fs
+	fs.StringVar(&o.ServerServiceType, "server-service-type", string(corev1.ServiceTypeLoadBalancer),
+		"type of the Service exposing the gateway server: LoadBalancer, NodePort or ClusterIP; left to the default, a LoadBalancer that gets no address within "+
+			loadBalancerWait.String()+" (a cluster without a load-balancer implementation, as kind or k3s may be) is replaced by a NodePort")
 	fs.Int32Var(&o.ServerPort, "server-port", netv1beta1.DefaultGatewayPort, "UDP port of the gateway server's Service")
 	fs.Int32Var(&o.ServerNodePort, "server-node-port", 0, "node port of the gateway server's Service, with --server-service-type NodePort (default: one the cluster picks)")
 	fs.StringVar(&o.ServerLoadBalancer, "server-load-balancer-ip", "", "address asked of the load balancer, with --server-service-type LoadBalancer")
@@ -177,6 +186,12 @@ the remapped CIDRs are released, and a later connect starts afresh.`
 	}
 	o.addCommon(cmd)
 	return cmd
+}
+
+// serverServiceTypeChosen tells whether the user gave the Service type (or
+// its reference-named alias) rather than leaving it to the default.
+func (o *Options) serverServiceTypeChosen() bool {
+	return o.connectFlags != nil && (o.connectFlags.Changed("server-service-type") || o.connectFlags.Changed("gw-server-service-type"))
 }
 
 func (o *Options) validate() error {

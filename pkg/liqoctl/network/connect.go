@@ -246,27 +246,74 @@ func labels(m *metav1.ObjectMeta, remoteID string) {
 	m.Labels[consts.RemoteClusterIDLabel] = remoteID
 }
 
+// loadBalancerWait is how long a default LoadBalancer Service of the
+// gateway server may go without an address before it is replaced by a
+// NodePort: long enough for a cloud's load balancer to be provisioned
+// (usually well under a minute), short enough not to stall a peering on a
+// cluster that has no implementation at all.
+const loadBalancerWait = 90 * time.Second
+
 // ensureServer has the remote cluster run the gateway server and waits for
-// its endpoint.
+// its endpoint. The Service type defaults to LoadBalancer; where the user
+// did not choose it, a load balancer that gives no address in
+// loadBalancerWait is taken for a missing implementation and the server is
+// exposed by a NodePort instead, saying so.
 func (o *Options) ensureServer(ctx context.Context, local, remote *side) error {
 	gws := &netv1beta1.GatewayServer{ObjectMeta: metav1.ObjectMeta{Name: local.id, Namespace: remote.ns}}
+	typ := corev1.ServiceType(o.ServerServiceType)
+	if err := remote.c.Client.Get(ctx, client.ObjectKeyFromObject(gws), gws); err == nil && !o.serverServiceTypeChosen() && gws.Spec.Endpoint.ServiceType != "" {
+		// Running again keeps what an earlier run settled on.
+		typ = gws.Spec.Endpoint.ServiceType
+	}
+	if err := o.applyServer(ctx, remote, local.id, gws, typ); err != nil {
+		return err
+	}
+	ready := func(g *netv1beta1.GatewayServer) error {
+		return gatewayReady(g.Status.Conditions, g.Generation, g.Status.Endpoint != nil && len(g.Status.Endpoint.Addresses) > 0 && g.Status.SecretRef != nil)
+	}
+	if typ != corev1.ServiceTypeLoadBalancer || o.serverServiceTypeChosen() {
+		return wait.For(ctx, remote.c.Client, client.ObjectKeyFromObject(gws), gws, "the remote gateway server to be ready", ready)
+	}
+	lbCtx, cancel := context.WithTimeout(ctx, loadBalancerWait)
+	err := wait.For(lbCtx, remote.c.Client, client.ObjectKeyFromObject(gws), gws, "the remote gateway server to be ready", ready)
+	cancel()
+	if err == nil || ctx.Err() != nil || !waitingForLoadBalancer(gws) {
+		return err
+	}
+	o.Out.Info("The remote cluster gave the gateway server's LoadBalancer Service no address in %s (no load-balancer implementation, as on kind or k3s?): "+
+		"exposing it as a NodePort instead (--server-service-type chooses)", loadBalancerWait)
+	if err := o.applyServer(ctx, remote, local.id, gws, corev1.ServiceTypeNodePort); err != nil {
+		return err
+	}
+	return wait.For(ctx, remote.c.Client, client.ObjectKeyFromObject(gws), gws, "the remote gateway server to be ready", ready)
+}
+
+// applyServer creates or updates the remote GatewayServer for the local
+// cluster, exposed by a Service of type typ.
+func (o *Options) applyServer(ctx context.Context, remote *side, localID string, gws *netv1beta1.GatewayServer, typ corev1.ServiceType) error {
 	if _, err := controllerutil.CreateOrUpdate(ctx, remote.c.Client, gws, func() error {
-		labels(&gws.ObjectMeta, local.id)
+		labels(&gws.ObjectMeta, localID)
 		gws.Spec.MTU = o.MTU
-		gws.Spec.Endpoint = netv1beta1.Endpoint{Port: o.ServerPort, ServiceType: corev1.ServiceType(o.ServerServiceType)}
+		gws.Spec.Endpoint = netv1beta1.Endpoint{Port: o.ServerPort, ServiceType: typ}
 		if o.ServerNodePort != 0 {
 			gws.Spec.Endpoint.NodePort = &o.ServerNodePort
 		}
-		if o.ServerLoadBalancer != "" {
+		if o.ServerLoadBalancer != "" && typ == corev1.ServiceTypeLoadBalancer {
 			gws.Spec.Endpoint.LoadBalancerIP = &o.ServerLoadBalancer
 		}
 		return nil
 	}); err != nil {
 		return fmt.Errorf("the remote GatewayServer: %w", err)
 	}
-	return wait.For(ctx, remote.c.Client, client.ObjectKeyFromObject(gws), gws, "the remote gateway server to be ready", func(g *netv1beta1.GatewayServer) error {
-		return gatewayReady(g.Status.Conditions, g.Generation, g.Status.Endpoint != nil && len(g.Status.Endpoint.Addresses) > 0 && g.Status.SecretRef != nil)
-	})
+	return nil
+}
+
+// waitingForLoadBalancer tells whether the gateway server is held up only
+// by its LoadBalancer Service's missing address (its pod runs).
+func waitingForLoadBalancer(g *netv1beta1.GatewayServer) bool {
+	c := meta.FindStatusCondition(g.Status.Conditions, netv1beta1.ReadyCondition)
+	return g.Spec.Endpoint.ServiceType == corev1.ServiceTypeLoadBalancer && c != nil && c.Status != metav1.ConditionTrue &&
+		c.Reason == gateway.ReasonNoEndpoint
 }
 
 // gatewayReady turns a gateway's Ready condition into a wait answer: a

@@ -107,7 +107,9 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	o.bind(fs, "ask the provider for")
 	fs.BoolVar(&o.CreateResourceSlice, "create-resource-slice", true, "ask the provider for resources; false stops once authenticated (as liqoctl authenticate)")
 	fs.BoolVar(&o.CreateVirtualNode, "create-virtual-node", true, "make the virtual node of the granted resources; false stops once the provider granted them")
-	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
+	// The reference's default: a peering with the network fabric may wait
+	// for a cloud load balancer (and fall back to a NodePort after that).
+	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print how long each step took")
 }
 
