@@ -14,7 +14,7 @@ import (
 
 // The chart's files; .helmignore keeps the Go files out of it.
 //
-//go:embed Chart.yaml values.yaml .helmignore all:templates crds/*.yaml files/*.yaml files/rbac/*.yaml
+//go:embed Chart.yaml values.yaml values.schema.json .helmignore all:templates crds/*.yaml files/*.yaml files/rbac/*.yaml
 var files embed.FS
 
 // Load returns the embedded chart, its version and appVersion set to

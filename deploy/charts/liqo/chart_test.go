@@ -147,6 +147,48 @@ func TestRenderRefuses(t *testing.T) {
 	if _, err := render(t, "liqo", map[string]any{}); err == nil || !strings.Contains(err.Error(), "apiServer.address is required") {
 		t.Errorf("without apiServer.address: %v", err)
 	}
+	api := map[string]any{"address": "https://203.0.113.10:6443"}
+	for _, c := range []struct {
+		name string
+		vals map[string]any
+		want []string
+	}{
+		{"a mistyped key", map[string]any{"apiServer": api, "sharing": map[string]any{"percentag": 30}}, []string{"percentag"}},
+		{"an unknown top-level key", map[string]any{"apiServer": api, "virtualKubelet": map[string]any{}}, []string{"virtualKubelet"}},
+		{"a value of the wrong type", map[string]any{"apiServer": api, "sharing": map[string]any{"percentage": "half"}}, []string{"percentage"}},
+		{"the seed's authentication switch", map[string]any{"apiServer": api, "auth": map[string]any{"config": map[string]any{"enableAuthentication": false}}},
+			[]string{"enableAuthentication=false is not supported", "networking.internal=false"}},
+		{"the reference's auth ingress", map[string]any{"apiServer": api, "auth": map[string]any{"ingress": map[string]any{"enable": true, "host": "auth.example.com"}}},
+			[]string{"auth.ingress is not supported", "apiServer.address"}},
+	} {
+		_, err := render(t, "liqo", c.vals)
+		for _, want := range c.want {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %v; want an error with %q", c.name, err, want)
+			}
+		}
+	}
+}
+
+// TestRenderNetworkingInternal: the seed's networking.internal=false
+// renders a controller manager without the pod CIDR, so that no node agent
+// runs; the default passes it.
+func TestRenderNetworkingInternal(t *testing.T) {
+	for internal, want := range map[bool]bool{true: true, false: false} {
+		objs, err := render(t, "liqo", map[string]any{"apiServer": map[string]any{"address": "https://203.0.113.10:6443"},
+			"ipam": map[string]any{"podCIDR": "10.244.0.0/16"}, "networking": map[string]any{"internal": internal}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if o.GetKind() == "Deployment" {
+				b, _ := o.MarshalJSON()
+				if got := bytes.Contains(b, []byte("--pod-cidr=10.244.0.0/16")); got != want {
+					t.Errorf("networking.internal=%v: --pod-cidr passed %v, want %v", internal, got, want)
+				}
+			}
+		}
+	}
 }
 
 func TestLoadVersion(t *testing.T) {

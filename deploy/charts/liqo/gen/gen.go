@@ -1,6 +1,7 @@
 // Package gen writes the chart's files generated from the code, so that the
 // chart and the manager's local-process mode cannot disagree: the webhook
-// configurations (files/webhooks.yaml). make generate runs it; a test
+// configurations (files/webhooks.yaml) and the values schema
+// (values.schema.json, from values.yaml). make generate runs it; a test
 // fails when they are stale.
 package gen
 
@@ -47,7 +48,17 @@ func Write(dir string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, WebhooksFile), b, 0o644)
+	if err := os.WriteFile(filepath.Join(dir, WebhooksFile), b, 0o644); err != nil {
+		return err
+	}
+	values, err := os.ReadFile(filepath.Join(dir, "values.yaml"))
+	if err != nil {
+		return err
+	}
+	if b, err = ValuesSchema(values); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, SchemaFile), b, 0o644)
 }
 
 // Markers around the values reference in the README.

@@ -21,6 +21,16 @@ func TestUpToDate(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s is stale: run make generate", WebhooksFile)
 	}
+	values, err := os.ReadFile(filepath.Join("..", "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, err = ValuesSchema(values); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = os.ReadFile(filepath.Join("..", SchemaFile)); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("%s is stale (%v): run make generate", SchemaFile, err)
+	}
 }
 
 func TestValuesReference(t *testing.T) {
