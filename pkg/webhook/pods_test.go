@@ -292,8 +292,9 @@ func TestPodOutsideOffloadedNamespaces(t *testing.T) {
 	}
 }
 
-// TestNamespaceOffloadingValidation: the name and the immutable fields are
-// enforced by the CRD's validation rules, with no webhook.
+// TestNamespaceOffloadingValidation: the name and the immutable mapping are
+// enforced by the CRD's validation rules, with no webhook; the pod
+// offloading strategy changes in place, as the seed allows.
 func TestNamespaceOffloadingValidation(t *testing.T) {
 	ctx := context.Background()
 	offloadedNamespace(t, "rules", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalAndRemotePodOffloadingStrategy})
@@ -305,8 +306,13 @@ func TestNamespaceOffloadingValidation(t *testing.T) {
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: "rules", Name: offv1beta1.NamespaceOffloadingName}, nsof); err != nil {
 		t.Fatal(err)
 	}
+	changed := nsof.DeepCopy()
+	changed.Spec.NamespaceMappingStrategy = offv1beta1.EnforceSameNameMappingStrategy
+	if err := cl.Update(ctx, changed); err == nil || !strings.Contains(err.Error(), "namespaceMappingStrategy is immutable") {
+		t.Errorf("changing namespaceMappingStrategy: err = %v", err)
+	}
 	nsof.Spec.PodOffloadingStrategy = offv1beta1.RemotePodOffloadingStrategy
-	if err := cl.Update(ctx, nsof); err == nil || !strings.Contains(err.Error(), "podOffloadingStrategy is immutable") {
-		t.Errorf("changing podOffloadingStrategy: err = %v", err)
+	if err := cl.Update(ctx, nsof); err != nil {
+		t.Errorf("changing podOffloadingStrategy in place: %v", err)
 	}
 }

@@ -93,9 +93,36 @@ func TestOffloading(t *testing.T) {
 		if out, err := run(ctx, "offload", "namespace", "tour", "--kubeconfig", kubeconfigs["rome"], "--selector", "tier=gold"); err != nil {
 			t.Errorf("offloading again: %v\n%s", err, out)
 		}
-		if out, err := run(ctx, "offload", "namespace", "tour", "--kubeconfig", kubeconfigs["rome"]); err == nil || !strings.Contains(err.Error(), "unoffload") {
-			t.Errorf("offloading with other settings: want an error naming unoffload, got %v\n%s", err, out)
+		// Another mapping strategy is refused (the twins' names would change);
+		// another selector and pod strategy change in place.
+		if out, err := run(ctx, "offload", "namespace", "tour", "--kubeconfig", kubeconfigs["rome"], "--selector", "tier=gold",
+			"--namespace-mapping-strategy", "EnforceSameName"); err == nil || !strings.Contains(err.Error(), "unoffload") {
+			t.Errorf("offloading with another mapping strategy: want an error naming unoffload, got %v\n%s", err, out)
 		}
+		if out, err := kubectlErr("rome", "", "patch", "namespaceoffloading", "offloading", "-n", "tour", "--type=merge",
+			"-p", `{"spec":{"namespaceMappingStrategy":"EnforceSameName"}}`); err == nil || !strings.Contains(out, "namespaceMappingStrategy is immutable") {
+			t.Errorf("patching the mapping strategy: want it refused as immutable, got %v\n%s", err, out)
+		}
+		out, err = run(ctx, "offload", "namespace", "tour", "--kubeconfig", kubeconfigs["rome"], "--pod-offloading-strategy", "Remote", "--timeout", "30s")
+		if err != nil || !strings.Contains(out, "updated") {
+			t.Fatalf("offloading again with every cluster and Remote pods: want an in-place update, got %v\n%s", err, out)
+		}
+		checkTwin(t, "naples", twinName("tour"))
+		nsof = waitOffloading(t, rome, "tour", "both clusters selected", func(n *offv1beta1.NamespaceOffloading) bool {
+			return n.Spec.PodOffloadingStrategy == offv1beta1.RemotePodOffloadingStrategy && n.Status.OffloadingPhase == offv1beta1.ReadyOffloadingPhase &&
+				len(n.Status.RemoteNamespacesConditions) == 2
+		})
+		checkCondition(t, nsof, "naples", offv1beta1.NamespaceOffloadingRequired, corev1.ConditionTrue, offloading.ReasonSelected)
+		// Back to milan only: naples loses its twin.
+		if out, err := run(ctx, "offload", "namespace", "tour", "--kubeconfig", kubeconfigs["rome"], "--selector", "tier=gold",
+			"--pod-offloading-strategy", "Remote", "--timeout", "30s"); err != nil {
+			t.Fatalf("selecting milan again: %v\n%s", err, out)
+		}
+		harness.Eventually(ctx, t, "naples' twin of tour removed once deselected", func() (bool, error) {
+			_, err := tb.Cluster("naples").Client().CoreV1().Namespaces().Get(ctx, twinName("tour"), metav1.GetOptions{})
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		})
+		checkTwin(t, "milan", twinName("tour"))
 	})
 
 	t.Run("a remote name over 63 characters fails on every cluster", func(t *testing.T) {
@@ -224,13 +251,19 @@ func TestOffloading(t *testing.T) {
 // kubectl runs the cluster's kubectl with stdin and returns its output.
 func kubectl(t *testing.T, cluster, stdin string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(tb.Cluster(cluster).KubectlPath(), append([]string{"--kubeconfig", kubeconfigs[cluster]}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
+	out, err := kubectlErr(cluster, stdin, args...)
 	if err != nil {
 		t.Fatalf("kubectl %v: %v\n%s", args, err, out)
 	}
-	return string(out)
+	return out
+}
+
+// kubectlErr runs kubectl on cluster and returns its output and error.
+func kubectlErr(cluster, stdin string, args ...string) (string, error) {
+	cmd := exec.Command(tb.Cluster(cluster).KubectlPath(), append([]string{"--kubeconfig", kubeconfigs[cluster]}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 func createNamespace(t *testing.T, name string) {

@@ -49,8 +49,11 @@ const (
 )
 
 // NamespaceOffloadingSpec selects where a namespace extends and how its pods
-// are placed. All fields are immutable: unoffload and offload again to change
-// them.
+// are placed. The naming of the twin namespaces (the mapping strategy and
+// the remote name) is immutable: unoffload and offload again to change it.
+// The pod offloading strategy and the cluster selector change in place: new
+// pods follow the new strategy (running ones stay where they are), and a
+// cluster no longer selected loses its twin namespace.
 // +kubebuilder:validation:XValidation:rule="!has(self.namespaceMappingStrategy) || self.namespaceMappingStrategy != 'SelectedName' || (has(self.remoteNamespaceName) && size(self.remoteNamespaceName) > 0)",message="remoteNamespaceName is required with the SelectedName mapping strategy"
 // +kubebuilder:validation:XValidation:rule="(has(self.namespaceMappingStrategy) && self.namespaceMappingStrategy == 'SelectedName') || !has(self.remoteNamespaceName) || size(self.remoteNamespaceName) == 0",message="remoteNamespaceName is only allowed with the SelectedName mapping strategy"
 type NamespaceOffloadingSpec struct {
@@ -67,13 +70,11 @@ type NamespaceOffloadingSpec struct {
 
 	// PodOffloadingStrategy places the pods of the namespace.
 	// +kubebuilder:default=LocalAndRemote
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="podOffloadingStrategy is immutable"
 	// +optional
 	PodOffloadingStrategy PodOffloadingStrategy `json:"podOffloadingStrategy,omitempty"`
 
 	// ClusterSelector selects the remote clusters by the labels of their
 	// virtual nodes; every peered cluster if it has no terms.
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="clusterSelector is immutable"
 	// +optional
 	ClusterSelector corev1.NodeSelector `json:"clusterSelector,omitzero"`
 }

@@ -61,8 +61,11 @@ as the pod offloading strategy allows.
 
 The command creates the namespace's NamespaceOffloading and waits until the
 twin namespaces exist (phase Ready); it fails with each cluster's reason if
-some cannot be created or no cluster is selected. The settings cannot be
-changed afterwards: unoffload the namespace and offload it again.
+some cannot be created or no cluster is selected. Run again with another
+--pod-offloading-strategy or --selector, it updates them in place (new pods
+follow; running pods stay where they are; a cluster no longer selected loses
+its twin namespace); the namespace mapping strategy cannot change: unoffload
+the namespace and offload it again.
 
 --selector takes a label selector over the labels of the virtual nodes
 (the clusters' labels); repeat it for alternatives: requirements inside one

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 )
@@ -99,8 +100,9 @@ func (o *Options) connect(ctx context.Context) error {
 	return connect(ctx, &o.Local, o.Timeout, o.Namespace)
 }
 
-// apply creates the NamespaceOffloading; an existing one is kept if it asks
-// for the same, since its settings cannot change.
+// apply creates the NamespaceOffloading. An existing one is kept if it asks
+// for the same, updated in place if only its pod offloading strategy or
+// cluster selector differ, and refused if its naming differs (immutable).
 func (o *Options) apply(ctx context.Context, want *offv1beta1.NamespaceOffloading) error {
 	c := o.Local.Client
 	err := c.Create(ctx, want.DeepCopy())
@@ -117,12 +119,24 @@ func (o *Options) apply(ctx context.Context, want *offv1beta1.NamespaceOffloadin
 	if !got.DeletionTimestamp.IsZero() {
 		return fmt.Errorf("namespace %s is being unoffloaded; wait until that ends (liqoctl unoffload namespace %s) and offload it again", o.Namespace, o.Namespace)
 	}
-	if !sameSpec(&got.Spec, &want.Spec) {
-		return fmt.Errorf("namespace %s is already offloaded with other settings (mapping %s, pods %s); "+
-			"settings cannot change: run liqoctl unoffload namespace %s first", o.Namespace,
-			got.Spec.NamespaceMappingStrategy, got.Spec.PodOffloadingStrategy, o.Namespace)
+	if sameSpec(&got.Spec, &want.Spec) {
+		o.out.Info("namespace %s was already offloaded with these settings", o.Namespace)
+		return nil
 	}
-	o.out.Info("namespace %s was already offloaded with these settings", o.Namespace)
+	naming := func(s offv1beta1.NamespaceOffloadingSpec) offv1beta1.NamespaceOffloadingSpec {
+		return offv1beta1.NamespaceOffloadingSpec{NamespaceMappingStrategy: s.NamespaceMappingStrategy, RemoteNamespaceName: s.RemoteNamespaceName}
+	}
+	if !sameSpec(ptr.To(naming(got.Spec)), ptr.To(naming(want.Spec))) {
+		return fmt.Errorf("namespace %s is already offloaded with the namespace mapping strategy %s; "+
+			"the mapping cannot change: run liqoctl unoffload namespace %s first", o.Namespace, got.Spec.NamespaceMappingStrategy, o.Namespace)
+	}
+	// The mapping stays; the pod strategy and the cluster selector change.
+	got.Spec.PodOffloadingStrategy, got.Spec.ClusterSelector = want.Spec.PodOffloadingStrategy, want.Spec.ClusterSelector
+	if err := c.Update(ctx, &got); err != nil {
+		return fmt.Errorf("updating the NamespaceOffloading of namespace %s: %w", o.Namespace, err)
+	}
+	o.out.Info("namespace %s was already offloaded: its pod offloading strategy and cluster selector are updated "+
+		"(new pods follow them; running pods stay where they are)", o.Namespace)
 	return nil
 }
 

@@ -149,7 +149,7 @@ func TestNamespaceOffloadingValidation(t *testing.T) {
 		name, manifest, want string
 	}{
 		{"wrong name", strings.Replace(seedOffloading, "name: offloading", "name: other", 1), "must be named 'offloading'"},
-		{"immutable strategy", strings.Replace(seedOffloading, "podOffloadingStrategy: LocalAndRemote", "podOffloadingStrategy: Remote", 1), "podOffloadingStrategy is immutable"},
+		{"immutable mapping strategy", strings.Replace(seedOffloading, "namespaceMappingStrategy: DefaultName", "namespaceMappingStrategy: EnforceSameName", 1), "namespaceMappingStrategy is immutable"},
 		{"unknown strategy", strings.Replace(seedOffloading, "LocalAndRemote", "Everywhere", 1), "Unsupported value"},
 		{"selected name missing", strings.Replace(strings.Replace(seedOffloading, "namespace: default", "namespace: kube-public", 1), "DefaultName", "SelectedName", 1), "remoteNamespaceName is required"},
 	}
