@@ -67,6 +67,7 @@ func setMappingOf(ctx context.Context, t *testing.T, provider, ns, twin string) 
 		delete(m.Spec.DesiredMapping, ns)
 		delete(m.Status.CurrentMapping, ns)
 	} else {
+		selectProvider(ctx, t, ns, provider)
 		m.Spec.DesiredMapping[ns] = twin
 		m.Status.CurrentMapping[ns] = offv1beta1.RemoteNamespaceStatus{RemoteNamespace: twin, Phase: offv1beta1.MappingAccepted}
 	}
@@ -76,6 +77,32 @@ func setMappingOf(ctx context.Context, t *testing.T, provider, ns, twin string) 
 	}
 	m.Status = status
 	if err := consumer.Status().Update(ctx, &m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// selectProvider makes the NamespaceOffloading of ns say, as the offloading
+// controller would, that it selects provider: the reflection reflects only
+// the namespaces this cluster asked the provider for.
+func selectProvider(ctx context.Context, t *testing.T, ns, provider string) {
+	t.Helper()
+	nsof := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: offv1beta1.NamespaceOffloadingName, Namespace: ns}}
+	if err := consumer.Create(ctx, nsof); apierrors.IsAlreadyExists(err) {
+		if err := consumer.Get(ctx, client.ObjectKeyFromObject(nsof), nsof); err != nil {
+			t.Fatal(err)
+		}
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if askedHere(nsof, provider) {
+		return
+	}
+	if nsof.Status.RemoteNamespacesConditions == nil {
+		nsof.Status.RemoteNamespacesConditions = map[string]offv1beta1.RemoteNamespaceConditions{}
+	}
+	nsof.Status.RemoteNamespacesConditions[provider] = offv1beta1.RemoteNamespaceConditions{{
+		Type: offv1beta1.NamespaceOffloadingRequired, Status: corev1.ConditionTrue, Reason: "ClusterSelected"}}
+	if err := consumer.Status().Update(ctx, nsof); err != nil {
 		t.Fatal(err)
 	}
 }
