@@ -47,6 +47,16 @@ func setMapping(ctx context.Context, t *testing.T, ns, twin string) {
 // setMappingOf is setMapping in the map of another provider.
 func setMappingOf(ctx context.Context, t *testing.T, provider, ns, twin string) {
 	t.Helper()
+	if twin != "" {
+		selectProvider(ctx, t, ns, provider)
+	}
+	writeMapping(ctx, t, provider, ns, twin)
+}
+
+// writeMapping is setMappingOf without the NamespaceOffloading: the map
+// alone, as a hostile writer would leave it.
+func writeMapping(ctx context.Context, t *testing.T, provider, ns, twin string) {
+	t.Helper()
 	key := consts.NamespaceMapKey(provider)
 	var m offv1beta1.NamespaceMap
 	if err := consumer.Get(ctx, key, &m); apierrors.IsNotFound(err) {
@@ -67,7 +77,6 @@ func setMappingOf(ctx context.Context, t *testing.T, provider, ns, twin string) 
 		delete(m.Spec.DesiredMapping, ns)
 		delete(m.Status.CurrentMapping, ns)
 	} else {
-		selectProvider(ctx, t, ns, provider)
 		m.Spec.DesiredMapping[ns] = twin
 		m.Status.CurrentMapping[ns] = offv1beta1.RemoteNamespaceStatus{RemoteNamespace: twin, Phase: offv1beta1.MappingAccepted}
 	}
