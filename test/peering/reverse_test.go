@@ -106,7 +106,6 @@ func TestReversePeeringObjects(t *testing.T) {
 		forbidden("adding namespaces to milan's map", asRome.Patch(ctx, own.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch))))
 		relabel := fmt.Sprintf(`{"metadata":{"labels":{%q:"true"}}}`, consts.ReplicationLabel)
 		forbidden("labelling milan's map as a replica", asRome.Patch(ctx, own.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(relabel))))
-		forbidden("deleting milan's map", asRome.Delete(ctx, own.DeepCopy()))
 
 		plantedMap := &offv1beta1.NamespaceMap{ObjectMeta: metav1.ObjectMeta{Name: "planted", Namespace: tenant,
 			Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: "rome"}},
@@ -126,13 +125,17 @@ func TestReversePeeringObjects(t *testing.T) {
 		if milans == nil {
 			t.Fatalf("no ResourceSlice of milan's toward rome in %s", tenant)
 		}
-		forbidden("deleting milan's ResourceSlice", asRome.Delete(ctx, milans.DeepCopy()))
 		more := fmt.Sprintf(`{"spec":{"resources":{"cpu":%q}}}`, "1")
 		forbidden("changing milan's ResourceSlice", asRome.Patch(ctx, milans.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(more))))
 		id := corev1beta1.ClusterID("milan")
 		fake := &authv1beta1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "planted", Namespace: tenant},
 			Spec: authv1beta1.ResourceSliceSpec{ConsumerClusterID: &id, Resources: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}
 		forbidden("creating a ResourceSlice without the replication label", asRome.Create(ctx, fake))
+
+		// Last, so that the next step finds them where the refusals left
+		// them (without the fix, they go).
+		forbidden("deleting milan's ResourceSlice", asRome.Delete(ctx, milans.DeepCopy()))
+		forbidden("deleting milan's map", asRome.Delete(ctx, own.DeepCopy()))
 
 		// rome's own replica stays rome's to write.
 		var mine authv1beta1.ResourceSlice
@@ -147,9 +150,10 @@ func TestReversePeeringObjects(t *testing.T) {
 	t.Run("entries milan did not offload reach no Secret of milan's on rome", func(t *testing.T) {
 		// As if a write had got through: milan's administrator lists them.
 		var own offv1beta1.NamespaceMap
-		if err := milan.Get(ctx, mapKey, &own); err != nil {
-			t.Fatal(err)
-		}
+		harness.Eventually(ctx, t, "milan's map listing "+offloaded, func() (bool, error) {
+			err := milan.Get(ctx, mapKey, &own)
+			return err == nil && own.Spec.DesiredMapping[offloaded] != "", client.IgnoreNotFound(err)
+		})
 		for local, remote := range hostile {
 			own.Spec.DesiredMapping[local] = remote
 		}
