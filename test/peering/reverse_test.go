@@ -41,6 +41,16 @@ func TestReversePeeringObjects(t *testing.T) {
 	defer cancel()
 	peer(t, "rome", "milan")
 	peer(t, "milan", "rome")
+	// Last: unpeer keeps milan's (empty) map in the namespace rome's
+	// peering still uses, where it would take the name of a replica of
+	// rome's the later tests make.
+	t.Cleanup(func() {
+		err := tb.Cluster("milan").Client().CoreV1().RESTClient().Delete().AbsPath("/apis/offloading.liqo.io/v1beta1/namespaces/" +
+			consts.TenantNamespace("rome") + "/namespacemaps/rome").Do(context.Background()).Error()
+		if client.IgnoreNotFound(err) != nil {
+			t.Errorf("deleting milan's map toward rome: %v", err)
+		}
+	})
 	t.Cleanup(func() {
 		if out, err := run(context.Background(), "unpeer", "--kubeconfig", kubeconfigs["milan"], "--remote-kubeconfig", kubeconfigs["rome"]); err != nil {
 			t.Errorf("unpeer milan -> rome: %v\n%s", err, out)
