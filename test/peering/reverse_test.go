@@ -70,7 +70,9 @@ func TestReversePeeringObjects(t *testing.T) {
 	const offloaded, planted, unselected = "reverse-app", "reverse-planted", "reverse-unselected"
 	for _, ns := range []string{offloaded, planted, unselected} {
 		createNamespaceOn(ctx, t, milan, ns)
-		t.Cleanup(func() { _ = milan.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}) })
+		t.Cleanup(func() {
+			_ = milan.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		})
 	}
 	for _, ns := range []string{planted, unselected} {
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "milan-only", Namespace: ns}, StringData: map[string]string{"token": "milan's"}}
