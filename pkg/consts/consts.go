@@ -138,6 +138,22 @@ func ClusterIDOfTenantNamespace(namespace string) (string, bool) {
 
 const tenantNamespacePrefix = "liqo-tenant-"
 
+// StorageNamespace is the default namespace of the storage fabric's real
+// PVCs.
+const StorageNamespace = "liqo-storage"
+
+// ReservedNamespace tells the namespaces no offloading ever extends to a
+// peer, whatever a NamespaceOffloading or a NamespaceMap says: Kubernetes'
+// own (kube-*) and Liqo's (liqoNamespace, where the controller manager
+// runs and keeps the cluster's identity key, the default liqo, the tenant
+// namespaces and the storage namespace). Their Secrets are the cluster's
+// credentials. default is not reserved: the user's guide offloads it; nor
+// is a name merely starting with liqo (the guide's liqo-demo).
+func ReservedNamespace(name, liqoNamespace string) bool {
+	return strings.HasPrefix(name, "kube-") || name == liqoNamespace || name == DefaultNamespace ||
+		strings.HasPrefix(name, tenantNamespacePrefix) || name == StorageNamespace
+}
+
 // ConsumerUser is the Kubernetes user name (certificate CN) a consumer's
 // control plane authenticates as on its provider.
 func ConsumerUser(consumerClusterID string) string {

@@ -167,7 +167,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 				PodSecurity: o.PodPolicy.Level, Options: o.Twins, Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
 		},
 		func() error {
-			return (&offloading.NamespaceOffloadingReconciler{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)
+			return (&offloading.NamespaceOffloadingReconciler{Client: mgr.GetClient(), ClusterID: local, LiqoNamespace: o.Namespace}).SetupWithManager(mgr)
 		},
 		func() error {
 			return (&offloading.MapReplicator{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)

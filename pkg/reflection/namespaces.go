@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -49,9 +50,25 @@ func (r *reflector) watchMaps(ctx context.Context) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
+	// The NamespaceOffloadings decide too (askedHere): one that goes or
+	// stops selecting the provider takes its twin away.
+	offInf, err := r.cfg.Maps.GetInformer(ctx, &offv1beta1.NamespaceOffloading{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		_ = inf.RemoveEventHandler(reg)
+		return nil, err
+	}
+	offReg, err := offInf.AddEventHandler(onEvery(func(o client.Object) {
+		if o.GetName() == offv1beta1.NamespaceOffloadingName {
+			r.syncMaps(ctx)
+		}
+	}))
+	if err != nil {
+		_ = inf.RemoveEventHandler(reg)
+		return nil, err
+	}
 	// The handler's initial adds may all have come before the map exists.
 	r.syncMaps(ctx)
-	return func() { _ = inf.RemoveEventHandler(reg) }, nil
+	return func() { _ = inf.RemoveEventHandler(reg); _ = offInf.RemoveEventHandler(offReg) }, nil
 }
 
 // accepted lists the twin namespaces the provider runs for this consumer,
@@ -70,13 +87,78 @@ func accepted(m *offv1beta1.NamespaceMap) map[string]string {
 	return out
 }
 
+// askedOnly keeps of want (twins by local namespace) those this cluster's
+// own offloading asked the provider for: a namespace that is not reserved
+// (consts.ReservedNamespace), whose NamespaceOffloading exists and selected
+// the provider. The map alone is not trusted with it: it lives in the
+// provider's tenant namespace here, where the provider, as a consumer of
+// this cluster in a peering both ways, has rights of its own, and its
+// entries decide which namespaces' Secrets are copied to the provider
+// (issue 30). Each entry refused gets a Warning Event on the map, once.
+func (r *reflector) askedOnly(ctx context.Context, m *offv1beta1.NamespaceMap, want map[string]string) map[string]string {
+	refused := map[string]string{}
+	for local, remote := range want {
+		var why string
+		if consts.ReservedNamespace(local, r.cfg.LiqoNamespace) {
+			why = "it is reserved to Kubernetes or Liqo"
+		} else {
+			var nsof offv1beta1.NamespaceOffloading
+			err := r.cfg.Maps.Get(ctx, types.NamespacedName{Namespace: local, Name: offv1beta1.NamespaceOffloadingName}, &nsof)
+			switch {
+			case apierrors.IsNotFound(err):
+				why = "it has no NamespaceOffloading"
+			case err != nil:
+				// Not known now: left out until the next event says.
+				r.logger.Error(err, "reading the NamespaceOffloading", "namespace", local)
+				delete(want, local)
+				continue
+			case !askedHere(&nsof, r.cfg.ProviderID):
+				why = "its NamespaceOffloading does not select cluster " + r.cfg.ProviderID
+			}
+		}
+		if why == "" {
+			continue
+		}
+		delete(want, local)
+		refused[local] = remote + ": " + why
+	}
+	r.mu.Lock()
+	var fresh []string
+	for local, why := range refused {
+		if r.refused[local] != why {
+			fresh = append(fresh, local)
+		}
+	}
+	r.refused = refused
+	r.mu.Unlock()
+	for _, local := range fresh {
+		r.cfg.Recorder.Eventf(m, corev1.EventTypeWarning, "NamespaceNotReflected",
+			"Not reflecting namespace %s to cluster %s (twin %s), which the NamespaceMap lists: this cluster did not offload it there", local, r.cfg.ProviderID, refused[local])
+	}
+	return want
+}
+
+// askedHere tells whether a NamespaceOffloading selected provider, as its
+// status (this cluster's offloading controller's, which no peer writes)
+// says: the provider's OffloadingRequired condition is True.
+func askedHere(nsof *offv1beta1.NamespaceOffloading, provider string) bool {
+	for _, c := range nsof.Status.RemoteNamespacesConditions[provider] {
+		if c.Type == offv1beta1.NamespaceOffloadingRequired {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 func (r *reflector) syncMaps(ctx context.Context) {
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
 	var m offv1beta1.NamespaceMap
 	if err := r.cfg.Maps.Get(ctx, consts.NamespaceMapKey(r.cfg.ProviderID), &m); client.IgnoreNotFound(err) != nil {
 		r.logger.Error(err, "reading the NamespaceMap")
 		return
 	}
-	want := accepted(&m)
+	want := r.askedOnly(ctx, &m, accepted(&m))
 
 	r.mu.Lock()
 	var changed []string

@@ -17,6 +17,8 @@ package reflection
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=list;watch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=list;watch
 // +kubebuilder:rbac:groups=offloading.liqo.io,resources=namespacemaps,verbs=get;list;watch
+// The NamespaceOffloadings, without which no map entry is reflected.
+// +kubebuilder:rbac:groups=offloading.liqo.io,resources=namespaceoffloadings,verbs=get;list;watch
 
 // The provider's Events about its pods, copied onto the local pods.
 // +kubebuilder:rbac:groups="",resources=events,verbs=get;create;update

@@ -47,6 +47,16 @@ func setMapping(ctx context.Context, t *testing.T, ns, twin string) {
 // setMappingOf is setMapping in the map of another provider.
 func setMappingOf(ctx context.Context, t *testing.T, provider, ns, twin string) {
 	t.Helper()
+	if twin != "" {
+		selectProvider(ctx, t, ns, provider)
+	}
+	writeMapping(ctx, t, provider, ns, twin)
+}
+
+// writeMapping is setMappingOf without the NamespaceOffloading: the map
+// alone, as a hostile writer would leave it.
+func writeMapping(ctx context.Context, t *testing.T, provider, ns, twin string) {
+	t.Helper()
 	key := consts.NamespaceMapKey(provider)
 	var m offv1beta1.NamespaceMap
 	if err := consumer.Get(ctx, key, &m); apierrors.IsNotFound(err) {
@@ -76,6 +86,32 @@ func setMappingOf(ctx context.Context, t *testing.T, provider, ns, twin string) 
 	}
 	m.Status = status
 	if err := consumer.Status().Update(ctx, &m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// selectProvider makes the NamespaceOffloading of ns say, as the offloading
+// controller would, that it selects provider: the reflection reflects only
+// the namespaces this cluster asked the provider for.
+func selectProvider(ctx context.Context, t *testing.T, ns, provider string) {
+	t.Helper()
+	nsof := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: offv1beta1.NamespaceOffloadingName, Namespace: ns}}
+	if err := consumer.Create(ctx, nsof); apierrors.IsAlreadyExists(err) {
+		if err := consumer.Get(ctx, client.ObjectKeyFromObject(nsof), nsof); err != nil {
+			t.Fatal(err)
+		}
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if askedHere(nsof, provider) {
+		return
+	}
+	if nsof.Status.RemoteNamespacesConditions == nil {
+		nsof.Status.RemoteNamespacesConditions = map[string]offv1beta1.RemoteNamespaceConditions{}
+	}
+	nsof.Status.RemoteNamespacesConditions[provider] = offv1beta1.RemoteNamespaceConditions{{
+		Type: offv1beta1.NamespaceOffloadingRequired, Status: corev1.ConditionTrue, Reason: "ClusterSelected"}}
+	if err := consumer.Status().Update(ctx, nsof); err != nil {
 		t.Fatal(err)
 	}
 }

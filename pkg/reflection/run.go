@@ -55,8 +55,11 @@ type Config struct {
 	LocalClusterID string
 	// ProviderID is the remote cluster behind the node.
 	ProviderID string
+	// LiqoNamespace is where this cluster's Liqo runs: never reflected,
+	// as no namespace consts.ReservedNamespace names is.
+	LiqoNamespace string
 	// Local is the local cluster; Maps is an informer cache holding the
-	// local NamespaceMaps (the manager's).
+	// local NamespaceMaps and NamespaceOffloadings (the manager's).
 	Local kubernetes.Interface
 	Maps  cache.Cache
 	// LocalConfig reaches the local cluster for the reflected kinds'
@@ -222,9 +225,16 @@ type reflector struct {
 	// do not delete it again (one DELETE answered 404 in three pods).
 	deletedLocal sync.Map
 
-	mu sync.RWMutex
+	// syncMu runs one syncMaps at a time: the maps' and the offloadings'
+	// handlers call it from two goroutines, and an older reading applied
+	// after a newer one would stand until the next event.
+	syncMu sync.Mutex
+	mu     sync.RWMutex
 	// namespaces holds the twin namespaces by local namespace name.
 	namespaces map[string]*twin
+	// refused holds the map's entries askedOnly refused, by local
+	// namespace, with why: each is told once.
+	refused map[string]string
 }
 
 // sharedClient is a cluster's shared HTTP client and REST mapper.

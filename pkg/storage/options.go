@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/liqo-go/liqo/pkg/consts"
 )
 
 // Names of the storage fabric, as the reference system's.
@@ -14,7 +16,7 @@ const (
 	// DefaultVirtualClass is the virtual StorageClass's name.
 	DefaultVirtualClass = "liqo"
 	// DefaultNamespace holds the real PVCs behind local volumes.
-	DefaultNamespace = "liqo-storage"
+	DefaultNamespace = consts.StorageNamespace
 	// RemoteStorageClassAnnotation on a PVC names the provider's class
 	// its remote PVC gets (default: the provider's default class).
 	RemoteStorageClassAnnotation = "liqo.io/remote-storage-class"

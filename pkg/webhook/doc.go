@@ -25,6 +25,12 @@
 // their own hosts (none another tenant or the provider serves), without
 // snippet annotations. Only consumer identities are judged.
 //
+// replica.validate.liqo.io keeps, on a provider, each consumer to its own
+// replicas (NamespaceMaps and ResourceSlices labelled liqo.io/replication)
+// in its tenant namespace: in a peering both ways that namespace also holds
+// this cluster's own objects toward the consumer, which RBAC cannot tell
+// apart. Only consumer identities are judged.
+//
 // The server runs inside the manager with a serving certificate and CA it
 // makes at start and renews at two thirds of their lifetime, publishing the
 // new CA before serving the new certificate (servingKeys), and registers

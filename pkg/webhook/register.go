@@ -7,6 +7,7 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
@@ -23,10 +24,12 @@ const (
 	PodWebhookName              = "pod.mutate.liqo.io"
 	ShadowPodWebhookName        = "shadowpod.validate.liqo.io"
 	ReflectedWebhookName        = "reflected.validate.liqo.io"
+	ReplicaWebhookName          = "replica.validate.liqo.io"
 
 	podPath       = "/mutate/pod"
 	shadowPodPath = "/validate/shadowpod"
 	reflectedPath = "/validate/reflected"
+	replicaPath   = "/validate/replica"
 	// timeoutSeconds bounds how long the API server waits on us: the
 	// handlers read caches, and a stuck webhook must not stall writes.
 	timeoutSeconds = 5
@@ -97,7 +100,7 @@ func configurationsCalling(at func(path string) admissionv1.WebhookClientConfig)
 			SideEffects:             none,
 			TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
 			AdmissionReviewVersions: []string{"v1"},
-		}, reflectedWebhook(at(reflectedPath))},
+		}, reflectedWebhook(at(reflectedPath)), replicaWebhook(at(replicaPath))},
 	}
 	return mutating, validating
 }
@@ -127,6 +130,35 @@ func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.Validating
 		},
 		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
 			consts.TwinNamespaceLabel: "true", consts.ManagedByLabel: consts.ManagedByValue}},
+		MatchConditions: []admissionv1.MatchCondition{{Name: "consumers-only",
+			Expression: fmt.Sprintf("request.userInfo.username.startsWith(%q) || %q in request.userInfo.groups",
+				consts.ConsumerUser(""), consts.ConsumerGroup)}},
+		FailurePolicy:           ptr.To(admissionv1.Fail),
+		SideEffects:             ptr.To(admissionv1.SideEffectClassNone),
+		TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
+		AdmissionReviewVersions: []string{"v1"},
+	}
+}
+
+// replicaWebhook sends the API server to replicaValidator for the
+// NamespaceMaps and ResourceSlices consumers write, create, change or
+// delete. No namespace selector: the validator checks the namespace itself,
+// so a tenant namespace missing a label cannot skip it. The match condition
+// leaves out everyone but consumer identities, as reflectedWebhook's does,
+// so this cluster's own controllers never wait on us; every version of the
+// kinds is matched, so no future one bypasses the check.
+func replicaWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWebhook {
+	rule := func(gr schema.GroupResource) admissionv1.RuleWithOperations {
+		return admissionv1.RuleWithOperations{
+			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update, admissionv1.Delete},
+			Rule: admissionv1.Rule{APIGroups: []string{gr.Group}, APIVersions: []string{"*"}, Resources: []string{gr.Resource},
+				Scope: ptr.To(admissionv1.NamespacedScope)},
+		}
+	}
+	return admissionv1.ValidatingWebhook{
+		Name:         ReplicaWebhookName,
+		ClientConfig: at,
+		Rules:        []admissionv1.RuleWithOperations{rule(namespaceMapsResource), rule(resourceSlicesResource)},
 		MatchConditions: []admissionv1.MatchCondition{{Name: "consumers-only",
 			Expression: fmt.Sprintf("request.userInfo.username.startsWith(%q) || %q in request.userInfo.groups",
 				consts.ConsumerUser(""), consts.ConsumerGroup)}},

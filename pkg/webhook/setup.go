@@ -117,6 +117,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		return fmt.Errorf("indexing the Ingresses by host: %w", err)
 	}
 	srv.Register(reflectedPath, auth.guard(&admission.Webhook{Handler: &reflectedValidator{reader: mgr.GetClient(), decoder: decoder, policy: o.Reflected}}))
+	srv.Register(replicaPath, auth.guard(&admission.Webhook{Handler: &replicaValidator{}}))
 	if err := mgr.Add(srv); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package offloading
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -43,6 +44,12 @@ func (r *NamespaceOffloadingReconciler) setEntry(ctx context.Context, provider, 
 		// The cache had not seen the map yet: patch it.
 	case err != nil:
 		return err
+	case m.Labels[consts.ReplicationLabel] != "":
+		// A replica the provider made here as our consumer, under our
+		// map's name: its entries would be its requests to us, not ours
+		// to it. The replicas' webhook keeps consumers from making one.
+		return fmt.Errorf("NamespaceMap %s/%s is a replica cluster %s made (label %s), not this cluster's map toward it: delete it to offload there",
+			key.Namespace, key.Name, provider, consts.ReplicationLabel)
 	case m.Spec.DesiredMapping[ns] == remote:
 		return nil
 	}

@@ -20,6 +20,7 @@ const (
 	ReasonAlreadyExists   = "RemoteNamespaceAlreadyExists"
 	ReasonCreated         = "RemoteNamespaceCreated"
 	ReasonPending         = "RemoteNamespacePending"
+	ReasonReserved        = "NamespaceReserved"
 )
 
 // RemoteName is the twin namespace's name under the mapping strategy. Its

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -36,7 +37,10 @@ const DefaultGiveUpAfter = 2 * time.Minute
 type NamespaceOffloadingReconciler struct {
 	Client    client.Client
 	ClusterID string
-	Recorder  record.EventRecorder
+	// LiqoNamespace is where this cluster's Liqo runs: like every
+	// namespace consts.ReservedNamespace names, it is never offloaded.
+	LiqoNamespace string
+	Recorder      record.EventRecorder
 	// GiveUpAfter bounds an unoffload's wait for one provider; zero means
 	// DefaultGiveUpAfter.
 	GiveUpAfter time.Duration
@@ -49,8 +53,12 @@ func (r *NamespaceOffloadingReconciler) Reconcile(ctx context.Context, req ctrl.
 		return ctrl.Result{}, nil
 	}
 	var nsof offv1beta1.NamespaceOffloading
-	if err := r.Client.Get(ctx, req.NamespacedName, &nsof); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	err := r.Client.Get(ctx, req.NamespacedName, &nsof)
+	switch {
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, r.dropStray(ctx, req.Namespace)
+	case err != nil:
+		return ctrl.Result{}, err
 	}
 	if !nsof.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, &nsof)
@@ -74,6 +82,11 @@ func (r *NamespaceOffloadingReconciler) reconcileNormal(ctx context.Context, nso
 	}
 	selected, _ := SelectClusters(&nsof.Spec.ClusterSelector, nodes)
 	remote, reason, nameErr := RemoteName(&nsof.Spec, ns, r.ClusterID)
+	if consts.ReservedNamespace(ns, r.LiqoNamespace) {
+		// Its Secrets are this cluster's credentials; the reflection
+		// refuses it too, whatever a map says.
+		reason, nameErr = ReasonReserved, fmt.Errorf("namespace %s is reserved to Kubernetes or Liqo (kube-*, liqo, liqo-tenant-*, liqo-storage and Liqo's own namespace) and is never offloaded", ns)
+	}
 	maps, err := r.localMaps(ctx)
 	if err != nil {
 		return err
@@ -158,6 +171,31 @@ func (r *NamespaceOffloadingReconciler) reconcileDelete(ctx context.Context, nso
 	patch := client.MergeFromWithOptions(nsof.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(nsof, Finalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, nsof, patch))
+}
+
+// dropStray removes namespace ns, which has no NamespaceOffloading, from
+// every map of ours that lists it. Only the offloading of a namespace puts
+// it in a map (and takes it out before its finalizer goes), so such an
+// entry is none of ours: a map in a provider's tenant namespace is within
+// reach of that provider when it is our consumer too, and an entry there
+// would copy the namespace's Secrets to it (issue 30). The map event that
+// brought the entry is what wakes this reconcile (offloadingsOfMap).
+func (r *NamespaceOffloadingReconciler) dropStray(ctx context.Context, ns string) error {
+	maps, err := r.localMaps(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range sortedKeys(maps) {
+		if _, listed := maps[p].Spec.DesiredMapping[ns]; !listed {
+			continue
+		}
+		if err := r.dropEntry(ctx, p, ns); err != nil {
+			return fmt.Errorf("removing %s, which nothing offloads, from the NamespaceMap of %s: %w", ns, p, err)
+		}
+		r.Recorder.Eventf(maps[p], corev1.EventTypeWarning, "StrayEntryRemoved",
+			"Removed namespace %s from the NamespaceMap: it has no NamespaceOffloading, so this cluster does not offload it to %s", ns, p)
+	}
+	return nil
 }
 
 func (r *NamespaceOffloadingReconciler) giveUpAfter() time.Duration {

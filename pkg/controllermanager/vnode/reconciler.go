@@ -166,7 +166,7 @@ func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg vir
 	go func() {
 		defer close(reflected)
 		err := reflection.Run(ctx, reflection.Config{NodeName: cfg.Name, LocalClusterID: r.ClusterID,
-			ProviderID: cfg.RemoteClusterID, Local: r.Clientset, Maps: r.cache, Remote: remote, LocalConfig: r.localConfig,
+			ProviderID: cfg.RemoteClusterID, LiqoNamespace: r.Namespace, Local: r.Clientset, Maps: r.cache, Remote: remote, LocalConfig: r.localConfig,
 			Scheme: r.scheme, Recorder: r.PodRecorder, HostIP: cfg.Address, Kinds: r.Reflected,
 			Addresses: addresses(r.cache, cfg.RemoteClusterID, r.Namespace)})
 		if err != nil && ctx.Err() == nil {
