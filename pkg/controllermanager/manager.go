@@ -159,7 +159,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		},
 		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
-			return (&shadowpod.Reconciler{Client: mgr.GetClient(), NodeSelector: o.OffloadedPodNodeSelector}).SetupWithManager(mgr)
+			return (&shadowpod.Reconciler{Client: mgr.GetClient(), NodeSelector: o.OffloadedPodNodeSelector,
+				MetadataOnly: o.PodPolicy.MetadataOnly}).SetupWithManager(mgr)
 		},
 		func() error { return (&shadowendpointslice.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
