@@ -33,7 +33,7 @@ func podPolicyFlags(t *testing.T, podPolicy map[string]any) webhook.PodPolicy {
 		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
 		var p webhook.PodPolicy
 		fs := pflag.NewFlagSet("liqo-controller-manager", pflag.ContinueOnError)
-		fs.ParseErrorsWhitelist.UnknownFlags = true
+		fs.ParseErrorsAllowlist.UnknownFlags = true
 		p.AddFlags(fs)
 		if err := fs.Parse(args); err != nil {
 			t.Fatalf("parsing %v: %v", args, err)
