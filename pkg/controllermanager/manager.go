@@ -146,7 +146,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		func() error {
 			return (&slices.ProviderReconciler{Client: mgr.GetClient(), ClusterID: local, ClusterLabels: o.ClusterLabels,
 				SharingPercentage: o.SharingPercentage, Deny: o.SlicePolicy == SliceDeny,
-				Enforcement: o.QuotaEnforcement, VirtualStorageClass: o.Storage.VirtualClass}).SetupWithManager(mgr)
+				Enforcement: o.QuotaEnforcement, VirtualStorageClass: o.Storage.VirtualClass,
+				RuntimeClasses: o.PodPolicy.RuntimeClasses}).SetupWithManager(mgr)
 		},
 		func() error { return (&slices.TenantStateReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
@@ -159,7 +160,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		},
 		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
-			return (&shadowpod.Reconciler{Client: mgr.GetClient(), NodeSelector: o.OffloadedPodNodeSelector}).SetupWithManager(mgr)
+			return (&shadowpod.Reconciler{Client: mgr.GetClient(), NodeSelector: o.OffloadedPodNodeSelector,
+				MetadataOnly: o.PodPolicy.MetadataOnly}).SetupWithManager(mgr)
 		},
 		func() error { return (&shadowendpointslice.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {

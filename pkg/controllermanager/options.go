@@ -354,11 +354,12 @@ func (v *serviceRefValue) Set(s string) error {
 func (v *serviceRefValue) Type() string { return "namespace/name" }
 
 func (o *Options) webhookOptions() webhook.Options {
-	reflected := o.ReflectedPolicy
+	reflected, pods := o.ReflectedPolicy, o.PodPolicy
 	if o.Storage.Enabled {
 		reflected.VirtualStorageClass = o.Storage.VirtualClass
+		pods.VirtualStorageClass = o.Storage.VirtualClass
 	}
-	return webhook.Options{Addr: o.WebhookAddr, AdvertiseHost: o.WebhookAdvertiseHost, Pods: o.PodPolicy, Reflected: reflected,
+	return webhook.Options{Addr: o.WebhookAddr, AdvertiseHost: o.WebhookAdvertiseHost, Pods: pods, Reflected: reflected,
 		Serving: o.Webhook, Service: o.WebhookService}
 }
 

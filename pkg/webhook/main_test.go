@@ -38,6 +38,7 @@ var (
 func mainOptions() Options {
 	return Options{Addr: "127.0.0.1:0", Serving: ServingOptions{ClientCAFile: clientCAFile,
 		ClientNames: []string{testbed.WebhookClientName}, CheckInterval: time.Second},
+		Pods:      PodPolicy{RuntimeClasses: []string{"nvidia"}, VirtualStorageClass: "liqo"},
 		Reflected: ReflectedPolicy{VirtualStorageClass: "liqo"}}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -13,44 +14,99 @@ import (
 )
 
 // PodPolicy is what a provider lets its consumers' pods ask for. The zero
-// value is the safe default: Pod Security baseline, no priority class, no
-// runtime class, only the volumes, annotations and tolerations that reach
-// nothing of the provider's. Each list widens (or, for ReservedTaints,
-// narrows) the built-in rules; none can lift the baseline level.
+// value is the default, compatible with ordinary workloads and safe: Pod
+// Security baseline; any of the provider's priority classes but the
+// system ones; no runtime class; only the volumes, annotations and
+// tolerations that reach nothing of the provider's, with the annotations
+// of meshes and cloud identity agents kept off the real pod. Each field
+// widens (or, for ReservedTaints, MaxPriority and RuntimeClasses,
+// decides) a rule; none can lift the baseline level or admit a system
+// priority class.
 type PodPolicy struct {
 	// Level is the Pod Security Standards level twin namespaces enforce
 	// (through Pod Security Admission) and the ShadowPod webhook checks;
 	// baseline if unset.
 	Level podsecurity.Level
-	// PriorityClasses consumers' pods may name, besides none.
+	// PriorityClasses, if set, are the only priority classes consumers'
+	// pods may name; unset, any class the provider has (below
+	// MaxPriority) may be named.
 	PriorityClasses []string
-	// RuntimeClasses consumers' pods may name, besides none.
+	// MaxPriority is the highest value of a priority class consumers'
+	// pods may name; nil is the highest value a class outside the system
+	// ones may have (HighestUserPriority). Lower it to keep the provider's
+	// own workloads out of reach of the consumers' preemption.
+	MaxPriority *int32
+	// RuntimeClasses are the runtime classes the provider offers its
+	// consumers: their pods may name these, and the virtual nodes standing
+	// for this provider tell them. None by default.
 	RuntimeClasses []string
 	// Annotations consumers' pods may carry besides the built-in ones
-	// (allowedAnnotations): exact keys, or "<prefix>/*" for every key
+	// (builtInAnnotations): exact keys, or "<prefix>/*" for every key
 	// under a prefix.
 	Annotations []string
+	// MetadataOnlyAnnotations are the annotation keys (or "<prefix>/*")
+	// a consumer's ShadowPod may carry that its real pod does not: the
+	// consumer's own mesh and identity settings, which a system of the
+	// provider would act upon. Nil is DefaultMetadataOnlyAnnotations;
+	// empty refuses them all. Annotations win over this list.
+	MetadataOnlyAnnotations []string
 	// VolumeTypes consumers' pods may use besides the built-in ones
-	// (allowedVolumeTypes), by their API name (nfs, csi, ephemeral...).
+	// (allowedVolumeTypes), by their API name (nfs, csi...).
 	VolumeTypes []string
 	// ReservedTaints are taint keys consumers' pods may not tolerate,
 	// besides the built-in ones (reservedTaints): those of nodes the
 	// provider keeps for itself.
 	ReservedTaints []string
+	// VirtualStorageClass is this cluster's virtual StorageClass, which
+	// the claims of consumers' ephemeral volumes may not use (set from the
+	// storage options, as ReflectedPolicy's).
+	VirtualStorageClass string
 }
+
+// HighestUserPriority is the highest value a priority class may have
+// outside the system ones (Kubernetes' HighestUserDefinablePriority is a
+// billion; system-cluster-critical and system-node-critical are twice as
+// much): classes at or above it are refused whatever the policy, as they
+// would preempt the provider's own cluster components.
+const HighestUserPriority = 1_000_000_000 - 1
+
+// The chart values and flags of each rule, named in refusals so that the
+// consumer reading its pod's status can tell the provider's administrator
+// what to change.
+const (
+	levelRule      = "offloading.podPolicy.securityLevel (--pod-security-level; baseline at least)"
+	priorityRule   = "offloading.podPolicy.maxPriority and allowedPriorityClasses (--max-pod-priority, --allowed-priority-classes; never a system class)"
+	runtimeRule    = "offloading.podPolicy.offeredRuntimeClasses (--offered-runtime-classes)"
+	annotationRule = "offloading.podPolicy.allowedAnnotations and metadataOnlyAnnotations (--allowed-pod-annotations, --metadata-only-pod-annotations)"
+	volumeRule     = "offloading.podPolicy.allowedVolumeTypes (--allowed-volume-types; never hostPath)"
+	schedulingRule = "the provider's scheduling rule (fixed; offloading.podPolicy.reservedTaintKeys, --reserved-taint-keys, reserves more taints)"
+	identityRule   = "the provider's credentials rule (fixed: the pod's tokens come from the consumer)"
+	claimRule      = "the provider's volume claim rule (fixed, as for the consumer's PVCs)"
+)
 
 // AddFlags adds the policy's flags to fs.
 func (p *PodPolicy) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&p.Level, "pod-security-level", "Pod Security Standards level (baseline or restricted) that consumers' pods must meet: "+
 		"enforced by Pod Security Admission in the twin namespaces and checked by the ShadowPod webhook")
 	fs.StringSliceVar(&p.PriorityClasses, "allowed-priority-classes", p.PriorityClasses,
-		"priority classes consumers' pods may name (default: none)")
-	fs.StringSliceVar(&p.RuntimeClasses, "allowed-runtime-classes", p.RuntimeClasses,
-		"runtime classes consumers' pods may name (default: none)")
+		"the only priority classes consumers' pods may name (default: any of this cluster's up to --max-pod-priority; never a system class)")
+	fs.Var(&priorityValue{&p.MaxPriority}, "max-pod-priority",
+		"highest value of a priority class consumers' pods may name (default and most: "+strconv.Itoa(HighestUserPriority)+
+			", any class but the system ones; lower it so that they cannot preempt this cluster's own workloads)")
+	fs.StringSliceVar(&p.RuntimeClasses, "offered-runtime-classes", p.RuntimeClasses,
+		"runtime classes this cluster offers its consumers: their pods may name them, and their virtual nodes are labelled with them (default: none)")
+	fs.StringSliceVar(&p.RuntimeClasses, "allowed-runtime-classes", p.RuntimeClasses, "")
+	_ = fs.MarkDeprecated("allowed-runtime-classes", "use --offered-runtime-classes")
 	fs.StringSliceVar(&p.Annotations, "allowed-pod-annotations", p.Annotations,
-		"annotation keys, or <prefix>/* patterns, consumers' pods may carry besides unprefixed keys and the built-in safe list (e.g. prometheus.io/*)")
+		"annotation keys, or <prefix>/* patterns, consumers' pods may carry besides unprefixed keys and the built-in safe list (e.g. example.com/team)")
+	if p.MetadataOnlyAnnotations == nil {
+		p.MetadataOnlyAnnotations = slices.Clone(DefaultMetadataOnlyAnnotations)
+	}
+	fs.StringSliceVar(&p.MetadataOnlyAnnotations, "metadata-only-pod-annotations", p.MetadataOnlyAnnotations,
+		"annotation keys, or <prefix>/* patterns, consumers' ShadowPods may carry but their pods do not, so that no system of this cluster acts on them "+
+			"(empty: refused instead)")
 	fs.StringSliceVar(&p.VolumeTypes, "allowed-volume-types", p.VolumeTypes,
-		"volume types consumers' pods may use besides "+strings.Join(allowedVolumeTypes, ", ")+" (e.g. csi, ephemeral, nfs; never hostPath)")
+		"volume types consumers' pods may use besides "+strings.Join(allowedVolumeTypes, ", ")+" (e.g. csi, nfs; never hostPath)")
 	fs.StringSliceVar(&p.ReservedTaints, "reserved-taint-keys", p.ReservedTaints,
 		"taint keys of nodes kept for the provider's own workloads, which consumers' pods may not tolerate "+
 			"(besides node-role.kubernetes.io/*, node.kubernetes.io/unschedulable and the virtual-node taint)")
@@ -69,14 +125,23 @@ func (p *PodPolicy) Validate() error {
 			return fmt.Errorf("--allowed-priority-classes: %q is reserved for the cluster's own components, which a consumer's pod could then preempt", c)
 		}
 	}
+	if m := p.MaxPriority; m != nil && *m > HighestUserPriority {
+		return fmt.Errorf("--max-pod-priority: %d is a system priority: at most %d, so that consumers' pods cannot preempt the cluster's own components",
+			*m, HighestUserPriority)
+	}
 	for _, c := range p.RuntimeClasses {
 		if errs := validation.IsDNS1123Subdomain(c); len(errs) > 0 {
-			return fmt.Errorf("--allowed-runtime-classes: %q is no runtime class name: %s", c, strings.Join(errs, "; "))
+			return fmt.Errorf("--offered-runtime-classes: %q is no runtime class name: %s", c, strings.Join(errs, "; "))
 		}
 	}
 	for _, a := range p.Annotations {
 		if err := validAnnotationPattern(a); err != nil {
 			return fmt.Errorf("--allowed-pod-annotations: %w", err)
+		}
+	}
+	for _, a := range p.MetadataOnlyAnnotations {
+		if err := validAnnotationPattern(a); err != nil {
+			return fmt.Errorf("--metadata-only-pod-annotations: %w", err)
 		}
 	}
 	known := podsecurity.VolumeTypes()
@@ -95,6 +160,36 @@ func (p *PodPolicy) Validate() error {
 	}
 	return nil
 }
+
+// maxPriority is MaxPriority or its default.
+func (p *PodPolicy) maxPriority() int32 {
+	if p.MaxPriority == nil {
+		return HighestUserPriority
+	}
+	return min(*p.MaxPriority, HighestUserPriority)
+}
+
+// priorityValue is the flag of an optional int32.
+type priorityValue struct{ v **int32 }
+
+func (f *priorityValue) String() string {
+	if f.v == nil || *f.v == nil {
+		return ""
+	}
+	return strconv.Itoa(int(**f.v))
+}
+
+func (f *priorityValue) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		return fmt.Errorf("%q is no 32-bit integer", s)
+	}
+	v := int32(n)
+	*f.v = &v
+	return nil
+}
+
+func (f *priorityValue) Type() string { return "int32" }
 
 // validAnnotationPattern accepts an annotation key or "<prefix>/*".
 func validAnnotationPattern(a string) error {

@@ -13,26 +13,57 @@ import (
 
 // allowedVolumeTypes are the volumes whose content is the pod's own or
 // its namespace's: what the reflection brings (ConfigMaps, Secrets,
-// tokens as projected Secrets) and scratch space. Every other type
-// reaches something of the provider's through its nodes: network storage
-// the nodes can mount (nfs, iscsi, cephfs...), node drivers (csi,
-// flexVolume), storage provisioned outside the consumer's quota
-// (ephemeral), or the node's own files (hostPath, which baseline refuses
-// anyway). A PersistentVolumeClaim must exist in the twin namespace, and
-// consumers cannot create one.
-var allowedVolumeTypes = []string{"configMap", "secret", "projected", "downwardAPI", "emptyDir", "persistentVolumeClaim"}
+// tokens as projected Secrets), scratch space, and claims in the twin
+// namespace, made by the storage fabric (persistentVolumeClaim) or from
+// the pod's own template (ephemeral: the provider's ephemeral volume
+// controller makes the claim in the twin namespace, where its
+// ResourceQuota bounds the storage and the number of claims as it bounds
+// the storage fabric's). Every other type reaches something of the
+// provider's through its nodes: network storage the nodes can mount (nfs,
+// iscsi, cephfs...), node drivers (csi, flexVolume), or the node's own
+// files (hostPath, which baseline refuses anyway).
+var allowedVolumeTypes = []string{"configMap", "secret", "projected", "downwardAPI", "emptyDir", "persistentVolumeClaim", "ephemeral"}
 
-// vetVolumes refuses volumes of types the provider does not allow.
-func (p *PodPolicy) vetVolumes(spec *corev1.PodSpec, path *field.Path) []string {
-	var bad []string
+// vetVolumes refuses volumes of types the provider does not allow, and
+// ephemeral volumes whose claim asks what a consumer's PVC may not.
+func (p *PodPolicy) vetVolumes(spec *corev1.PodSpec, path *field.Path) (bad, claims []string) {
 	for i := range spec.Volumes {
-		t := podsecurity.VolumeType(&spec.Volumes[i].VolumeSource)
+		v := &spec.Volumes[i]
+		t := podsecurity.VolumeType(&v.VolumeSource)
+		if e := v.Ephemeral; e != nil && e.VolumeClaimTemplate != nil {
+			claims = append(claims, vetClaimSpec(&e.VolumeClaimTemplate.Spec,
+				path.Child("volumes").Index(i).Child("ephemeral", "volumeClaimTemplate", "spec"), p.VirtualStorageClass)...)
+		}
 		if t == "" || t == "hostPath" || slices.Contains(allowedVolumeTypes, t) || slices.Contains(p.VolumeTypes, t) {
 			// hostPath: refused by the Pod Security check, once.
 			continue
 		}
 		bad = append(bad, fmt.Sprintf("%s must not be set (volume %q): offloaded pods may use %s volumes",
-			path.Child("volumes").Index(i).Child(t), spec.Volumes[i].Name, strings.Join(append(slices.Clone(allowedVolumeTypes), p.VolumeTypes...), ", ")))
+			path.Child("volumes").Index(i).Child(t), v.Name, strings.Join(append(slices.Clone(allowedVolumeTypes), p.VolumeTypes...), ", ")))
+	}
+	return bad, claims
+}
+
+// vetClaimSpec lists what a consumer's volume claim (a PVC of the storage
+// fabric's, or the template of an ephemeral volume) may not ask of the
+// provider: a given volume (volumeName, a selector: another tenant's
+// released volume, the provider's pre-made ones), another object's data
+// (dataSource, dataSourceRef), or the provider's own virtual class
+// (virtualClass: the volume would be offloaded again, to the provider's
+// providers). Its size is bound by the twin's ResourceQuota.
+func vetClaimSpec(spec *corev1.PersistentVolumeClaimSpec, path *field.Path, virtualClass string) []string {
+	var bad []string
+	if spec.VolumeName != "" {
+		bad = append(bad, path.Child("volumeName").String()+" must not be set: the provider's provisioner makes the volume")
+	}
+	if spec.Selector != nil {
+		bad = append(bad, path.Child("selector").String()+" must not be set: the provider's provisioner makes the volume")
+	}
+	if spec.DataSource != nil || spec.DataSourceRef != nil {
+		bad = append(bad, path.Child("dataSource").String()+" must not be set: a remote volume starts empty")
+	}
+	if c := spec.StorageClassName; c != nil && *c != "" && *c == virtualClass {
+		bad = append(bad, fmt.Sprintf("%s %q is this provider's virtual class: a remote volume must be a real one", path.Child("storageClassName"), *c))
 	}
 	return bad
 }

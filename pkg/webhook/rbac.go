@@ -20,6 +20,10 @@ package webhook
 // +kubebuilder:rbac:groups=offloading.liqo.io,resources=quotas/status,verbs=patch
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=tenants,verbs=list;watch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=list;watch
+// The priority and runtime classes a consumer's pod names, read one at a
+// time (apiClasses).
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get
+// +kubebuilder:rbac:groups=node.k8s.io,resources=runtimeclasses,verbs=get
 
 // Pods in conflict with their namespace's strategy: reported in an Event,
 // then unmarked.

@@ -147,26 +147,7 @@ func (p *ReflectedPolicy) ingressAnnotationDenied(key string) bool {
 }
 
 // vetPVC lists what a consumer's PVC (the storage fabric's remote volume
-// of an offloaded pod) may not ask of the provider: a given volume
-// (volumeName, a selector: another tenant's released volume, the
-// provider's pre-made ones), another object's data (dataSource,
-// dataSourceRef), or the provider's own virtual class (the volume would be
-// offloaded again, to the provider's providers). Its size is bound by the
-// twin's quota.
+// of an offloaded pod) may not ask of the provider (vetClaimSpec).
 func (p *ReflectedPolicy) vetPVC(pvc *corev1.PersistentVolumeClaim) []string {
-	var bad []string
-	spec := field.NewPath("spec")
-	if pvc.Spec.VolumeName != "" {
-		bad = append(bad, spec.Child("volumeName").String()+" must not be set: the provider's provisioner makes the volume")
-	}
-	if pvc.Spec.Selector != nil {
-		bad = append(bad, spec.Child("selector").String()+" must not be set: the provider's provisioner makes the volume")
-	}
-	if pvc.Spec.DataSource != nil || pvc.Spec.DataSourceRef != nil {
-		bad = append(bad, spec.Child("dataSource").String()+" must not be set: a remote volume starts empty")
-	}
-	if c := pvc.Spec.StorageClassName; c != nil && *c != "" && *c == p.VirtualStorageClass {
-		bad = append(bad, fmt.Sprintf("%s %q is this provider's virtual class: a remote volume must be a real one", spec.Child("storageClassName"), *c))
-	}
-	return bad
+	return vetClaimSpec(&pvc.Spec, field.NewPath("spec"), p.VirtualStorageClass)
 }

@@ -5,7 +5,11 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/podsecurity"
@@ -52,28 +56,41 @@ func TestShadowPodRestrictedLevel(t *testing.T) {
 }
 
 // TestShadowPodPolicyOptions checks, through the webhook, that a provider's
-// allow-lists admit what they name and nothing else.
+// lists admit what they name and nothing else.
 func TestShadowPodPolicyOptions(t *testing.T) {
 	ctx := context.Background()
 	consumer(t, "chi", offv1beta1.SoftLimitsEnforcement, list("cpu", "10", "pods", "100"))
+	for _, o := range []client.Object{
+		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "chi-batch"}, Value: 100},
+		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "chi-other"}, Value: 100},
+		&nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "chi-gvisor"}, Handler: "runsc"},
+		&nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "chi-privileged"}, Handler: "runc"},
+	} {
+		if err := cl.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cl.Delete(context.Background(), o) })
+	}
 	v := directValidator()
-	v.policy = PodPolicy{PriorityClasses: []string{"consumer-batch"}, RuntimeClasses: []string{"gvisor"},
-		Annotations: []string{"prometheus.io/*"}, VolumeTypes: []string{"ephemeral"}}
+	v.policy = PodPolicy{PriorityClasses: []string{"chi-batch"}, RuntimeClasses: []string{"chi-gvisor"},
+		Annotations: []string{"example.com/*"}, VolumeTypes: []string{"csi"}}
 	sp := shadowPod("allowed", twin("chi"), "chi", "", "")
-	sp.Annotations = map[string]string{"prometheus.io/scrape": "true"}
-	sp.Spec.Pod.PriorityClassName = "consumer-batch"
-	sp.Spec.Pod.RuntimeClassName = ptr.To("gvisor")
-	sp.Spec.Pod.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
-		VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, Resources: corev1.VolumeResourceRequirements{Requests: list("storage", "1Gi")}}}}}}}
+	sp.Annotations = map[string]string{"example.com/team": "shop"}
+	sp.Spec.Pod.PriorityClassName = "chi-batch"
+	sp.Spec.Pod.RuntimeClassName = ptr.To("chi-gvisor")
+	sp.Spec.Pod.Volumes = []corev1.Volume{{Name: "secrets", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "secrets-store.csi.k8s.io"}}}}
 	if resp := v.Handle(ctx, review(t, "chi", sp, nil, false, nil)); !resp.Allowed {
-		t.Errorf("a pod within the provider's allow-lists: %v", resp.Result)
+		t.Errorf("a pod within the provider's lists: %v", resp.Result)
 	}
 	other := sp.DeepCopy()
 	other.Name = "other"
+	other.Spec.Pod.PriorityClassName = "chi-other"
+	other.Spec.Pod.RuntimeClassName = ptr.To("chi-privileged")
+	wantRefused(t, "classes outside the lists", v.Handle(ctx, review(t, "chi", other, nil, false, nil)),
+		`spec.pod.priorityClassName must be empty or one of chi-batch, got "chi-other"`,
+		`spec.pod.runtimeClassName "chi-privileged" is not offered by the provider, which offers chi-gvisor`,
+		"[rule: "+priorityRule+"]", "[rule: "+runtimeRule+"]")
 	other.Spec.Pod.PriorityClassName = "system-cluster-critical"
-	other.Spec.Pod.RuntimeClassName = ptr.To("runc-privileged")
-	wantRefused(t, "classes outside the allow-lists", v.Handle(ctx, review(t, "chi", other, nil, false, nil)),
-		`spec.pod.priorityClassName must be empty or one of consumer-batch, got "system-cluster-critical"`,
-		`spec.pod.runtimeClassName must be empty or one of gvisor, got "runc-privileged"`)
+	wantRefused(t, "a system class, whatever the list", v.Handle(ctx, review(t, "chi", other, nil, false, nil)),
+		`spec.pod.priorityClassName "system-cluster-critical" is a system priority class`)
 }

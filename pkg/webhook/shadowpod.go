@@ -27,7 +27,8 @@ type shadowPodValidator struct {
 	reader client.Reader
 	// api reads around the cache when it shows no Quota: one created an
 	// instant ago may not be in the cache yet, and denying then would fail
-	// pods that the next second would admit.
+	// pods that the next second would admit. It also reads the priority
+	// and runtime classes a consumer's pod names (apiClasses).
 	api     client.Reader
 	ledger  *Ledger
 	decoder admission.Decoder
@@ -76,7 +77,9 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 	}
 	var bad []string
 	if isConsumer {
-		bad = v.policy.vet(req.Namespace, sp.Annotations, &sp.Spec.Pod)
+		if bad, err = v.policy.Vet(ctx, req.Namespace, sp.Annotations, &sp.Spec.Pod, apiClasses{v.api}); err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
 	}
 	if old == nil {
 		// Anyone's: the API server would refuse the real pod anyway, after

@@ -124,7 +124,7 @@ func FuzzForgePod(f *testing.F) {
 		sp.Name, sp.Namespace, sp.UID = "p", "ns-rome", "uid"
 		sp.Labels = map[string]string{labelKey: labelValue, consts.ManagedByLabel: "someone-else"}
 		before := sp.DeepCopy()
-		pod := shadowpod.ForgePod(sp, map[string]string{"pool": "consumers"}, m.Translate)
+		pod := shadowpod.ForgePod(sp, map[string]string{"pool": "consumers"}, m.Translate, nil)
 		if pod.Labels[consts.ManagedByLabel] != consts.ManagedByValue || pod.Labels[shadowpod.ShadowPodLabel] == "" {
 			t.Fatalf("labels %v", pod.Labels)
 		}

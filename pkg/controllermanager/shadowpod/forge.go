@@ -40,20 +40,34 @@ const ShadowPodLabel = "offloading.liqo.io/shadowpod"
 // the host aliases that point at the consumer (its API server, reached
 // through the fabric) are translated. Other aliases stay as they are: they
 // name hosts for that pod alone and reach nothing it could not dial.
-func ForgePod(sp *offv1beta1.ShadowPod, nodeSelector map[string]string, translate func(string) (string, bool)) *corev1.Pod {
+//
+// metadataOnly (nil: none) picks the annotation and label keys the
+// ShadowPod may carry but the Pod must not: the consumer's mesh and cloud
+// identity settings (webhook.PodPolicy.MetadataOnly), which the
+// provider's sidecar injectors and identity agents would otherwise act
+// upon, as the provider's. Labels are dropped too because some of those
+// systems read labels as well (sidecar.istio.io/inject).
+func ForgePod(sp *offv1beta1.ShadowPod, nodeSelector map[string]string, translate func(string) (string, bool),
+	metadataOnly func(key string) bool) *corev1.Pod {
+	keep := func(k string) bool { return metadataOnly == nil || !metadataOnly(k) }
 	labels := make(map[string]string, len(sp.Labels)+2)
 	for k, v := range sp.Labels {
-		labels[k] = v
+		if keep(k) {
+			labels[k] = v
+		}
 	}
 	labels[consts.ManagedByLabel] = consts.ManagedByValue
 	labels[ShadowPodLabel] = LabelValue(sp.Name)
 
 	var annotations map[string]string
-	if len(sp.Annotations) > 0 {
-		annotations = make(map[string]string, len(sp.Annotations))
-		for k, v := range sp.Annotations {
-			annotations[k] = v
+	for k, v := range sp.Annotations {
+		if !keep(k) {
+			continue
 		}
+		if annotations == nil {
+			annotations = make(map[string]string, len(sp.Annotations))
+		}
+		annotations[k] = v
 	}
 
 	spec := sp.Spec.Pod.DeepCopy()

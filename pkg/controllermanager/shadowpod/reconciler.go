@@ -54,6 +54,9 @@ type Reconciler struct {
 	// NodeSelector restricts the provider's nodes its consumers' pods run
 	// on (none: any node the scheduler picks).
 	NodeSelector map[string]string
+	// MetadataOnly picks the annotation and label keys of a ShadowPod its
+	// Pod goes without (see ForgePod); nil keeps them all.
+	MetadataOnly func(key string) bool
 }
 
 // podKind is the ShadowPod's side of kit.ShadowReconciler.
@@ -84,7 +87,7 @@ func (k podKind) Forge(ctx context.Context, sp *offv1beta1.ShadowPod) (*corev1.P
 	if err != nil {
 		return nil, err
 	}
-	return ForgePod(sp, k.NodeSelector, translate), nil
+	return ForgePod(sp, k.NodeSelector, translate, k.MetadataOnly), nil
 }
 
 // Created records a recreation. A first creation records no Event: it is

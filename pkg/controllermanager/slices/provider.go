@@ -46,6 +46,9 @@ type ProviderReconciler struct {
 	// VirtualStorageClass is this cluster's own virtual class, never
 	// offered to consumers (their volumes would be offloaded again).
 	VirtualStorageClass string
+	// RuntimeClasses are the runtime classes this cluster offers its
+	// consumers' pods, told to them in the slices' node labels.
+	RuntimeClasses []string
 }
 
 // Reconcile authenticates the slice against the consumer's Tenant, decides
@@ -103,7 +106,7 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 	}
 	r.showCordon(&s, cordoned, withheld)
-	s.Status.NodeLabels = r.ClusterLabels
+	s.Status.NodeLabels = NodeLabels(r.ClusterLabels, r.RuntimeClasses)
 	if s.Status.StorageClasses, err = r.storageClasses(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
