@@ -6,7 +6,7 @@ CONTROLLER_GEN:= sigs.k8s.io/controller-tools/cmd/controller-gen@v0.19.0
 # Test timeout: the first run builds the testbed binaries (~8 min on 2 cores).
 TEST_TIMEOUT  ?= 40m
 
-.PHONY: all build liqoctl test test-faults fuzz docs playground playground-down bench generate lint testbed-binaries images
+.PHONY: all build liqoctl ctl test test-faults fuzz docs playground playground-down bench generate lint testbed-binaries images
 
 all: build
 
@@ -18,6 +18,11 @@ build:
 liqoctl:
 	$(GO) build -o $(BIN)/liqoctl ./cmd/liqoctl
 	$(GO) build -o $(BIN)/liqo-controller-manager ./cmd/liqo-controller-manager
+
+## ctl: liqoctl alone, as ./liqoctl, as the v0.5 manual's "make ctl" then
+## "mv liqoctl /usr/local/bin/liqoctl" expect.
+ctl:
+	$(GO) build -o $(CURDIR)/liqoctl ./cmd/liqoctl
 
 # Builds (once, cached under ~/.cache/liqo-go/testbed) the control-plane
 # binaries the tests and the playground run.

@@ -40,7 +40,7 @@ func TestPluginHelp(t *testing.T) {
 	if code := RunAs(context.Background(), "kubectl liqo", []string{"peer", "--help"}, &out, &errOut); code != 0 {
 		t.Fatalf("peer --help: exit %d: %s", code, errOut.String())
 	}
-	for _, want := range []string{"\n  kubectl liqo peer [flags]", "\n  kubectl liqo peer --context rome --remote-context milan", "\n  kubectl liqo peer [command]"} {
+	for _, want := range []string{"\n  kubectl liqo peer [NAME] [flags]", "\n  kubectl liqo peer --context rome --remote-context milan", "\n  kubectl liqo peer [command]"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, out.String())
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/info"
@@ -93,6 +94,7 @@ the peering users of a consumer.`,
   liqoctl delete peering-user --consumer-cluster-id rome --kubeconfig ~/.kube/milan`,
 			append(peer.NewDeleteCommands(), peeringuser.NewDeleteCommands()...)...),
 	)
+	addGlobalFlags(root)
 	// completion.NewCommand is the only completion command, with the help on
 	// loading the scripts; cobra would otherwise add its own when none exists.
 	root.CompletionOptions.DisableDefaultCmd = true
@@ -200,4 +202,29 @@ func Execute(ctx context.Context, args ...string) (string, error) {
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)
 	return out.String(), err
+}
+
+// addGlobalFlags adds the reference's global flags to every command:
+// --verbose, which the commands with more to say define themselves (the
+// global one, on the others, is accepted and ignored), and --skip-confirm,
+// --global-labels and --global-annotations, accepted and ignored. Each
+// ignored flag given prints a warning.
+func addGlobalFlags(root *cobra.Command) {
+	pf := root.PersistentFlags()
+	pf.BoolP("verbose", "v", false, "more output, on the commands that have any (install, peer, authenticate, info, network, test network); elsewhere accepted and ignored, with a warning")
+	pf.Bool("skip-confirm", false, "accepted for compatibility and ignored, with a warning: liqoctl never asks for confirmation")
+	pf.StringToString("global-labels", nil, "accepted for compatibility and ignored, with a warning: liqoctl does not add labels of yours to what it creates")
+	pf.StringToString("global-annotations", nil, "accepted for compatibility and ignored, with a warning: liqoctl does not add annotations of yours to what it creates")
+	for _, name := range []string{"global-labels", "global-annotations"} {
+		pf.Lookup(name).DefValue = ""
+	}
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		cmd.Flags().Visit(func(f *pflag.Flag) {
+			// A command's own --verbose shadows the global one, which
+			// then is not the flag the command parsed.
+			if pf.Lookup(f.Name) == f {
+				fmt.Fprintf(cmd.ErrOrStderr(), "WARN: --%s is accepted and ignored by %s\n", f.Name, cmd.CommandPath())
+			}
+		})
+	}
 }

@@ -43,3 +43,27 @@ func TestRemoteRequired(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobalFlags: the reference's global flags are accepted on every
+// command; those a command ignores say so on stderr, and a command's own
+// --verbose is its own.
+func TestGlobalFlags(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), []string{"version", "--client", "--skip-confirm", "--global-labels", "team=a", "--global-annotations", "a=b", "-v"}, &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), "Client version") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	for _, f := range []string{"--skip-confirm", "--global-labels", "--global-annotations", "--verbose"} {
+		if !strings.Contains(errOut.String(), "WARN: "+f+" is accepted and ignored by liqoctl version") {
+			t.Errorf("no warning that %s is ignored: %q", f, errOut.String())
+		}
+	}
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	errOut.Reset()
+	Run(context.Background(), []string{"info", "-v"}, &out, &errOut)
+	if strings.Contains(errOut.String(), "ignored") {
+		t.Errorf("info's own --verbose reported as ignored: %q", errOut.String())
+	}
+}

@@ -39,14 +39,33 @@ func Load(version string) (*chart.Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the embedded chart: %w", err)
 	}
-	if version != "" {
-		// A chart version is SemVer: "v1.2.3" is accepted by Helm, "dev" is not.
-		c.Metadata.AppVersion = version
-		if v := strings.TrimPrefix(version, "v"); isSemVer(v) {
-			c.Metadata.Version = v
-		}
-	}
+	setVersion(c, version)
 	return c, nil
+}
+
+// LoadDir returns the chart in the directory (or .tgz archive) path, as
+// Load returns the embedded one: a development chart (liqoctl install
+// --local-chart-path, --repo-url).
+func LoadDir(path, version string) (*chart.Chart, error) {
+	c, err := loader.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("loading the chart at %s: %w", path, err)
+	}
+	setVersion(c, version)
+	return c, nil
+}
+
+// setVersion sets the chart's appVersion to version (the components' image
+// tag), and its version too when version is SemVer.
+func setVersion(c *chart.Chart, version string) {
+	if version == "" {
+		return
+	}
+	// A chart version is SemVer: "v1.2.3" is accepted by Helm, "dev" is not.
+	c.Metadata.AppVersion = version
+	if v := strings.TrimPrefix(version, "v"); isSemVer(v) {
+		c.Metadata.Version = v
+	}
 }
 
 // isSemVer tells whether v looks like MAJOR.MINOR.PATCH[-pre][+build].

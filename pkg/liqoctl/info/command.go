@@ -37,8 +37,9 @@ type options struct {
 func NewCommand() *cobra.Command {
 	o := &options{}
 	cmd := &cobra.Command{
-		Use:   "info",
-		Short: "Show the local cluster's identity and the state of its peerings",
+		Use:     "info",
+		Aliases: []string{"status"},
+		Short:   "Show the local cluster's identity and the state of its peerings",
 		Long: `Show the identity of the local cluster and, for every peering, the role of the
 remote cluster, the state of the authentication, offloading and networking
 modules, the virtual nodes and the resources acquired from providers or
@@ -46,8 +47,12 @@ shared with consumers.
 
 --verbose adds the API server URLs, the tenant namespaces, the resource slices
 and the conditions of every module; -o prints the same data as a document,
-in kubectl's formats (json, yaml, jsonpath=..., go-template=...).`,
+in kubectl's formats (json, yaml, jsonpath=..., go-template=...).
+
+liqoctl status, the v0.5 manual's name, is the same command: the local
+cluster's identity shows its cluster labels.`,
 		Example: `  liqoctl info
+  liqoctl status --kubeconfig ~/.kube/naples
   liqoctl info --verbose
   liqoctl info -o json --context rome
   liqoctl info -o jsonpath='{.peerings[*].clusterID}'

@@ -3,16 +3,24 @@ package install_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 	"github.com/liqo-go/liqo/pkg/liqoctl"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
@@ -81,7 +89,7 @@ func TestOnlyOutputValues(t *testing.T) {
 	out, errOut, code := run(t, "install", "kubeadm", "--kubeconfig", kubeconfig, "--only-output-values",
 		"--pod-cidr", cluster.Spec.PodCIDR, "--service-cidr", cluster.Spec.ServiceCIDR,
 		"--api-server-url", "https://203.0.113.10:6443", "--cluster-id", "rome", "--enable-ha",
-		"--cluster-labels", "region=eu", "--set", "sharing.percentage=30", "--version", "v1.2.3")
+		"--cluster-labels", "region=eu", "--set", "sharing.percentage=30", "--version", "v1.2.3", "--dump-values-path", "-")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -127,7 +135,12 @@ func TestBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{"unknown provider", []string{"install", "eks"}, 1, `unknown provider "eks": use one of generic, kubeadm, kind, k3s`},
+		{"unknown provider", []string{"install", "openstack"}, 1, `unknown provider "openstack": use one of generic, kubeadm, kind, k3s, openshift, aks, eks, gke`},
+		{"cloud without CIDRs", []string{"install", "aks", "--resource-group-name", "rg", "--resource-name", "rome"}, 1,
+			"install aks needs --pod-cidr and --service-cidr: this liqoctl does not call the cloud's API to read them; az aks show --resource-group rg --name rome --query networkProfile prints them"},
+		{"a cloud flag of another provider", []string{"install", "kind", "--eks-cluster-name", "rome"}, 1, "--eks-cluster-name is a flag of liqoctl install eks, not of install kind"},
+		{"two names", []string{"install", "k3s", "--cluster-id", "rome", "--cluster-name", "milan"}, 1, `--cluster-name "milan" and --cluster-id "rome" differ`},
+		{"not an OpenShift cluster", []string{"install", "openshift"}, 1, "no OpenShift network configuration"},
 		{"generic without CIDRs", []string{"install", "generic"}, 1, "the generic provider needs --pod-cidr and --service-cidr"},
 		{"pod CIDR without the pods", []string{"install", "generic", "--pod-cidr", "192.168.0.0/16", "--service-cidr", cluster.Spec.ServiceCIDR}, 1,
 			"outside the pod CIDR 192.168.0.0/16"},
@@ -136,6 +149,8 @@ func TestBadInput(t *testing.T) {
 		{"overlapping CIDRs", []string{"install", "generic", "--pod-cidr", "10.0.0.0/8", "--service-cidr", cluster.Spec.ServiceCIDR}, 1, "overlap"},
 		{"not a CIDR", []string{"install", "generic", "--pod-cidr", "10.244.0.0", "--service-cidr", cluster.Spec.ServiceCIDR}, 1, "is not an IPv4 CIDR"},
 		{"bad cluster ID", []string{"install", "k3s", "--cluster-id", "Rome_1"}, 1, "--cluster-id"},
+		{"bad cluster name", []string{"install", "k3s", "--cluster-name", "Rome_1"}, 1, "--cluster-name"},
+		{"bad cloud name", []string{"install", "eks", "--eks-cluster-name", "Rome_1"}, 1, "--eks-cluster-name"},
 		{"kubeadm without its controller manager pod", []string{"install", "kubeadm"}, 1, "no kube-controller-manager pod"},
 		{"loopback API server", []string{"install", "k3s", "--kubeconfig", kubeconfig, "--api-server-url", ""}, 1, "loopback address, which peers cannot reach"},
 		{"too many arguments", []string{"install", "kind", "k3s"}, 2, "accepts at most 1 arg"},
@@ -173,5 +188,162 @@ func TestUninstallNothing(t *testing.T) {
 	out, errOut, code := run(t, "uninstall", "--kubeconfig", kubeconfig, "--namespace", "not-installed")
 	if code != 0 || !strings.Contains(out, "No release liqo in namespace not-installed") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// valuesOf runs liqoctl install with --only-output-values into a file and
+// returns the values.
+func valuesOf(t *testing.T, args ...string) (vals map[string]any, stderr string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "values.yaml")
+	_, errOut, code := run(t, append(args, "--kubeconfig", kubeconfig, "--only-output-values", "--dump-values-path", path)...)
+	if code != 0 {
+		t.Fatalf("liqoctl %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &vals); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "INFO: Values written to "+path) {
+		t.Errorf("no line saying where the values went:\n%s", errOut)
+	}
+	nothingInstalled(t)
+	return vals, errOut
+}
+
+func valueAt(vals map[string]any, path ...string) any {
+	var v any = vals
+	for _, p := range path {
+		m, _ := v.(map[string]any)
+		v = m[p]
+	}
+	return v
+}
+
+// TestCloudProviders: install aks, eks and gke take the cluster's name
+// from the cloud's, the networks from the flags, and warn about the cloud
+// flags they ignore; --cluster-name overrides the cloud's name.
+func TestCloudProviders(t *testing.T) {
+	nets := []string{"--pod-cidr", cluster.Spec.PodCIDR, "--service-cidr", cluster.Spec.ServiceCIDR, "--api-server-url", "https://203.0.113.10:6443"}
+	cases := []struct {
+		args             []string
+		name, warn, none string
+	}{
+		{[]string{"install", "aks", "--resource-group-name", "rg", "--resource-name", "rome", "--subscription-name", "sub"}, "rome",
+			"WARN: --resource-group-name, --subscription-name ignored", ""},
+		{[]string{"install", "eks", "--eks-cluster-region=eu-south-1", "--eks-cluster-name=milan"}, "milan", "WARN: --eks-cluster-region ignored", ""},
+		{[]string{"install", "gke", "--cluster-id", "naples", "--zone", "europe-west1-b"}, "naples", "WARN: --zone ignored", ""},
+		{[]string{"install", "gke", "--cluster-id", "gke-cluster", "--cluster-name", "florence"}, "florence", "", "WARN"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			vals, errOut := valuesOf(t, append(c.args, nets...)...)
+			if got := valueAt(vals, "clusterID"); got != c.name {
+				t.Errorf("clusterID %v, want %s", got, c.name)
+			}
+			if got := valueAt(vals, "ipam", "podCIDR"); got != cluster.Spec.PodCIDR {
+				t.Errorf("ipam.podCIDR %v, want %s", got, cluster.Spec.PodCIDR)
+			}
+			if c.warn != "" && !strings.Contains(errOut, c.warn) {
+				t.Errorf("no %q:\n%s", c.warn, errOut)
+			}
+			if c.none != "" && strings.Contains(errOut, c.none) {
+				t.Errorf("unexpected %q:\n%s", c.none, errOut)
+			}
+		})
+	}
+}
+
+// TestOpenShift reads the networks from OpenShift's Network "cluster",
+// here a CRD and an object made as OpenShift's.
+func TestOpenShift(t *testing.T) {
+	ctx := context.Background()
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "networks.config.openshift.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "config.openshift.io", Scope: apiextensionsv1.ClusterScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "networks", Singular: "network", Kind: "Network", ListKind: "NetworkList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
+		},
+	}
+	if err := crds.Apply(ctx, cluster.Config, []*crds.CRD{crd}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = apiextensionsclient.NewForConfigOrDie(cluster.Config).ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, crd.Name, metav1.DeleteOptions{})
+	})
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "config.openshift.io/v1", "kind": "Network", "metadata": map[string]any{"name": "cluster"},
+		"spec": map[string]any{
+			"clusterNetwork": []any{map[string]any{"cidr": "fd00::/48", "hostPrefix": int64(64)}, map[string]any{"cidr": cluster.Spec.PodCIDR, "hostPrefix": int64(23)}},
+			"serviceNetwork": []any{cluster.Spec.ServiceCIDR},
+		},
+	}}
+	gvr := schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "networks"}
+	if _, err := dynamic.NewForConfigOrDie(cluster.Config).Resource(gvr).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vals, _ := valuesOf(t, "install", "openshift", "--api-server-url", "https://203.0.113.10:6443")
+	if got := valueAt(vals, "ipam", "podCIDR"); got != cluster.Spec.PodCIDR {
+		t.Errorf("ipam.podCIDR %v, want the IPv4 clusterNetwork %s", got, cluster.Spec.PodCIDR)
+	}
+	if got := valueAt(vals, "ipam", "serviceCIDR"); got != cluster.Spec.ServiceCIDR {
+		t.Errorf("ipam.serviceCIDR %v, want %s", got, cluster.Spec.ServiceCIDR)
+	}
+}
+
+// TestDevelopmentChart: --local-chart-path and --repo-url (a git
+// repository holding the chart, at a commit) give the chart whose values
+// are written.
+func TestDevelopmentChart(t *testing.T) {
+	src, err := filepath.Abs("../../../deploy/charts/liqo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A development chart: the embedded one with another default.
+	repo := t.TempDir()
+	dir := filepath.Join(repo, "deploy", "charts", "liqo")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	valuesFile := filepath.Join(dir, "values.yaml")
+	b, err := os.ReadFile(valuesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.Replace(string(b), "repository: ghcr.io/liqo-go", "repository: registry.example/dev", 1))
+	if err := os.WriteFile(valuesFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"install", "k3s", "--api-server-url", "https://203.0.113.10:6443", "--pod-cidr", cluster.Spec.PodCIDR, "--service-cidr", cluster.Spec.ServiceCIDR}
+	vals, errOut := valuesOf(t, append(base, "--local-chart-path", dir)...)
+	if got := valueAt(vals, "image", "repository"); got != "registry.example/dev" {
+		t.Errorf("--local-chart-path: image.repository %v, want the chart's registry.example/dev\n%s", got, errOut)
+	}
+
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "--quiet")
+	git("add", ".")
+	git("commit", "--quiet", "-m", "dev chart")
+	sha := git("rev-parse", "HEAD")
+	vals, errOut = valuesOf(t, append(base, "--repo-url", repo, "--version", sha)...)
+	if got := valueAt(vals, "image", "repository"); got != "registry.example/dev" || valueAt(vals, "tag") != sha {
+		t.Errorf("--repo-url: image.repository %v, tag %v: want the clone's chart at %s\n%s", got, valueAt(vals, "tag"), sha, errOut)
+	}
+	if _, errOut, code := run(t, append(base, "--kubeconfig", kubeconfig, "--repo-url", repo, "--version", "0000000000000000000000000000000000000000", "--only-output-values")...); code != 1 || !strings.Contains(errOut, "git -C") {
+		t.Errorf("--repo-url at a commit that does not exist: exit %d, %q", code, errOut)
 	}
 }

@@ -9,11 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // Providers are the kinds of cluster liqoctl install knows how to read the
 // networks of.
-var Providers = []string{"generic", "kubeadm", "kind", "k3s"}
+var Providers = []string{"generic", "kubeadm", "kind", "k3s", "openshift", "aks", "eks", "gke"}
 
 // k3s's default networks, which it does not publish anywhere a client can
 // read.
@@ -28,8 +29,8 @@ type networks struct {
 }
 
 // detect finds the networks of a provider's cluster where the flags did
-// not give them.
-func detect(ctx context.Context, cs kubernetes.Interface, provider string, given networks) (networks, error) {
+// not give them. cloudHint says how to read a cloud cluster's networks.
+func detect(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config, provider string, given networks, cloudHint string) (networks, error) {
 	out := given
 	switch provider {
 	case "generic":
@@ -49,6 +50,24 @@ func detect(ctx context.Context, cs kubernetes.Interface, provider string, given
 		}
 		if !out.service.IsValid() {
 			out.service = svc
+		}
+	case "openshift":
+		if out.pod.IsValid() && out.service.IsValid() {
+			return out, nil
+		}
+		pod, svc, err := openShiftNetworks(ctx, cfg)
+		if err != nil {
+			return out, fmt.Errorf("%w; pass --pod-cidr and --service-cidr", err)
+		}
+		if !out.pod.IsValid() {
+			out.pod = pod
+		}
+		if !out.service.IsValid() {
+			out.service = svc
+		}
+	case "aks", "eks", "gke":
+		if !out.pod.IsValid() || !out.service.IsValid() {
+			return out, fmt.Errorf("install %s needs --pod-cidr and --service-cidr: this liqoctl does not call the cloud's API to read them; %s prints them", provider, cloudHint)
 		}
 	case "k3s":
 		if !out.pod.IsValid() {

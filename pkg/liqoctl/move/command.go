@@ -61,7 +61,7 @@ SHA-256 digests of both trees; only then is the PVC bound to the new volume
 and the old one deleted. A copy that fails (the fabric down, the target
 full) leaves the PVC bound to its source volume, unchanged.`,
 		Example: `  liqoctl move volume data-db-0 -n shop --target-node liqo-milan
-  liqoctl move volume data-db-0 -n shop --target-node worker-1`,
+  liqoctl move volume data-db-0 --namespace shop --node worker-1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Name = args[0]
@@ -78,10 +78,12 @@ full) leaves the PVC bound to its source volume, unchanged.`,
 	fs.StringVar(&o.Local.Context, "context", "", "kubeconfig context of the local cluster")
 	fs.StringVarP(&o.Namespace, "namespace", "n", "default", "namespace of the PVC")
 	fs.StringVar(&o.TargetNode, "target-node", "", "node to move the volume to: a local node or a virtual node")
+	fs.StringVar(&o.TargetNode, "node", "", "the same as --target-node (the v0.5 manual's name)")
 	fs.StringVar(&o.MoverImage, "mover-image", DefaultMoverImage(), "image of the pods that copy the data")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "give up after this long (a failed copy still leaves the source as it was)")
 	fs.DurationVar(&o.ConnectTimeout, "connect-timeout", time.Minute, "how long the two sides of the copy wait to reach each other")
-	_ = vol.MarkFlagRequired("target-node")
+	vol.MarkFlagsOneRequired("target-node", "node")
+	vol.MarkFlagsMutuallyExclusive("target-node", "node")
 	cmd.AddCommand(vol)
 	return cmd
 }

@@ -40,6 +40,9 @@ type Options struct {
 	ProxyURL string
 	Timeout  time.Duration
 	Verbose  bool
+	// Name, when set (liqoctl peer NAME), is the remote cluster's ID, which
+	// the remote cluster reached must have.
+	Name string
 
 	out *output.Printer
 }
@@ -48,7 +51,7 @@ type Options struct {
 func NewCommand() *cobra.Command {
 	o := &Options{}
 	cmd := &cobra.Command{
-		Use:   "peer",
+		Use:   "peer [NAME]",
 		Short: "Peer the local cluster (consumer) with a remote cluster (provider)",
 		Long: `Peer the local cluster, the consumer, with a remote cluster, the provider,
 so that the provider appears here as a virtual node.
@@ -72,16 +75,34 @@ liqoctl create resourceslice and liqoctl create virtualnode.
 --proxy-url has this cluster's components (the controller manager, the
 virtual kubelets) reach the provider's API server through an http, https
 or socks5 proxy: it goes into the kubeconfig this cluster stores for the
-provider. liqoctl itself connects as --remote-kubeconfig says.`,
+provider. liqoctl itself connects as --remote-kubeconfig says.
+
+NAME, as in the v0.5 manual's "liqoctl --context=provider peer consumer",
+names the remote cluster by its cluster ID: without a --remote- flag, it is
+reached through the context of that name in the kubeconfig. When that
+cluster already consumes this one in band (liqoctl peer in-band), this
+peering goes in band too.`,
 		Example: `  liqoctl peer --remote-kubeconfig ~/.kube/milan
   liqoctl peer --context rome --remote-context milan
+  liqoctl --context=provider peer consumer
   liqoctl peer --remote-kubeconfig /path/to/aws-kubeconfig \
       --namespace liqo --remote-namespace liqo-system --networking-disabled
   liqoctl peer --remote-kubeconfig ~/.kube/milan --cpu=8 --memory=16Gi --pods=50
   liqoctl peer --remote-kubeconfig ~/.kube/milan --create-virtual-node=false
   liqoctl peer --remote-kubeconfig ~/.kube/milan --proxy-url http://proxy.rome.example:3128`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: remoteOrName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.Name = args[0]
+				ok, err := remoteByName(cmd, &o.Local, &o.Remote, o.Name)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return fmt.Errorf("peer %s: the kubeconfig has no context %q to reach cluster %s: pass --remote-kubeconfig or --remote-context, or run liqoctl generate peer-command on %s and the command it prints here",
+						o.Name, o.Name, o.Name, o.Name)
+				}
+			}
 			o.out = &output.Printer{W: cmd.OutOrStdout(), Verbose: o.Verbose}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
 			defer cancel()
@@ -89,7 +110,6 @@ provider. liqoctl itself connects as --remote-kubeconfig says.`,
 		},
 	}
 	o.Remote.AddRemoteFlags(cmd.Flags(), &o.Local)
-	factory.RequireRemote(cmd)
 	o.addFlags(cmd)
 	cmd.AddCommand(newOutOfBandCommand(), newInBandCommand())
 	return cmd

@@ -42,6 +42,19 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkName(o.Name, p.remote.ID); err != nil {
+		return err
+	}
+	if o.Name != "" && !o.InBand && !o.NetworkingDisabled {
+		inBand, err := reverseInBand(ctx, p, o.Remote.Client)
+		if err != nil {
+			return err
+		}
+		if inBand {
+			o.out.Info("%s consumes this cluster in band: peering in band too (as liqoctl peer in-band)", p.remote.ID)
+			o.InBand = true
+		}
+	}
 	if !o.NetworkingDisabled {
 		n := o.Network
 		n.Local, n.Remote, n.Timeout, n.Out = o.Local, o.Remote, o.Timeout, o.out

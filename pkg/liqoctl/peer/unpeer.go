@@ -46,13 +46,15 @@ type UnpeerOptions struct {
 	remoteID string
 	// localOnly does not contact the remote cluster at all (force unpeer).
 	localOnly bool
+	// name, when set (liqoctl unpeer NAME), is the remote cluster's ID.
+	name string
 }
 
 // NewUnpeerCommand returns liqoctl unpeer.
 func NewUnpeerCommand() *cobra.Command {
 	o := &UnpeerOptions{}
 	cmd := &cobra.Command{
-		Use:   "unpeer",
+		Use:   "unpeer [NAME]",
 		Short: "Tear down the peering of the local cluster (consumer) with a remote cluster (provider)",
 		Long: `Tear down the peering in which the local cluster consumes resources of a
 remote cluster: the virtual node, the ResourceSlice, the Identity and the
@@ -67,22 +69,31 @@ provider (the liqo StorageClass), the command refuses, naming them, unless
 --delete-remote-volumes is given.
 
 If the remote cluster cannot be reached, the local side is still cleaned up
-within --timeout, and the command lists what it could not remove remotely.`,
+within --timeout, and the command lists what it could not remove remotely.
+
+NAME, as in the v0.5 manual's "liqoctl --context=provider unpeer consumer",
+names the remote cluster by its cluster ID: without a --remote- flag, it is
+reached through the context of that name in the kubeconfig, else, for a
+peering made with liqoctl peer out-of-band, as unpeer out-of-band NAME does.
+The reverse peering, if any, is kept.`,
 		Example: `  liqoctl unpeer --remote-kubeconfig ~/.kube/milan
   liqoctl unpeer --context rome --remote-context milan
+  liqoctl --context=provider unpeer consumer
   liqoctl unpeer --remote-kubeconfig ~/.kube/milan --delete-namespaces`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: remoteOrName,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			o.out = &output.Printer{W: cmd.OutOrStdout()}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
 			defer cancel()
+			if len(args) == 1 {
+				return o.runByName(ctx, cmd, args[0])
+			}
 			return o.Run(ctx)
 		},
 	}
 	fs := cmd.Flags()
 	o.addFlags(fs)
 	o.Remote.AddRemoteFlags(fs, &o.Local)
-	factory.RequireRemote(cmd)
 	cmd.AddCommand(newUnpeerOutOfBandCommand(), newUnpeerInBandCommand())
 	return cmd
 }
@@ -122,6 +133,9 @@ func (o *UnpeerOptions) Run(ctx context.Context) error {
 	switch {
 	case remote != nil:
 		remoteID = remote.ID
+		if err := checkName(o.name, remoteID); err != nil {
+			return err
+		}
 	case o.localOnly:
 		remoteID = o.remoteID
 		o.out.Warn("force unpeer: the remote cluster %s is not contacted; cleaning up the local side only", remoteID)

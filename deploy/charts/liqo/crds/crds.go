@@ -26,6 +26,9 @@ import (
 //go:embed *.yaml
 var manifests embed.FS
 
+// CRD is a CustomResourceDefinition.
+type CRD = apiextensionsv1.CustomResourceDefinition
+
 // All returns the embedded CRDs.
 func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	files, err := fs.Glob(manifests, "*.yaml")
@@ -38,9 +41,9 @@ func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 		if err != nil {
 			return nil, err
 		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.UnmarshalStrict(data, crd); err != nil {
-			return nil, fmt.Errorf("decoding %s: %w", f, err)
+		crd, err := Decode(f, data)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, crd)
 	}
@@ -69,6 +72,29 @@ func Install(ctx context.Context, cfg *rest.Config, groups ...string) error {
 			return !slices.Contains(groups, crd.Spec.Group)
 		})
 	}
+	return apply(ctx, cs, all)
+}
+
+// Apply creates or updates the given CRDs (those of a chart other than the
+// embedded one: liqoctl install --local-chart-path) as Install does.
+func Apply(ctx context.Context, cfg *rest.Config, all []*apiextensionsv1.CustomResourceDefinition) error {
+	cs, err := clientset.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return apply(ctx, cs, all)
+}
+
+// Decode reads one CRD manifest (name is for errors).
+func Decode(name string, data []byte) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(data, crd); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", name, err)
+	}
+	return crd, nil
+}
+
+func apply(ctx context.Context, cs clientset.Interface, all []*apiextensionsv1.CustomResourceDefinition) error {
 	api := cs.ApiextensionsV1().CustomResourceDefinitions()
 	for _, crd := range all {
 		existing, err := api.Get(ctx, crd.Name, metav1.GetOptions{})
