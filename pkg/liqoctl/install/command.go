@@ -233,6 +233,12 @@ func (o *options) run(ctx context.Context, p *output.Printer, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
+	if msg, err := unknownValue(c.Schema, vals); err != nil || msg != "" {
+		if err == nil {
+			err = fmt.Errorf("%s", msg)
+		}
+		return err
+	}
 	if o.onlyOutputValues {
 		return o.dumpValues(c, vals, p, stdout)
 	}
@@ -258,9 +264,13 @@ func (o *options) run(ctx context.Context, p *output.Printer, stdout io.Writer) 
 	p.Timed(start, "CRDs applied")
 	start = time.Now()
 	p.Step("Installing the chart (release %s in namespace %s, version %s); waiting up to %s for the components", ReleaseName, ns, o.version, o.timeout)
+	var pods notReadyWatch
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	go pods.watch(watchCtx, o.cluster.Clientset, ns, 2*time.Second)
 	rel, upgraded, err := installOrUpgrade(ctx, cfg, ns, c, vals, o.timeout)
+	stopWatch()
 	if err != nil {
-		return fmt.Errorf("installing the chart: %w (the release is left as before)", err)
+		return fmt.Errorf("installing the chart: %w (the release is left as before)", pods.explain(err))
 	}
 	what := "Installed"
 	if upgraded {

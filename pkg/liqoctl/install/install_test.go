@@ -154,6 +154,10 @@ func TestBadInput(t *testing.T) {
 		{"kubeadm without its controller manager pod", []string{"install", "kubeadm"}, 1, "no kube-controller-manager pod"},
 		{"loopback API server", []string{"install", "k3s", "--kubeconfig", kubeconfig, "--api-server-url", ""}, 1, "loopback address, which peers cannot reach"},
 		{"too many arguments", []string{"install", "kind", "k3s"}, 2, "accepts at most 1 arg"},
+		{"a mistyped --set key", []string{"install", "generic", "--pod-cidr", cluster.Spec.PodCIDR, "--service-cidr", cluster.Spec.ServiceCIDR,
+			"--set", "sharing.percentag=30"}, 1, "unknown chart value sharing.percentag: the chart has percentage under sharing"},
+		{"an unknown top-level --set key", []string{"install", "generic", "--pod-cidr", cluster.Spec.PodCIDR, "--service-cidr", cluster.Spec.ServiceCIDR,
+			"--set", "virtualKubelet.replicas=2"}, 1, "unknown chart value virtualKubelet: the chart has apiServer, auth, clusterID"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -346,4 +350,32 @@ func TestDevelopmentChart(t *testing.T) {
 	if _, errOut, code := run(t, append(base, "--kubeconfig", kubeconfig, "--repo-url", repo, "--version", "0000000000000000000000000000000000000000", "--only-output-values")...); code != 1 || !strings.Contains(errOut, "git -C") {
 		t.Errorf("--repo-url at a commit that does not exist: exit %d, %q", code, errOut)
 	}
+}
+
+// TestInstallTimeoutSaysWhy: an install whose components never get Ready
+// (here a node selector no node matches) fails at its --timeout naming the
+// pod and the scheduler's reason, though Helm's rollback removed the pod.
+func TestInstallTimeoutSaysWhy(t *testing.T) {
+	_, errOut, code := run(t, "install", "generic", "--kubeconfig", kubeconfig, "--api-server-url", "https://203.0.113.10:6443",
+		"--pod-cidr", cluster.Spec.PodCIDR, "--service-cidr", cluster.Spec.ServiceCIDR,
+		"--set", "controllerManager.nodeSelector.no-such-label=anywhere", "--timeout", "20s")
+	if code != 1 || !strings.Contains(errOut, "not Ready when it ended: pod liqo-controller-manager-") ||
+		!strings.Contains(errOut, "not scheduled") || !strings.Contains(errOut, "node(s) didn't match") {
+		t.Errorf("exit %d, stderr %q; want a timeout naming the controller manager's pod and why it is not scheduled", code, errOut)
+	}
+	// The rollback leaves the namespace Helm created; the next tests want
+	// none.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	nss := cluster.Client().CoreV1().Namespaces()
+	if err := nss.Delete(ctx, "liqo", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := nss.Get(ctx, "liqo", metav1.GetOptions{})
+		return err != nil, nil
+	}); err != nil {
+		t.Fatalf("namespace liqo not gone: %v", err)
+	}
+	nothingInstalled(t)
 }
