@@ -135,7 +135,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		},
 		func() error {
 			return (&auth.TenantReconciler{Client: mgr.GetClient(), Clientset: cs, ClusterID: local,
-				CA: ca, APIServerURL: o.APIServerURL, ClusterRole: ConsumerClusterRole, CertLifetime: o.ConsumerCertLifetime}).SetupWithManager(mgr)
+				CA: ca, APIServerURL: o.APIServerURL, ClusterRole: ConsumerClusterRole, CertLifetime: o.ConsumerCertLifetime,
+				ReservedNamespaces: o.Twins.ReservedNames}).SetupWithManager(mgr)
 		},
 		func() error {
 			return (&auth.IdentityReconciler{Client: mgr.GetClient(), Keys: keys, ClusterID: local}).SetupWithManager(mgr)

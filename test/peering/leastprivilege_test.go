@@ -262,7 +262,6 @@ func runLeastPrivileged(ctx context.Context, t *testing.T, name string) *leastPr
 	}
 	o.HealthCheckInterval, o.ProviderUnreachableGrace = time.Second, testGrace
 	o.IPAM.PodCIDR = netip.MustParsePrefix("10.244.0.0/16")
-	o.Twins.AllowedNames = []string{"liqo-demo", "shared-name", "flights-*", "policies*"}
 	o.Logger = zap.New(zap.WriteTo(f), zap.UseDevMode(true))
 
 	stopManagers[name]()

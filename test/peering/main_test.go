@@ -86,8 +86,6 @@ func startManager(ctx context.Context, cl *testbed.Cluster, labels map[string]st
 	o.HealthCheckInterval = time.Second
 	o.ProviderUnreachableGrace = testGrace
 	o.IPAM.PodCIDR = netip.MustParsePrefix("10.244.0.0/16") // every testbed cluster's
-	// The namespaces the tests offload under EnforceSameName.
-	o.Twins.AllowedNames = []string{"liqo-demo", "shared-name", "flights-*", "policies*"}
 	o.Logger = zap.New(zap.WriteTo(f), zap.UseDevMode(true))
 	managers.Add(1)
 	go func() {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/pkg/twinname"
 )
 
 var cluster *testbed.Cluster
@@ -120,7 +121,9 @@ func TestRenderApplies(t *testing.T) {
 			}
 			b, _ := o.MarshalJSON()
 			for _, want := range []string{"ghcr.io/liqo-go/liqo-controller-manager:v1.2.3", "--webhook-service=" + ns.Name + "/liqo-webhook",
-				"--api-server-url=https://203.0.113.10:6443", "--pod-cidr=10.244.0.0/16", "--reserved-subnets=192.168.0.0/16"} {
+				"--api-server-url=https://203.0.113.10:6443", "--pod-cidr=10.244.0.0/16", "--reserved-subnets=192.168.0.0/16",
+				// The chart's default is the manager's.
+				"--reserved-twin-namespaces=" + strings.Join(twinname.DefaultReserved(), ",")} {
 				if !bytes.Contains(b, []byte(want)) {
 					t.Errorf("the Deployment lacks %q", want)
 				}

@@ -25,6 +25,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/identity"
+	"github.com/liqo-go/liqo/pkg/twinname"
 )
 
 // ConditionReady is the condition type reporting whether a Tenant or an
@@ -51,7 +52,16 @@ type TenantReconciler struct {
 	CertLifetime time.Duration
 	// Now is the reconciler's clock (time.Now if nil).
 	Now clock
+	// ReservedNamespaces are the names and patterns no twin may take here
+	// (the provider's --reserved-twin-namespaces): a consumer whose
+	// DefaultName twins "<namespace>-<id>" would hit one, or a well-known
+	// namespace, is not accepted.
+	ReservedNamespaces []string
 }
+
+// ReasonClusterIDNotAllowed is the Ready condition's reason of a Tenant
+// whose consumer cluster ID this provider refuses.
+const ReasonClusterIDNotAllowed = "ClusterIDNotAllowed"
 
 // Reconcile drives one Tenant to Ready or explains why it cannot be.
 func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -64,6 +74,13 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	consumer := string(t.Spec.ClusterID)
 	user := consts.ConsumerUser(consumer)
+	// The ID binds acceptance: a Tenant accepted before the list changed
+	// keeps its peering, and the twin-name rules still bind its twins.
+	if !handshakeVerified(&t) {
+		if err := twinname.CheckID(consumer, r.ReservedNamespaces); err != nil {
+			return ctrl.Result{}, r.setReady(ctx, &t, metav1.ConditionFalse, ReasonClusterIDNotAllowed, err.Error())
+		}
+	}
 	clientKey, err := r.verify(ctx, &t, user)
 	if err != nil {
 		return ctrl.Result{}, r.setReady(ctx, &t, metav1.ConditionFalse, "AuthenticationFailed", err.Error())

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/identity"
 	"github.com/liqo-go/liqo/pkg/remote"
+	"github.com/liqo-go/liqo/pkg/twinname"
 	"github.com/liqo-go/liqo/test/harness"
 )
 
@@ -32,7 +34,7 @@ const providerID = "milan"
 
 func newTenantReconciler(provider string) *TenantReconciler {
 	return &TenantReconciler{Client: cl, Clientset: cs, ClusterID: provider, CA: cluster.Config.CAData,
-		APIServerURL: cluster.Config.Host, ClusterRole: "liqo-remote-controlplane"}
+		APIServerURL: cluster.Config.Host, ClusterRole: "liqo-remote-controlplane", ReservedNamespaces: twinname.DefaultReserved()}
 }
 
 // issueNonce sets up, on the provider, consumer's tenant namespace and the
@@ -135,6 +137,56 @@ func TestTenantRefusesForeignSignatures(t *testing.T) {
 			}
 			if _, err := cs.CertificatesV1().CertificateSigningRequests().Get(ctx, csrName(c.consumer), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Fatalf("a certificate was requested (%v)", err)
+			}
+		})
+	}
+}
+
+// TestTenantRefusesSquattingClusterIDs: consumers whose genuine handshake
+// carries a cluster ID whose DefaultName twins "<namespace>-<id>" would be
+// well-known namespaces (system: kube-system and every *-system; nginx:
+// ingress-nginx, of the provider's reserved list) are refused with the
+// reason in the Tenant's Ready condition and a Warning Event, before any
+// certificate is requested or right granted.
+func TestTenantRefusesSquattingClusterIDs(t *testing.T) {
+	for id, names := range map[string]string{"system": "kube-system", "nginx": "ingress-nginx"} {
+		t.Run(id, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			nonce := issueNonce(ctx, t, id)
+			m := handshake(t, id, identity.Handshake{ConsumerID: id, ProviderID: providerID, Nonce: nonce})
+			key := createTenant(ctx, t, id, m.pub, m.csr, m.sig)
+			r := newTenantReconciler(providerID)
+			events := record.NewFakeRecorder(10)
+			r.Recorder = events
+			if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
+				t.Fatal(err)
+			}
+			var tn authv1beta1.Tenant
+			if err := cl.Get(ctx, key, &tn); err != nil {
+				t.Fatal(err)
+			}
+			cond := meta.FindStatusCondition(tn.Status.Conditions, ConditionReady)
+			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != ReasonClusterIDNotAllowed ||
+				!strings.Contains(cond.Message, names) || !strings.Contains(cond.Message, "--cluster-name") {
+				t.Fatalf("condition %+v, want %s naming %s and --cluster-name", cond, ReasonClusterIDNotAllowed, names)
+			}
+			if tn.Status.AuthParams != nil || meta.IsStatusConditionTrue(tn.Status.Conditions, ConditionHandshakeVerified) {
+				t.Fatal("the consumer was accepted")
+			}
+			if _, err := cs.CertificatesV1().CertificateSigningRequests().Get(ctx, csrName(id), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Fatalf("a certificate was requested (%v)", err)
+			}
+			if list, err := cs.RbacV1().RoleBindings(key.Namespace).List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) > 0 {
+				t.Fatalf("RoleBindings in the tenant namespace: %v (%v), want none", list, err)
+			}
+			select {
+			case e := <-events.Events:
+				if !strings.HasPrefix(e, "Warning "+ReasonClusterIDNotAllowed) || !strings.Contains(e, names) {
+					t.Errorf("event %q, want a Warning %s naming %s", e, ReasonClusterIDNotAllowed, names)
+				}
+			default:
+				t.Error("no Event")
 			}
 		})
 	}

@@ -37,8 +37,9 @@ const testTwinRole = "liqo-test-twin"
 // testTwinOptions are the provider's bounds in these tests: small, so that
 // a test reaches them with a handful of objects.
 var testTwinOptions = TwinOptions{
-	AllowedNames: []string{"exact-name", "team-*"},
-	MaxPerTenant: 3,
+	AllowedNames:  []string{"exact-name", "team-*"},
+	ReservedNames: []string{"team-reserved"},
+	MaxPerTenant:  3,
 	Quota: func() corev1.ResourceList {
 		q := DefaultTwinQuota()
 		q[corev1.ResourceConfigMaps] = resource.MustParse("3")

@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path"
 	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/liqo-go/liqo/pkg/twinname"
 )
 
 // TwinOptions bound what a consumer's NamespaceMap may obtain from this
@@ -18,9 +19,16 @@ import (
 // objects in each.
 type TwinOptions struct {
 	// AllowedNames are the twin names, or path.Match patterns ("team-*"), a
-	// consumer may ask for besides its own "<anything>-<its cluster id>":
-	// EnforceSameName and most SelectedName requests need them.
+	// consumer may ask for besides its own "<anything>-<its cluster id>",
+	// as EnforceSameName and most SelectedName requests do: "*" (the
+	// default) lets any name through that no other rule refuses.
 	AllowedNames []string
+	// ReservedNames are names or patterns no twin may take, the
+	// consumer's own included, on top of Kubernetes' and Liqo's: the
+	// namespaces of software the provider has or may install, which a
+	// consumer would otherwise create first. Consumer cluster IDs whose
+	// default twin names would hit them are refused at peering.
+	ReservedNames []string
 	// MaxPerTenant caps the twin namespaces of one consumer.
 	MaxPerTenant int
 	// Quota is the hard object counts of the ResourceQuota in each twin.
@@ -68,16 +76,20 @@ func DefaultTwinQuota() corev1.ResourceList {
 	}
 }
 
-// DefaultTwinOptions are the defaults the flags start from: no name beyond
-// each consumer's own.
+// DefaultTwinOptions are the defaults the flags start from: any free name
+// but the reserved ones, so that EnforceSameName, which the seeds'
+// tutorials use, works on a default install.
 func DefaultTwinOptions() TwinOptions {
-	return TwinOptions{MaxPerTenant: DefaultMaxTwinsPerTenant, Quota: DefaultTwinQuota()}
+	return TwinOptions{AllowedNames: []string{"*"}, ReservedNames: twinname.DefaultReserved(),
+		MaxPerTenant: DefaultMaxTwinsPerTenant, Quota: DefaultTwinQuota()}
 }
 
 // AddFlags binds o to the provider's command-line flags.
 func (o *TwinOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.AllowedNames, "allowed-twin-namespaces", o.AllowedNames,
-		"comma-separated names or glob patterns (team-*) of twin namespaces consumers may ask for besides their own <namespace>-<consumer cluster id>, as EnforceSameName and SelectedName do (default: none)")
+		"comma-separated names or glob patterns (team-*) of twin namespaces consumers may ask for besides their own <namespace>-<consumer cluster id>, as EnforceSameName and SelectedName do; * is any name not reserved and not taken, an empty value none")
+	fs.StringSliceVar(&o.ReservedNames, "reserved-twin-namespaces", o.ReservedNames,
+		"comma-separated names or glob patterns of namespaces no consumer's twin may take, besides default, kube-*, liqo and liqo-* (liqo-demo aside), which are always refused; consumer cluster IDs whose <namespace>-<id> twins would hit one (system for *-system) are refused at peering")
 	fs.IntVar(&o.MaxPerTenant, "max-twin-namespaces-per-tenant", o.MaxPerTenant, "how many twin namespaces one consumer may have on this cluster")
 	fs.Var(&quotaValue{&o.Quota}, "twin-namespace-quota",
 		"object counts of each twin namespace's ResourceQuota, as resource=count,... over the defaults (services, configmaps and secrets 2000, persistentvolumeclaims 100, count/ingresses.networking.k8s.io 100, services.loadbalancers and services.nodeports 0; pods are not counted unless given, as the tenant's Quota bounds them; any count/<resource>.<group>), and requests.storage, the size of its remote volumes (100Gi)")
@@ -85,10 +97,11 @@ func (o *TwinOptions) AddFlags(fs *pflag.FlagSet) {
 
 // Validate reports the first bad option with its flag.
 func (o TwinOptions) Validate() error {
-	for _, p := range o.AllowedNames {
-		if _, err := path.Match(p, ""); err != nil || p == "" {
-			return fmt.Errorf("--allowed-twin-namespaces: %q is not a name or glob pattern", p)
-		}
+	if err := twinname.ValidatePatterns(o.AllowedNames); err != nil {
+		return fmt.Errorf("--allowed-twin-namespaces: %w", err)
+	}
+	if err := twinname.ValidatePatterns(o.ReservedNames); err != nil {
+		return fmt.Errorf("--reserved-twin-namespaces: %w", err)
 	}
 	if o.MaxPerTenant < 0 {
 		return fmt.Errorf("--max-twin-namespaces-per-tenant must not be negative, got %d", o.MaxPerTenant)

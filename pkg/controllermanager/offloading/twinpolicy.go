@@ -2,12 +2,9 @@ package offloading
 
 import (
 	"fmt"
-	"path"
-	"strings"
-
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/twinname"
 )
 
 // Reasons a provider gives in a NamespaceMap's status for a twin it does
@@ -22,32 +19,25 @@ const (
 var providerReasons = map[string]bool{ReasonAlreadyExists: true, ReasonNotAllowed: true, ReasonTooMany: true, ReasonInvalidName: true}
 
 // refuseName says why consumer may not have a twin named remote, or ""
-// if it may. A consumer's own names are "<anything>-<its id>", the
-// DefaultName strategy's; any other needs the provider's allow-list. A name
-// that ends in "-<id>" for a longer id of another tenant (consumer b asking
-// for "x-a-b" while a-b is a tenant) is that tenant's, allow-list or not,
-// so that no consumer takes another's default names first. tenants are the
-// cluster ids of this cluster's tenant namespaces.
+// if it may: the rules are twinname's (never Kubernetes', Liqo's or the
+// provider's reserved names, never another tenant's, the consumer's own
+// "<anything>-<id>" or a name the allow-list lets through, any free one by
+// default). tenants are the cluster ids of this cluster's tenant
+// namespaces.
 func (o TwinOptions) refuseName(consumer, remote string, tenants []string) (reason, message string) {
-	if errs := validation.IsDNS1123Label(remote); len(errs) > 0 {
-		return ReasonInvalidName, fmt.Sprintf("namespace name %q is not a DNS label: %s", remote, strings.Join(errs, "; "))
-	}
-	if reason, message := reservedName(remote); reason != "" {
-		return reason, message
-	}
-	switch owner := nameOwner(remote, append([]string{consumer}, tenants...)); owner {
-	case consumer:
+	r := o.rules().Check(consumer, remote, tenants)
+	switch {
+	case r == nil:
 		return "", ""
-	case "":
+	case r.Invalid:
+		return ReasonInvalidName, r.Message
 	default:
-		return ReasonNotAllowed, fmt.Sprintf("namespace name %q ends in -%s: it is a twin name of cluster %s, not of %s, whose twin names end in -%s",
-			remote, owner, owner, consumer, consumer)
+		return ReasonNotAllowed, r.Message
 	}
-	if o.allowed(remote) {
-		return "", ""
-	}
-	return ReasonNotAllowed, fmt.Sprintf("namespace name %q does not end in -%s (the DefaultName strategy's <namespace>-%s) and the provider's --allowed-twin-namespaces does not list it: "+
-		"offload with the DefaultName strategy, or ask the provider's administrators to allow the name", remote, consumer, consumer)
+}
+
+func (o TwinOptions) rules() twinname.Rules {
+	return twinname.Rules{Allowed: o.AllowedNames, Reserved: o.ReservedNames}
 }
 
 // reservedName refuses the names of tenant namespaces: a twin there would
@@ -57,28 +47,6 @@ func reservedName(remote string) (reason, message string) {
 		return ReasonNotAllowed, fmt.Sprintf("namespace name %q has the prefix of this cluster's tenant namespaces, which no twin may take", remote)
 	}
 	return "", ""
-}
-
-// nameOwner is the longest id such that remote is "<something>-<id>".
-func nameOwner(remote string, ids []string) string {
-	owner := ""
-	for _, id := range ids {
-		if len(id) > len(owner) && len(remote) > len(id)+1 && strings.HasSuffix(remote, "-"+id) {
-			owner = id
-		}
-	}
-	return owner
-}
-
-// allowed tells whether the allow-list names remote.
-func (o TwinOptions) allowed(remote string) bool {
-	for _, p := range o.AllowedNames {
-		// Validate refused bad patterns.
-		if ok, _ := path.Match(p, remote); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // tooMany is the message of a twin over the cap.

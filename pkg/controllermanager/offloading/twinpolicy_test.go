@@ -1,6 +1,7 @@
 package offloading
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,6 +28,8 @@ func TestRefuseName(t *testing.T) {
 		{"the bare id is no twin name", "rome", ReasonNotAllowed, "--allowed-twin-namespaces"},
 		{"a tenant namespace", "liqo-tenant-rome", ReasonNotAllowed, "tenant namespaces"},
 		{"a future tenant namespace in our pattern", "liqo-tenant-x-rome", ReasonNotAllowed, "tenant namespaces"},
+		{"Kubernetes' prefix, allow-list or not", "kube-foo", ReasonNotAllowed, "kube-*"},
+		{"Liqo's prefix", "liqo-foo", ReasonNotAllowed, "liqo-*"},
 		{"not a DNS label", "Bad_Name-rome", ReasonInvalidName, "DNS label"},
 		{"too long", strings.Repeat("a", 60) + "-rome", ReasonInvalidName, "DNS label"},
 	}
@@ -45,10 +48,15 @@ func TestRefuseName(t *testing.T) {
 }
 
 func TestTwinOptionsFlags(t *testing.T) {
+	// By default EnforceSameName works: any name that is free and not
+	// reserved.
+	if o := DefaultTwinOptions(); strings.Join(o.AllowedNames, ",") != "*" || !slices.Contains(o.ReservedNames, "*-system") {
+		t.Errorf("defaults: allowed %v, reserved %v", o.AllowedNames, o.ReservedNames)
+	}
 	o := DefaultTwinOptions()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	o.AddFlags(fs)
-	if err := fs.Parse([]string{"--allowed-twin-namespaces=shared,team-*", "--max-twin-namespaces-per-tenant=7",
+	if err := fs.Parse([]string{"--allowed-twin-namespaces=shared,team-*", "--reserved-twin-namespaces=payments,team-secret*", "--max-twin-namespaces-per-tenant=7",
 		"--twin-namespace-quota=services.nodeports=5,count/shadowpods.offloading.liqo.io=100,pods=500"}); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +64,7 @@ func TestTwinOptionsFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodePorts, pods, shadowPods := o.Quota[corev1.ResourceServicesNodePorts], o.Quota[corev1.ResourcePods], o.Quota["count/shadowpods.offloading.liqo.io"]
-	if strings.Join(o.AllowedNames, ",") != "shared,team-*" || o.MaxPerTenant != 7 || nodePorts.Value() != 5 ||
+	if strings.Join(o.AllowedNames, ",") != "shared,team-*" || strings.Join(o.ReservedNames, ",") != "payments,team-secret*" || o.MaxPerTenant != 7 || nodePorts.Value() != 5 ||
 		pods.Value() != 500 || shadowPods.Value() != 100 {
 		t.Errorf("parsed %+v", o)
 	}
@@ -77,6 +85,7 @@ func TestTwinOptionsFlags(t *testing.T) {
 		{"--twin-namespace-quota=pods", "resource=count"},
 		{"--max-twin-namespaces-per-tenant=-1", "--max-twin-namespaces-per-tenant"},
 		{"--allowed-twin-namespaces=team-[", "--allowed-twin-namespaces"},
+		{"--reserved-twin-namespaces=team-[", "--reserved-twin-namespaces"},
 	}
 	for _, c := range bad {
 		o := DefaultTwinOptions()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -324,7 +325,8 @@ func (r *TwinReconciler) wanted(ctx context.Context, tenantNamespace string) (ma
 	return keep, nil
 }
 
-// deleteTwins deletes the consumer's twin namespaces not in keep.
+// deleteTwins deletes the consumer's twin namespaces not in keep: only
+// namespaces this cluster created for it.
 func (r *TwinReconciler) deleteTwins(ctx context.Context, consumer string, keep map[string]bool) error {
 	var list corev1.NamespaceList
 	if err := r.Client.List(ctx, &list, client.MatchingLabels(twinLabels(consumer))); err != nil {
@@ -332,7 +334,7 @@ func (r *TwinReconciler) deleteTwins(ctx context.Context, consumer string, keep 
 	}
 	for i := range list.Items {
 		ns := &list.Items[i]
-		if keep[ns.Name] || !ns.DeletionTimestamp.IsZero() {
+		if keep[ns.Name] || !ns.DeletionTimestamp.IsZero() || !isTwinOf(ns, consumer) {
 			continue
 		}
 		if err := r.Client.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
@@ -349,13 +351,18 @@ func twinLabels(consumer string) map[string]string {
 	return map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.TwinNamespaceLabel: "true", consts.RemoteClusterIDLabel: consumer}
 }
 
+// isTwinOf tells whether this cluster created ns for consumer: the labels
+// and the annotation it writes at creation, together. Labels alone are
+// what a namespace copied from a twin's manifest, or labelled by hand to be
+// let through the twins' NetworkPolicies, also has: such a namespace is
+// neither adopted nor deleted.
 func isTwinOf(ns *corev1.Namespace, consumer string) bool {
 	for k, v := range twinLabels(consumer) {
 		if ns.Labels[k] != v {
 			return false
 		}
 	}
-	return true
+	return strings.HasPrefix(ns.Annotations[TwinOfAnnotation], consumer+"/")
 }
 
 // SetupWithManager registers the controller for the maps consumers

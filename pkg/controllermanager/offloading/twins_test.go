@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
@@ -92,8 +93,9 @@ func checkAccepted(t *testing.T, cur map[string]offv1beta1.RemoteNamespaceStatus
 
 // TestTwinNamesOutsideThePattern sends the names a hostile consumer would
 // claim: the provider's or anyone's namespace names, another tenant's, the
-// tenant namespaces' own prefix, an invalid one. Only "<anything>-<its
-// id>" and the provider's allow-list pass.
+// tenant namespaces' own prefix, Kubernetes' and Liqo's, the provider's
+// reserved ones, an invalid one. Only "<anything>-<its id>" and the
+// provider's allow-list (narrow here, "*" by default) pass.
 func TestTwinNamesOutsideThePattern(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -107,9 +109,13 @@ func TestTwinNamesOutsideThePattern(t *testing.T) {
 		"exact":      "exact-name",
 		"monitoring": "monitoring",
 		"stolen":     "app-west-rome",
-		"milan-ns":   "liqo-demo-milan",
+		"milan-ns":   "app-milan",
 		"tenant":     "liqo-tenant-evil-rome",
 		"bad":        "Bad_Name-rome",
+		"kube":       "kube-foo",
+		"liqo":       "liqo-foo",
+		"default":    "default",
+		"reserved":   "team-reserved",
 	})
 	cur := waitDecided(ctx, t, asRome, m)
 	checkAccepted(t, cur, "liqo-demo", "liqo-demo-rome")
@@ -120,7 +126,13 @@ func TestTwinNamesOutsideThePattern(t *testing.T) {
 	checkRefused(ctx, t, m, cur, "stolen", ReasonNotAllowed, "west-rome")
 	checkRefused(ctx, t, m, cur, "tenant", ReasonNotAllowed, "tenant namespaces")
 	checkRefused(ctx, t, m, cur, "bad", ReasonInvalidName, "DNS")
-	for _, name := range []string{"monitoring", "app-west-rome", "liqo-demo-milan", "liqo-tenant-evil-rome"} {
+	// Kubernetes' and Liqo's names whatever the allow-list; the provider's
+	// reserved ones though the allow-list matches them.
+	checkRefused(ctx, t, m, cur, "kube", ReasonNotAllowed, "kube-*")
+	checkRefused(ctx, t, m, cur, "liqo", ReasonNotAllowed, "liqo-*")
+	checkRefused(ctx, t, m, cur, "default", ReasonNotAllowed, "reserved on every cluster")
+	checkRefused(ctx, t, m, cur, "reserved", ReasonNotAllowed, "--reserved-twin-namespaces")
+	for _, name := range []string{"monitoring", "app-west-rome", "app-milan", "liqo-tenant-evil-rome", "kube-foo", "liqo-foo", "team-reserved"} {
 		if err := admin.Get(ctx, types.NamespacedName{Name: name}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
 			t.Errorf("namespace %s exists (%v)", name, err)
 		}
@@ -199,6 +211,80 @@ func TestTwinExistingNamespacesNotAdopted(t *testing.T) {
 			t.Errorf("naples was bound in %s: %v", name, err)
 		}
 	}
+}
+
+// TestTwinDeletionSparesForeignNamespaces: a consumer asks for namespaces
+// the provider's administrator made, one of them carrying a twin's labels
+// for that consumer (copied from a twin's manifest, or labelled by hand),
+// and for one twin of its own; when it drops its entries and then is
+// unpeered, only its own twin goes.
+func TestTwinDeletionSparesForeignNamespaces(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	asCuneo := newConsumer(ctx, t, "cuneo")
+	foreign := map[string]map[string]string{
+		"team-app":       {"owner": "provider"},
+		"app-cuneo":      {"owner": "provider"},
+		"labelled-cuneo": twinLabels("cuneo"),
+	}
+	for name, labels := range foreign {
+		if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := putMap(ctx, t, asCuneo, "cuneo", "cuneo", map[string]string{"a": "team-app", "b": "app-cuneo", "c": "labelled-cuneo", "mine": "mine-cuneo"})
+	cur := waitDecided(ctx, t, asCuneo, m)
+	checkAccepted(t, cur, "mine", "mine-cuneo")
+	for _, local := range []string{"a", "b", "c"} {
+		checkRefused(ctx, t, m, cur, local, ReasonAlreadyExists, "was not created for cuneo")
+	}
+	// checkRefused saw no twin; nor may the consumer act there.
+	if err := admin.Get(ctx, types.NamespacedName{Namespace: "labelled-cuneo", Name: twinRoleBinding}, &rbacv1.RoleBinding{}); !apierrors.IsNotFound(err) {
+		t.Errorf("cuneo was bound in labelled-cuneo: %v", err)
+	}
+
+	gone := func(name string) func() (bool, error) {
+		return func() (bool, error) {
+			var ns corev1.Namespace
+			err := admin.Get(ctx, types.NamespacedName{Name: name}, &ns)
+			return apierrors.IsNotFound(err) || err == nil && !ns.DeletionTimestamp.IsZero(), client.IgnoreNotFound(err)
+		}
+	}
+	checkForeign := func(when string) {
+		t.Helper()
+		for name := range foreign {
+			var ns corev1.Namespace
+			if err := admin.Get(ctx, types.NamespacedName{Name: name}, &ns); err != nil || !ns.DeletionTimestamp.IsZero() {
+				t.Errorf("%s: the provider's namespace %s is gone or going (%v)", when, name, err)
+			}
+		}
+	}
+	// want writes the map's entries over the provider's status updates.
+	want := func(mapping map[string]string) {
+		t.Helper()
+		if err := asCuneo.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
+			t.Fatal(err)
+		}
+		m.Spec.DesiredMapping = mapping
+		if err := asCuneo.Update(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Unoffloading: the map wants none of them any more.
+	want(map[string]string{})
+	harness.Eventually(ctx, t, "cuneo's own twin going once unwanted", gone("mine-cuneo"))
+	checkForeign("after the entries were dropped")
+
+	// Unpeering: the Tenant's deletion revokes the consumer's twins.
+	want(map[string]string{"a": "team-app", "c": "labelled-cuneo"})
+	if err := admin.Delete(ctx, &authv1beta1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "cuneo", Namespace: consts.TenantNamespace("cuneo")}}); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(ctx, t, "cuneo's map revoked", func() (bool, error) {
+		err := admin.Get(ctx, client.ObjectKeyFromObject(m), &offv1beta1.NamespaceMap{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+	checkForeign("after unpeering")
 }
 
 // TestTwinCapPerTenant asks for more twins than the cap, across two maps:
