@@ -130,9 +130,7 @@ func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.Validating
 		},
 		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
 			consts.TwinNamespaceLabel: "true", consts.ManagedByLabel: consts.ManagedByValue}},
-		MatchConditions: []admissionv1.MatchCondition{{Name: "consumers-only",
-			Expression: fmt.Sprintf("request.userInfo.username.startsWith(%q) || %q in request.userInfo.groups",
-				consts.ConsumerUser(""), consts.ConsumerGroup)}},
+		MatchConditions: consumersOnly(),
 		FailurePolicy:           ptr.To(admissionv1.Fail),
 		SideEffects:             ptr.To(admissionv1.SideEffectClassNone),
 		TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
@@ -159,9 +157,7 @@ func replicaWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWe
 		Name:         ReplicaWebhookName,
 		ClientConfig: at,
 		Rules:        []admissionv1.RuleWithOperations{rule(namespaceMapsResource), rule(resourceSlicesResource)},
-		MatchConditions: []admissionv1.MatchCondition{{Name: "consumers-only",
-			Expression: fmt.Sprintf("request.userInfo.username.startsWith(%q) || %q in request.userInfo.groups",
-				consts.ConsumerUser(""), consts.ConsumerGroup)}},
+		MatchConditions: consumersOnly(),
 		FailurePolicy:           ptr.To(admissionv1.Fail),
 		SideEffects:             ptr.To(admissionv1.SideEffectClassNone),
 		TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
@@ -172,4 +168,13 @@ func replicaWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWe
 // baseURL is the https URL of the server at host and port.
 func baseURL(host string, port int) string {
 	return "https://" + net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// consumersOnly is the match condition of the webhooks that judge only
+// consumer identities, so that this cluster's own controllers never wait on
+// them.
+func consumersOnly() []admissionv1.MatchCondition {
+	return []admissionv1.MatchCondition{{Name: "consumers-only",
+		Expression: fmt.Sprintf("request.userInfo.username.startsWith(%q) || %q in request.userInfo.groups",
+			consts.ConsumerUser(""), consts.ConsumerGroup)}}
 }

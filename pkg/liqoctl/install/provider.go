@@ -38,33 +38,9 @@ func detect(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config, prov
 			return out, fmt.Errorf("the generic provider needs --pod-cidr and --service-cidr: it cannot tell a cluster's networks (kubeadm, kind and k3s are detected)")
 		}
 	case "kubeadm", "kind":
-		if out.pod.IsValid() && out.service.IsValid() {
-			return out, nil
-		}
-		pod, svc, err := controllerManagerNetworks(ctx, cs)
-		if err != nil {
-			return out, fmt.Errorf("%w; pass --pod-cidr and --service-cidr", err)
-		}
-		if !out.pod.IsValid() {
-			out.pod = pod
-		}
-		if !out.service.IsValid() {
-			out.service = svc
-		}
+		return out, out.fillDetected(func() (netip.Prefix, netip.Prefix, error) { return controllerManagerNetworks(ctx, cs) })
 	case "openshift":
-		if out.pod.IsValid() && out.service.IsValid() {
-			return out, nil
-		}
-		pod, svc, err := openShiftNetworks(ctx, cfg)
-		if err != nil {
-			return out, fmt.Errorf("%w; pass --pod-cidr and --service-cidr", err)
-		}
-		if !out.pod.IsValid() {
-			out.pod = pod
-		}
-		if !out.service.IsValid() {
-			out.service = svc
-		}
+		return out, out.fillDetected(func() (netip.Prefix, netip.Prefix, error) { return openShiftNetworks(ctx, cfg) })
 	case "aks", "eks", "gke":
 		if !out.pod.IsValid() || !out.service.IsValid() {
 			return out, fmt.Errorf("install %s needs --pod-cidr and --service-cidr: this liqoctl does not call the cloud's API to read them; %s prints them", provider, cloudHint)
@@ -163,6 +139,25 @@ func validate(ctx context.Context, cs kubernetes.Interface, n networks) error {
 				return fmt.Errorf("the Service %s/%s has ClusterIP %s, outside the service CIDR %s: give the cluster's service network with --service-cidr", s.Namespace, s.Name, a, n.service)
 			}
 		}
+	}
+	return nil
+}
+
+// fillDetected sets the networks the flags left unset to those detect
+// reads from the cluster; it reads nothing when both are given.
+func (n *networks) fillDetected(detect func() (pod, service netip.Prefix, err error)) error {
+	if n.pod.IsValid() && n.service.IsValid() {
+		return nil
+	}
+	pod, svc, err := detect()
+	if err != nil {
+		return fmt.Errorf("%w; pass --pod-cidr and --service-cidr", err)
+	}
+	if !n.pod.IsValid() {
+		n.pod = pod
+	}
+	if !n.service.IsValid() {
+		n.service = svc
 	}
 	return nil
 }
