@@ -38,6 +38,11 @@ func scaleGateway(ctx context.Context, t *testing.T, replicas int32) {
 // printed.
 func TestNetworkCheck(t *testing.T) {
 	ctx := realpods.Timeout(t, 12*time.Minute)
+	// Earlier tests may leave a gateway server exposed by a NodePort, which
+	// peer keeps when run again: start from no fabric, as a first peering.
+	if out, err := liqoctlRun(ctx, "network", "reset", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"]); err != nil {
+		t.Fatalf("network reset: %v\n%s", err, out)
+	}
 	out, err := liqoctlRun(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"])
 	if err != nil {
 		t.Fatalf("peer: %v\n%s", err, out)
