@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -19,6 +20,9 @@ import (
 // podSeeds are pod specs as JSON: a plain one, one asking for everything
 // a provider must not grant, one with tokens and aliases.
 var podSeeds = []string{
+	`{"terminationGracePeriodSeconds":31536000,"containers":[{"name":"app","image":"busybox","lifecycle":{"preStop":{"sleep":{"seconds":31536000}}},
+	  "livenessProbe":{"exec":{"command":["true"]},"terminationGracePeriodSeconds":31536000}}],
+	  "initContainers":[{"name":"side","image":"busybox","restartPolicy":"Always","startupProbe":{"exec":{"command":["true"]},"terminationGracePeriodSeconds":31536000}}]}`,
 	`{"containers":[{"name":"app","image":"busybox"}]}`,
 	`{"nodeName":"cp-0","hostNetwork":true,"hostPID":true,"hostIPC":true,"nodeSelector":{"node-role.kubernetes.io/control-plane":""},
 	  "serviceAccountName":"default","automountServiceAccountToken":true,"priorityClassName":"system-node-critical","priority":2000001000,
@@ -124,7 +128,7 @@ func FuzzForgePod(f *testing.F) {
 		sp.Name, sp.Namespace, sp.UID = "p", "ns-rome", "uid"
 		sp.Labels = map[string]string{labelKey: labelValue, consts.ManagedByLabel: "someone-else"}
 		before := sp.DeepCopy()
-		pod := shadowpod.ForgePod(sp, map[string]string{"pool": "consumers"}, m.Translate, nil)
+		pod := shadowpod.ForgePod(sp, shadowpod.PodOptions{NodeSelector: map[string]string{"pool": "consumers"}, MaxGracePeriod: shadowpod.DefaultMaxGracePeriod}, m.Translate)
 		if pod.Labels[consts.ManagedByLabel] != consts.ManagedByValue || pod.Labels[shadowpod.ShadowPodLabel] == "" {
 			t.Fatalf("labels %v", pod.Labels)
 		}
@@ -147,8 +151,53 @@ func FuzzForgePod(f *testing.F) {
 				t.Fatalf("alias %s became %s, want %s", orig, h.IP, want)
 			}
 		}
+		checkGraceCapped(t, &before.Spec.Pod, &pod.Spec, int64(shadowpod.DefaultMaxGracePeriod/time.Second))
 		if !reflect.DeepEqual(sp, before) {
 			t.Fatal("the ShadowPod was modified")
 		}
 	})
+}
+
+// checkGraceCapped fails unless every period the forged spec can stretch
+// its termination with is at most maxSeconds, and the preStop sleeps still
+// fit in the pod's grace wherever they did in the ShadowPod's spec (or the
+// API server would refuse a pod it admitted before the cap).
+func checkGraceCapped(t *testing.T, asked, forged *corev1.PodSpec, maxSeconds int64) {
+	t.Helper()
+	grace := func(s *corev1.PodSpec) int64 {
+		if s.TerminationGracePeriodSeconds != nil {
+			return *s.TerminationGracePeriodSeconds
+		}
+		return 30
+	}
+	if g := forged.TerminationGracePeriodSeconds; g != nil && *g > maxSeconds {
+		t.Fatalf("terminationGracePeriodSeconds %d over the cap %d", *g, maxSeconds)
+	}
+	sleep := func(c *corev1.Container) (int64, bool) {
+		if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil {
+			return 0, false
+		}
+		return c.Lifecycle.PreStop.Sleep.Seconds, true
+	}
+	all := func(s *corev1.PodSpec) []corev1.Container {
+		return append(append([]corev1.Container{}, s.InitContainers...), s.Containers...)
+	}
+	was := all(asked)
+	for i, c := range all(forged) {
+		for _, p := range []*corev1.Probe{c.LivenessProbe, c.StartupProbe} {
+			if p != nil && p.TerminationGracePeriodSeconds != nil && *p.TerminationGracePeriodSeconds > maxSeconds {
+				t.Fatalf("container %q: a probe's grace %d over the cap %d", c.Name, *p.TerminationGracePeriodSeconds, maxSeconds)
+			}
+		}
+		s, ok := sleep(&c)
+		if !ok {
+			continue
+		}
+		if s > maxSeconds {
+			t.Fatalf("container %q: preStop sleep %d over the cap %d", c.Name, s, maxSeconds)
+		}
+		if old, _ := sleep(&was[i]); old <= grace(asked) && s > grace(forged) {
+			t.Fatalf("container %q: preStop sleep %d past the pod's grace %d", c.Name, s, grace(forged))
+		}
+	}
 }

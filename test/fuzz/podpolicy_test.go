@@ -87,7 +87,7 @@ func FuzzPodPolicy(f *testing.F) {
 		}
 		sp := &offv1beta1.ShadowPod{Spec: offv1beta1.ShadowPodSpec{Pod: spec}}
 		sp.Name, sp.Namespace, sp.Annotations, sp.Labels = "p", "work", annotations, annotations
-		pod := shadowpod.ForgePod(sp, nil, nil, policy.MetadataOnly)
+		pod := shadowpod.ForgePod(sp, shadowpod.PodOptions{MetadataOnly: policy.MetadataOnly}, nil)
 		for k := range pod.Annotations {
 			if policy.MetadataOnly(k) {
 				t.Fatalf("the pod carries metadata-only annotation %s", k)

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,9 +32,8 @@ const ShadowPodLabel = "offloading.liqo.io/shadowpod"
 // refuses a ShadowPod asking for automounting; this covers one that leaves
 // it unset, which the ServiceAccount would otherwise decide).
 //
-// nodeSelector is the provider's own choice of the nodes its consumers'
-// pods run on (--offloaded-pod-node-selector); it is added to the pod's,
-// winning over a consumer's entry of the same key.
+// o holds the provider's own choices for its consumers' pods (see
+// PodOptions).
 //
 // translate maps the consumer's addresses into this cluster's view of them
 // (the network fabric's Configuration of that consumer; nil without it):
@@ -41,15 +41,16 @@ const ShadowPodLabel = "offloading.liqo.io/shadowpod"
 // through the fabric) are translated. Other aliases stay as they are: they
 // name hosts for that pod alone and reach nothing it could not dial.
 //
-// metadataOnly (nil: none) picks the annotation and label keys the
-// ShadowPod may carry but the Pod must not: the consumer's mesh and cloud
-// identity settings (webhook.PodPolicy.MetadataOnly), which the
-// provider's sidecar injectors and identity agents would otherwise act
-// upon, as the provider's. Labels are dropped too because some of those
-// systems read labels as well (sidecar.istio.io/inject).
-func ForgePod(sp *offv1beta1.ShadowPod, nodeSelector map[string]string, translate func(string) (string, bool),
-	metadataOnly func(key string) bool) *corev1.Pod {
-	keep := func(k string) bool { return metadataOnly == nil || !metadataOnly(k) }
+// The pod's grace periods are capped at o.MaxGracePeriod (capGracePeriods):
+// a consumer must not keep a pod it deleted running for as long as it likes.
+func ForgePod(sp *offv1beta1.ShadowPod, o PodOptions, translate func(string) (string, bool)) *corev1.Pod {
+	pod, _ := forgePod(sp, o, translate)
+	return pod
+}
+
+// forgePod is ForgePod, also returning the grace periods it capped.
+func forgePod(sp *offv1beta1.ShadowPod, o PodOptions, translate func(string) (string, bool)) (*corev1.Pod, []string) {
+	keep := func(k string) bool { return o.MetadataOnly == nil || !o.MetadataOnly(k) }
 	labels := make(map[string]string, len(sp.Labels)+2)
 	for k, v := range sp.Labels {
 		if keep(k) {
@@ -79,12 +80,13 @@ func ForgePod(sp *offv1beta1.ShadowPod, nodeSelector map[string]string, translat
 			}
 		}
 	}
-	if len(nodeSelector) > 0 {
+	if len(o.NodeSelector) > 0 {
 		if spec.NodeSelector == nil {
 			spec.NodeSelector = map[string]string{}
 		}
-		maps.Copy(spec.NodeSelector, nodeSelector)
+		maps.Copy(spec.NodeSelector, o.NodeSelector)
 	}
+	capped := capGracePeriods(spec, seconds(o.MaxGracePeriod))
 
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -102,7 +104,26 @@ func ForgePod(sp *offv1beta1.ShadowPod, nodeSelector map[string]string, translat
 			}},
 		},
 		Spec: *spec,
-	}
+	}, capped
+}
+
+// PodOptions are the provider's own choices for the pods it makes for its
+// consumers.
+type PodOptions struct {
+	// NodeSelector restricts the nodes the pods run on
+	// (--offloaded-pod-node-selector); it is added to the pod's, winning
+	// over a consumer's entry of the same key.
+	NodeSelector map[string]string
+	// MetadataOnly (nil: none) picks the annotation and label keys the
+	// ShadowPod may carry but the Pod must not: the consumer's mesh and
+	// cloud identity settings (webhook.PodPolicy.MetadataOnly), which the
+	// provider's sidecar injectors and identity agents would otherwise act
+	// upon, as the provider's. Labels are dropped too because some of those
+	// systems read labels as well (sidecar.istio.io/inject).
+	MetadataOnly func(key string) bool
+	// MaxGracePeriod caps how long a pod may take to stop, whatever its
+	// spec asks (see capGracePeriods); 0 caps nothing.
+	MaxGracePeriod time.Duration
 }
 
 // LabelValue is name itself when it is a valid label value. Pod names may be

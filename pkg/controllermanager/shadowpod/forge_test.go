@@ -74,7 +74,7 @@ func TestForgePod(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			orig := tt.sp.DeepCopy()
-			pod := ForgePod(&tt.sp, nil, nil, nil)
+			pod := ForgePod(&tt.sp, PodOptions{}, nil)
 			if pod.Name != tt.sp.Name || pod.Namespace != tt.sp.Namespace {
 				t.Errorf("pod is %s/%s, want %s/%s", pod.Namespace, pod.Name, tt.sp.Namespace, tt.sp.Name)
 			}
@@ -147,14 +147,14 @@ func TestLabelValue(t *testing.T) {
 // pod's and wins over a consumer's entry of the same key.
 func TestForgePodNodeSelector(t *testing.T) {
 	sp := &offv1beta1.ShadowPod{Spec: offv1beta1.ShadowPodSpec{Pod: corev1.PodSpec{NodeSelector: map[string]string{"zone": "a", "type": "kwok"}}}}
-	pod := ForgePod(sp, map[string]string{"type": "real"}, nil, nil)
+	pod := ForgePod(sp, PodOptions{NodeSelector: map[string]string{"type": "real"}}, nil)
 	if got := pod.Spec.NodeSelector; len(got) != 2 || got["type"] != "real" || got["zone"] != "a" {
 		t.Errorf("node selector %v, want zone=a and the provider's type=real", got)
 	}
 	if sp.Spec.Pod.NodeSelector["type"] != "kwok" {
 		t.Error("the ShadowPod was changed")
 	}
-	if pod := ForgePod(&offv1beta1.ShadowPod{}, nil, nil, nil); pod.Spec.NodeSelector != nil {
+	if pod := ForgePod(&offv1beta1.ShadowPod{}, PodOptions{}, nil); pod.Spec.NodeSelector != nil {
 		t.Errorf("no selector on either side gave %v", pod.Spec.NodeSelector)
 	}
 }
@@ -169,14 +169,14 @@ func TestForgePodHostAliases(t *testing.T) {
 	}
 	sp := &offv1beta1.ShadowPod{Spec: offv1beta1.ShadowPodSpec{Pod: corev1.PodSpec{HostAliases: []corev1.HostAlias{
 		{IP: "10.70.0.1", Hostnames: []string{"kubernetes.default.svc"}}, {IP: "192.0.2.1", Hostnames: []string{"db"}}}}}}
-	pod := ForgePod(sp, nil, m.Translate, nil)
+	pod := ForgePod(sp, PodOptions{}, m.Translate)
 	if got := pod.Spec.HostAliases; got[0].IP != "10.72.0.1" || got[1].IP != "192.0.2.1" {
 		t.Errorf("host aliases %+v, want the API server's at 10.72.0.1 and db's unchanged", got)
 	}
 	if sp.Spec.Pod.HostAliases[0].IP != "10.70.0.1" {
 		t.Error("the ShadowPod was changed")
 	}
-	if got := ForgePod(sp, nil, nil, nil).Spec.HostAliases[0].IP; got != "10.70.0.1" {
+	if got := ForgePod(sp, PodOptions{}, nil).Spec.HostAliases[0].IP; got != "10.70.0.1" {
 		t.Errorf("without the fabric the alias became %s", got)
 	}
 }

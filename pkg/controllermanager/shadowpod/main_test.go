@@ -23,6 +23,9 @@ var (
 	// cl is an uncached client for the tests' own reads and writes, so that
 	// what they check is the API server's state, not the manager's cache.
 	cl client.Client
+	// providerConfig is the provider's admin configuration, which the
+	// consumers' clients impersonate from.
+	providerConfig *rest.Config
 	// writes counts the manager's write requests, per namespace.
 	writes = &writeCounter{byNamespace: map[string]map[string]int{}}
 )
@@ -45,6 +48,7 @@ func startManager(cfg *rest.Config) error {
 	if err := crds.Install(ctx, cfg); err != nil {
 		return err
 	}
+	providerConfig = cfg
 	var err error
 	if cl, err = client.New(cfg, client.Options{Scheme: apis.NewScheme()}); err != nil {
 		return err

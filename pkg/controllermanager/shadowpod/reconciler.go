@@ -3,6 +3,7 @@ package shadowpod
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -55,8 +56,19 @@ type Reconciler struct {
 	// on (none: any node the scheduler picks).
 	NodeSelector map[string]string
 	// MetadataOnly picks the annotation and label keys of a ShadowPod its
-	// Pod goes without (see ForgePod); nil keeps them all.
+	// Pod goes without (see PodOptions); nil keeps them all.
 	MetadataOnly func(key string) bool
+	// MaxGracePeriod caps the grace periods of the pods
+	// (DefaultMaxGracePeriod if 0).
+	MaxGracePeriod time.Duration
+}
+
+// maxGracePeriod is r.MaxGracePeriod or its default.
+func (r *Reconciler) maxGracePeriod() time.Duration {
+	if r.MaxGracePeriod > 0 {
+		return r.MaxGracePeriod
+	}
+	return DefaultMaxGracePeriod
 }
 
 // podKind is the ShadowPod's side of kit.ShadowReconciler.
@@ -87,7 +99,13 @@ func (k podKind) Forge(ctx context.Context, sp *offv1beta1.ShadowPod) (*corev1.P
 	if err != nil {
 		return nil, err
 	}
-	return ForgePod(sp, k.NodeSelector, translate, k.MetadataOnly), nil
+	pod, capped := forgePod(sp, PodOptions{NodeSelector: k.NodeSelector, MetadataOnly: k.MetadataOnly, MaxGracePeriod: k.maxGracePeriod()}, translate)
+	if len(capped) > 0 {
+		k.Recorder.Eventf(sp, corev1.EventTypeWarning, EventGracePeriodCapped,
+			"pod %s runs with its grace periods capped at %s, the longest this provider allows: %s asked for more (seconds)",
+			sp.Name, k.maxGracePeriod(), strings.Join(capped, ", "))
+	}
+	return pod, nil
 }
 
 // Created records a recreation. A first creation records no Event: it is
@@ -255,10 +273,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if workers <= 0 {
 		workers = DefaultWorkers
 	}
-	// The Pod goes only once the ShadowPod is gone, so that its own grace
-	// period applies; a conflict is not polled (see Conflict).
+	// The Pod is deleted as soon as its ShadowPod is being deleted, with
+	// its own (capped) grace period: a finalizer someone put on the
+	// ShadowPod (a consumer's, to hold a drain back) must not keep the pod
+	// running. A conflict is not polled (see Conflict).
 	shadows := &kit.ShadowReconciler[*offv1beta1.ShadowPod, *corev1.Pod]{
-		Client: r.Client, APIReader: r.APIReader, Kind: podKind{r},
+		Client: r.Client, APIReader: r.APIReader, Kind: podKind{r}, DeleteWithShadow: true,
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("shadowpod").
 		For(&offv1beta1.ShadowPod{}, builder.WithPredicates(shadowPodChanged)).

@@ -41,6 +41,9 @@ const (
 	EventNameConflict   = "NameConflict"
 	EventCreationFailed = "PodCreationFailed"
 	EventLabelsRestored = "PodLabelsRestored"
+	// EventGracePeriodCapped: the pod runs with shorter grace periods than
+	// its ShadowPod asks for (--max-grace-period).
+	EventGracePeriodCapped = "GracePeriodCapped"
 )
 
 // podExisted tells whether the ShadowPod ever had a Pod, as far as its
