@@ -20,6 +20,10 @@ const DefaultReservationTTL = 2 * time.Minute
 //
 // Stored ShadowPods enter it through Observe and leave through Forget (the
 // informer's events); Reserve adds admitted ones that are not stored yet.
+// A ShadowPod whose pod is still terminating when it goes keeps counting
+// until the pod is gone (Forget's podAlive, then Release): a pod runs, and
+// holds the provider's resources, until the end of its grace period, and a
+// consumer deleting a ShadowPod must not get its quota back before then.
 // It is safe for concurrent use.
 type Ledger struct {
 	// TTL of reservations; DefaultReservationTTL if zero.
@@ -32,6 +36,15 @@ type Ledger struct {
 
 	mu       sync.Mutex
 	accounts map[string]*account
+	// lingering are the deleted ShadowPods whose pods still exist, by the
+	// ShadowPod's UID (the pod's controller): their usage stays in their
+	// account's total until Release.
+	lingering map[types.UID]lingering
+}
+
+type lingering struct {
+	consumer string
+	usage    Usage
 }
 
 type account struct {
@@ -94,8 +107,13 @@ func (l *Ledger) Observe(consumer string, key types.NamespacedName, u Usage) {
 	l.changed(consumer)
 }
 
-// Forget removes a deleted ShadowPod.
-func (l *Ledger) Forget(consumer string, key types.NamespacedName) {
+// Forget removes a deleted ShadowPod, whose UID is uid. If podAlive (nil:
+// never) reports its pod still there, the ShadowPod's usage keeps counting
+// until Release(uid). podAlive is called with the ledger locked, so that a
+// Release for a pod that went meanwhile cannot come before the usage is
+// kept: it must read what Release's caller reads (the same informer's
+// cache, updated before Release is called) and must not block.
+func (l *Ledger) Forget(consumer string, key types.NamespacedName, uid types.UID, podAlive func() bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.account(consumer)
@@ -104,8 +122,31 @@ func (l *Ledger) Forget(consumer string, key types.NamespacedName) {
 		return
 	}
 	delete(a.stored, key)
+	if uid != "" && podAlive != nil && podAlive() {
+		// Still in total, out of stored: a new ShadowPod of the same name
+		// is counted besides it, never instead of it.
+		if l.lingering == nil {
+			l.lingering = map[types.UID]lingering{}
+		}
+		l.lingering[uid] = lingering{consumer: consumer, usage: old}
+		return
+	}
 	a.total.sub(old)
 	l.changed(consumer)
+}
+
+// Release stops counting the deleted ShadowPod of UID uid, whose pod is
+// gone; it does nothing for a ShadowPod not kept by Forget.
+func (l *Ledger) Release(uid types.UID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	g, ok := l.lingering[uid]
+	if !ok {
+		return
+	}
+	delete(l.lingering, uid)
+	l.account(g.consumer).total.sub(g.usage)
+	l.changed(g.consumer)
 }
 
 func (l *Ledger) changed(consumer string) {
@@ -150,7 +191,8 @@ func (l *Ledger) Stored(consumer string) Usage {
 	return l.account(consumer).total.clone()
 }
 
-// usage sums the account without except, dropping lapsed reservations. A
+// usage sums the account without except (the lingering ShadowPods, in
+// total, always count), dropping lapsed reservations. A
 // key both stored and reserved counts the larger of the two, resource by
 // resource: such a reservation is a create under a name already taken
 // (which the API server refuses after admission) or one racing the deletion

@@ -53,7 +53,7 @@ func TestLedgerReserve(t *testing.T) {
 		t.Errorf("stored cpu = %s, want 1", got.String())
 	}
 	// Deleting b frees its share.
-	l.Forget("x", key("b"))
+	l.Forget("x", key("b"), "", nil)
 	if err := l.Reserve("x", key("c"), cpuPod("400m"), soft); err != nil {
 		t.Errorf("c refused after b was deleted: %v", err)
 	}
@@ -153,7 +153,7 @@ func TestLedgerTotalMatchesASum(t *testing.T) {
 		case 0:
 			l.Observe("x", k, randomUsage())
 		case 1:
-			l.Forget("x", k)
+			l.Forget("x", k, "", nil)
 		case 2:
 			if err := l.Reserve("x", k, randomUsage(), unbounded); err != nil {
 				t.Fatalf("step %d: %v", step, err)
@@ -175,5 +175,48 @@ func TestLedgerTotalMatchesASum(t *testing.T) {
 		if got := l.Stored("x"); !equalAmounts(got.Requests, stored.Requests) || !equalAmounts(got.Limits, stored.Limits) {
 			t.Fatalf("step %d: stored %v, a sum gives %v", step, got, stored)
 		}
+	}
+}
+
+// TestLedgerLingering: a ShadowPod deleted while its pod still terminates
+// keeps its share (against new ShadowPods, of its name too, and in the
+// stored usage the Quota's status shows) until its pod is gone; one whose
+// pod is already gone frees it at once.
+func TestLedgerLingering(t *testing.T) {
+	l := &Ledger{}
+	soft := Limit{Resources: list("cpu", "1"), Enforcement: offv1beta1.SoftLimitsEnforcement}
+	var exceeded *ExceededError
+
+	l.Observe("x", key("a"), cpuPod("600m"))
+	l.Forget("x", key("a"), "uid-a", func() bool { return true })
+	if got := l.Stored("x").Requests["cpu"]; got.String() != "600m" {
+		t.Errorf("stored cpu with a's pod terminating = %s, want 600m", got.String())
+	}
+	if err := l.Reserve("x", key("b"), cpuPod("600m"), soft); !errors.As(err, &exceeded) {
+		t.Errorf("b admitted while a's pod terminates: %v", err)
+	}
+	if err := l.Reserve("x", key("a"), cpuPod("600m"), soft); !errors.As(err, &exceeded) {
+		t.Errorf("a new a admitted while the old a's pod terminates: %v", err)
+	}
+	l.Release("other-uid")
+	if got := l.Stored("x").Requests["cpu"]; got.String() != "600m" {
+		t.Errorf("stored cpu after another pod went = %s, want 600m", got.String())
+	}
+	l.Release("uid-a")
+	if got := l.Stored("x").Requests["cpu"]; !got.IsZero() {
+		t.Errorf("stored cpu once a's pod is gone = %s, want 0", got.String())
+	}
+	if err := l.Reserve("x", key("b"), cpuPod("600m"), soft); err != nil {
+		t.Errorf("b refused once a's pod is gone: %v", err)
+	}
+	l.Release("uid-a") // a second delete event changes nothing
+	if got := l.Stored("x").Requests["cpu"]; !got.IsZero() {
+		t.Errorf("stored cpu after a repeated release = %s, want 0", got.String())
+	}
+
+	l.Observe("x", key("c"), cpuPod("300m"))
+	l.Forget("x", key("c"), "uid-c", func() bool { return false })
+	if got := l.Stored("x").Requests["cpu"]; !got.IsZero() {
+		t.Errorf("stored cpu after c went with its pod = %s, want 0", got.String())
 	}
 }

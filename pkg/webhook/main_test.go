@@ -92,6 +92,9 @@ type runningManager struct {
 	done chan struct{}
 	// url is the pod webhook's URL it registered.
 	url string
+	// cache is the manager's cache: the ledger reads it, and a test waits
+	// on it to know what the webhook has seen.
+	cache client.Reader
 }
 
 // Stop stops the manager and waits until it has.
@@ -111,7 +114,7 @@ func startManager(cfg *rest.Config, o Options) (*runningManager, error) {
 		cancel()
 		return nil, err
 	}
-	r := &runningManager{stop: cancel, done: make(chan struct{})}
+	r := &runningManager{stop: cancel, done: make(chan struct{}), cache: mgr.GetCache()}
 	go func() {
 		defer close(r.done)
 		if err := mgr.Start(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -21,13 +22,19 @@ import (
 )
 
 // feedLedger keeps the ledger in step with the stored ShadowPods through
-// the manager's ShadowPod informer. It returns whether the informer's
-// initial list has reached the ledger.
+// the manager's ShadowPod informer, and with their pods through its Pod
+// informer (the Pods made for ShadowPods: shadowpod.PodCache): a ShadowPod
+// deleted while its pod still terminates counts until the pod is gone. It
+// returns whether both informers' initial lists have reached the ledger.
 func feedLedger(ctx context.Context, mgr manager.Manager, l *Ledger) (func() bool, error) {
 	// Namespaces are read when a ShadowPod lacks its origin label (made
 	// before the webhook existed): asked for now, their informer starts
 	// with the cache instead of blocking the ShadowPod informer later.
 	if _, err := mgr.GetCache().GetInformer(ctx, &corev1.Namespace{}); err != nil {
+		return nil, err
+	}
+	pods, err := mgr.GetCache().GetInformer(ctx, &corev1.Pod{})
+	if err != nil {
 		return nil, err
 	}
 	inf, err := mgr.GetCache().GetInformer(ctx, &offv1beta1.ShadowPod{})
@@ -52,6 +59,19 @@ func feedLedger(ctx context.Context, mgr manager.Manager, l *Ledger) (func() boo
 			}
 		}
 	}
+	// podAlive reads the cache the Pod informer fills before it calls its
+	// handlers: a pod gone before this look is not there, one going after
+	// it is Released after it.
+	podAlive := func(sp *offv1beta1.ShadowPod) func() bool {
+		return func() bool {
+			var pod corev1.Pod
+			if err := reader.Get(ctx, client.ObjectKeyFromObject(sp), &pod); err != nil {
+				return false
+			}
+			ref := metav1.GetControllerOf(&pod)
+			return ref != nil && ref.UID == sp.UID
+		}
+	}
 	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    observe,
 		UpdateFunc: func(_, obj any) { observe(obj) },
@@ -61,7 +81,7 @@ func feedLedger(ctx context.Context, mgr manager.Manager, l *Ledger) (func() boo
 			}
 			if sp, ok := obj.(*offv1beta1.ShadowPod); ok {
 				if c := consumer(sp); c != "" {
-					l.Forget(c, client.ObjectKeyFromObject(sp))
+					l.Forget(c, client.ObjectKeyFromObject(sp), sp.UID, podAlive(sp))
 				}
 			}
 		},
@@ -69,7 +89,22 @@ func feedLedger(ctx context.Context, mgr manager.Manager, l *Ledger) (func() boo
 	if err != nil {
 		return nil, err
 	}
-	return reg.HasSynced, nil
+	podReg, err := pods.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if pod, ok := obj.(*corev1.Pod); ok {
+				if ref := metav1.GetControllerOf(pod); ref != nil {
+					l.Release(ref.UID)
+				}
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func() bool { return reg.HasSynced() && podReg.HasSynced() }, nil
 }
 
 // quotaUsageDelay batches the status writes of a burst of ShadowPods.
