@@ -37,6 +37,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowendpointslice"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
+	"github.com/liqo-go/liqo/pkg/controllermanager/teardown"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode"
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/remote"
@@ -162,8 +163,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
 			return (&shadowpod.Reconciler{Client: mgr.GetClient(), NodeSelector: o.OffloadedPodNodeSelector,
-				MetadataOnly: o.PodPolicy.MetadataOnly}).SetupWithManager(mgr)
+				MetadataOnly: o.PodPolicy.MetadataOnly, MaxGracePeriod: o.MaxGracePeriod}).SetupWithManager(mgr)
 		},
+		func() error { return teardown.Setup(mgr, o.Teardown, OffloadingClusterRole) },
 		func() error { return (&shadowendpointslice.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
 			return (&offloading.TwinReconciler{Client: mgr.GetClient(), ClusterRole: OffloadingClusterRole,

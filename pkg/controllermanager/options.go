@@ -20,6 +20,8 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
 	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
+	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
+	"github.com/liqo-go/liqo/pkg/controllermanager/teardown"
 	"github.com/liqo-go/liqo/pkg/reflection"
 	"github.com/liqo-go/liqo/pkg/storage"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
@@ -112,6 +114,12 @@ type Options struct {
 	// OffloadedPodNodeSelector restricts, on this cluster as a provider,
 	// the nodes its consumers' pods run on.
 	OffloadedPodNodeSelector map[string]string
+	// MaxGracePeriod caps, on this cluster as a provider, how long its
+	// consumers' pods may take to stop.
+	MaxGracePeriod time.Duration
+	// Teardown bounds, on this cluster as a provider, how long a consumer's
+	// objects it deletes (drain, unpeer) may take to go.
+	Teardown teardown.Options
 	// Fabric configures the network fabric's node agent, run on the real
 	// nodes once the pod CIDR is known.
 	Fabric fabric.Options
@@ -172,6 +180,8 @@ func DefaultOptions() Options {
 		Fabric:                fabric.Options{Image: DefaultFabricImage + ":latest"},
 		IPAM:                  ipam.Options{ServiceCIDR: defaultServiceCIDR, ExternalCIDR: ipam.DefaultExternalCIDR},
 		Twins:                 offloading.DefaultTwinOptions(),
+		MaxGracePeriod:        shadowpod.DefaultMaxGracePeriod,
+		Teardown:              teardown.Options{Timeout: teardown.DefaultTimeout},
 		Storage:               storage.DefaultOptions(),
 	}
 }
@@ -210,6 +220,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Storage.AddFlags(fs)
 	fs.StringVar(&o.Gateway.Image, "gateway-image", o.Gateway.Image, "image of the network fabric's gateway pods")
 	fs.Var(newLabelsValue(&o.OffloadedPodNodeSelector), "offloaded-pod-node-selector", "labels of the nodes consumers' pods may run on, as k=v,k=v (default: any node)")
+	fs.DurationVar(&o.MaxGracePeriod, "max-grace-period", o.MaxGracePeriod,
+		"longest grace period consumers' pods run with on this provider: a longer terminationGracePeriodSeconds, a probe's, or a preStop sleep is lowered to it (a deleted pod counts against its consumer's quota until it is gone)")
+	o.Teardown.AddFlags(fs)
 	fs.Var(newLabelsValue(&o.Gateway.NodeSelector), "gateway-node-selector", "labels of the nodes the gateway pods may run on, as k=v,k=v (default: any node but virtual ones)")
 	fs.StringVar((*string)(&o.Gateway.PullPolicy), "gateway-image-pull-policy", string(o.Gateway.PullPolicy), "pull policy of the gateway pods' image: Always, IfNotPresent or Never (default: the cluster's)")
 	o.IPAM.AddFlags(fs)
@@ -282,6 +295,12 @@ func (o *Options) Validate() error {
 		return err
 	}
 	if err := o.Twins.Validate(); err != nil {
+		return err
+	}
+	if o.MaxGracePeriod < time.Second {
+		return fmt.Errorf("--max-grace-period must be at least 1s, got %s", o.MaxGracePeriod)
+	}
+	if err := o.Teardown.Validate(); err != nil {
 		return err
 	}
 	return o.validateReflection()

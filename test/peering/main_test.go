@@ -69,6 +69,11 @@ func TestMain(m *testing.M) {
 // unreachable here: short, so that the outage tests see it end.
 const testGrace = 10 * time.Second
 
+// testTeardownTimeout is how long a consumer's objects may hold a drain or
+// an unpeering here before the provider forces them out: short, so that
+// TestTeardownPastConsumerFinalizers sees it happen.
+const testTeardownTimeout = 15 * time.Second
+
 // Per cluster, what starts its controller manager, and what stops it and
 // waits until it has, for the outage tests.
 var startManagers, stopManagers = map[string]func(){}, map[string]func(){}
@@ -85,6 +90,7 @@ func startManager(ctx context.Context, cl *testbed.Cluster, labels map[string]st
 	o.ClusterID, o.ClusterLabels, o.SlicePolicy = cl.Name, labels, policy
 	o.HealthCheckInterval = time.Second
 	o.ProviderUnreachableGrace = testGrace
+	o.Teardown.Timeout = testTeardownTimeout
 	o.IPAM.PodCIDR = netip.MustParsePrefix("10.244.0.0/16") // every testbed cluster's
 	o.Logger = zap.New(zap.WriteTo(f), zap.UseDevMode(true))
 	managers.Add(1)
