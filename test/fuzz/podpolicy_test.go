@@ -49,7 +49,7 @@ func FuzzPodPolicy(f *testing.F) {
 			return
 		}
 		before := spec.DeepCopy()
-		bad, err := policy.Vet(context.Background(), "work", annotations, &spec, providerClasses{})
+		bad, err := policy.Vet(context.Background(), "work", annotations, annotations, &spec, providerClasses{})
 		if err != nil {
 			t.Fatal(err)
 		}
