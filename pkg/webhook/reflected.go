@@ -108,7 +108,7 @@ func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) 
 	case *corev1.PersistentVolumeClaim:
 		bad = v.policy.vetPVC(o)
 	}
-	bad = append(bad, v.policy.vetMetadata(id, gr, obj)...)
+	bad = append(bad, v.policy.VetMetadata(id, gr, obj)...)
 	if len(bad) > 0 {
 		return admission.Denied(strings.Join(bad, "; "))
 	}

@@ -295,8 +295,10 @@ var reflectedKindMetadata = map[schema.GroupResource]kindMetadata{
 	shadowEndpointSlicesResource: {labels: []string{discoveryv1.LabelServiceName, corev1.IsHeadlessService}},
 }
 
-// vetMetadata lists what the labels and annotations of a consumer's
-// reflected object (of resource gr) may not ask of the provider. Its
+// VetMetadata lists what the labels and annotations of a consumer's
+// reflected object (of resource gr) may not ask of the provider, each
+// refusal naming its rule (exported for the fuzz targets; the webhook
+// calls it on every object it judges). Its
 // controllers, meshes, DNS and certificate issuers act on domain-prefixed
 // keys, and some select objects by labels across namespaces, so both are
 // allow-lists (keyRule): unprefixed and dotless-prefix keys, the built-in
@@ -304,7 +306,7 @@ var reflectedKindMetadata = map[schema.GroupResource]kindMetadata{
 // must name the consumer: an object marked as liqo's
 // (app.kubernetes.io/managed-by=liqo) without the consumer's origin would
 // pass for one of the provider's own.
-func (p *ReflectedPolicy) vetMetadata(consumer string, gr schema.GroupResource, obj metav1.Object) []string {
+func (p *ReflectedPolicy) VetMetadata(consumer string, gr schema.GroupResource, obj metav1.Object) []string {
 	kind := reflectedKindMetadata[gr]
 	var bad []string
 	annotations := keyRule{builtIn: append(slices.Clone(builtInReflectedAnnotations), kind.annotations...), allowed: p.Annotations}
