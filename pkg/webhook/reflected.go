@@ -35,10 +35,11 @@ var (
 )
 
 // reflectedValidator admits the objects a consumer's reflection writes in
-// its twin namespaces on a provider: Services, Secrets and Ingresses that
-// ask nothing of the provider's nodes, credentials and ingress controllers
-// beyond what the ReflectedPolicy allows, and Ingresses claiming no host
-// anyone else on the provider serves. Only consumers are judged: the
+// its twin namespaces on a provider: objects that ask nothing of the
+// provider's nodes, credentials, ingress controllers and other systems
+// (by their content, labels or annotations) beyond what the
+// ReflectedPolicy allows, and Ingresses claiming no host anyone else on
+// the provider serves. Only consumers are judged: the
 // provider's administrators and controllers are trusted with their own
 // cluster.
 type reflectedValidator struct {
