@@ -132,7 +132,7 @@ func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.Validating
 		},
 		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
 			consts.TwinNamespaceLabel: "true", consts.ManagedByLabel: consts.ManagedByValue}},
-		MatchConditions: consumersOnly(),
+		MatchConditions:         consumersOnly(),
 		FailurePolicy:           ptr.To(admissionv1.Fail),
 		SideEffects:             ptr.To(admissionv1.SideEffectClassNone),
 		TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
@@ -156,10 +156,10 @@ func replicaWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWe
 		}
 	}
 	return admissionv1.ValidatingWebhook{
-		Name:         ReplicaWebhookName,
-		ClientConfig: at,
-		Rules:        []admissionv1.RuleWithOperations{rule(namespaceMapsResource), rule(resourceSlicesResource)},
-		MatchConditions: consumersOnly(),
+		Name:                    ReplicaWebhookName,
+		ClientConfig:            at,
+		Rules:                   []admissionv1.RuleWithOperations{rule(namespaceMapsResource), rule(resourceSlicesResource)},
+		MatchConditions:         consumersOnly(),
 		FailurePolicy:           ptr.To(admissionv1.Fail),
 		SideEffects:             ptr.To(admissionv1.SideEffectClassNone),
 		TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
