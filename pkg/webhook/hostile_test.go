@@ -59,6 +59,15 @@ func withAnnotation(key, value string) func(*offv1beta1.ShadowPod) {
 	}
 }
 
+func withLabel(key, value string) func(*offv1beta1.ShadowPod) {
+	return func(sp *offv1beta1.ShadowPod) {
+		if sp.Labels == nil {
+			sp.Labels = map[string]string{}
+		}
+		sp.Labels[key] = value
+	}
+}
+
 func withToleration(tol corev1.Toleration) func(*offv1beta1.ShadowPod) {
 	return func(sp *offv1beta1.ShadowPod) { sp.Spec.Pod.Tolerations = append(sp.Spec.Pod.Tolerations, tol) }
 }
@@ -204,6 +213,12 @@ var providerCases = []hostileCase{
 		"metadata.annotations[cni.projectcalico.org/ipAddrs]"},
 	{"a Kubernetes annotation the autoscaler acts on", withAnnotation("cluster-autoscaler.kubernetes.io/safe-to-evict", "false"),
 		"metadata.annotations[cluster-autoscaler.kubernetes.io/safe-to-evict]"},
+	// Labels the provider's systems select pods by (issue 30, finding 6):
+	// an admission controller injecting the provider's agent, liqo's own.
+	{"a label asking the provider's Datadog admission for its agent", withLabel("admission.datadoghq.com/enabled", "true"),
+		"metadata.labels[admission.datadoghq.com/enabled]"},
+	{"a label of liqo's", withLabel(consts.TypeLabel, "virtual-node"), "metadata.labels[liqo.io/type]"},
+	{"a Kubernetes label", withLabel("node-role.kubernetes.io/control-plane", ""), "metadata.labels[node-role.kubernetes.io/control-plane]"},
 	{"one of liqo's own annotations", withAnnotation("liqo.io/offloading-conflict", "x"), "metadata.annotations[liqo.io/offloading-conflict]"},
 }
 

@@ -38,8 +38,11 @@ var (
 func mainOptions() Options {
 	return Options{Addr: "127.0.0.1:0", Serving: ServingOptions{ClientCAFile: clientCAFile,
 		ClientNames: []string{testbed.WebhookClientName}, CheckInterval: time.Second},
-		Pods:      PodPolicy{RuntimeClasses: []string{"nvidia"}, VirtualStorageClass: "liqo"},
-		Reflected: ReflectedPolicy{VirtualStorageClass: "liqo"}}
+		Pods: PodPolicy{RuntimeClasses: []string{"nvidia"}, VirtualStorageClass: "liqo"},
+		// A provider serving its consumers' Ingresses on its nginx class,
+		// with one of nginx's annotations allowed besides the inert ones.
+		Reflected: ReflectedPolicy{VirtualStorageClass: "liqo", IngressClasses: []string{"nginx"},
+			Annotations: []string{"nginx.ingress.kubernetes.io/rewrite-target"}}}
 }
 
 // registeredURL is the pod webhook's URL in its configuration.

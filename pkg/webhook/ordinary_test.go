@@ -113,10 +113,27 @@ func TestOrdinaryShadowPodsAdmitted(t *testing.T) {
 	spread.Spec.Pod.AutomountServiceAccountToken = ptr.To(false)
 	spread.Spec.Pod.SchedulerName = "default-scheduler"
 
+	// A StatefulSet's replica from a Helm chart, in Istio's mesh: its
+	// controllers' labels, Helm's, and the mesh's (kept off the pod).
+	stateful := shadowPod("db-0", twin("tau"), "tau", "100m", "200m")
+	for k, v := range map[string]string{"app.kubernetes.io/name": "db", "helm.sh/chart": "db-1.2.3", "controller-revision-hash": "db-5f6b",
+		"statefulset.kubernetes.io/pod-name": "db-0", "apps.kubernetes.io/pod-index": "0", "security.istio.io/tlsMode": "istio",
+		"service.istio.io/canonical-name": "db", "sidecar.istio.io/inject": "true"} {
+		stateful.Labels[k] = v
+	}
+	// A Job's pod.
+	job := shadowPod("report-x7k2p", twin("tau"), "tau", "100m", "200m")
+	for k, v := range map[string]string{"batch.kubernetes.io/job-name": "report", "batch.kubernetes.io/controller-uid": "uid-report",
+		"job-name": "report", "controller-uid": "uid-report"} {
+		job.Labels[k] = v
+	}
+
 	for _, sp := range []*offv1beta1.ShadowPod{
 		shadowPod("test-offload", twin("tau"), "tau", "", ""), // seed 003's pod
 		reflected,
 		spread,
+		stateful,
+		job,
 	} {
 		if err := tau.Create(ctx, sp); err != nil {
 			t.Errorf("ShadowPod %s refused: %v", sp.Name, err)

@@ -5,9 +5,12 @@ import (
 	"slices"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/podsecurity"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
 )
@@ -31,6 +34,25 @@ var builtInAnnotations = []string{
 	"prometheus.io/*",
 }
 
+// builtInLabels are the prefixed label keys (or <prefix>/* patterns) every
+// consumer's pod and reflected object may carry: the recommended
+// application labels and Helm's, which tools read and no controller acts
+// upon; the reflection's mark of origin (whose value the webhooks check is
+// the consumer's); and those the consumer's own workload controllers put
+// on the pods they make, which on the provider could only select within
+// the twin namespace, where none of the provider's StatefulSets or Jobs
+// run.
+var builtInLabels = []string{
+	"app.kubernetes.io/*",
+	"helm.sh/chart",
+	consts.OriginClusterIDLabel,
+	appsv1.StatefulSetPodNameLabel,
+	appsv1.PodIndexLabel,
+	batchv1.JobNameLabel,
+	batchv1.ControllerUidLabel,
+	batchv1.JobCompletionIndexAnnotation, // a label too
+}
+
 // DefaultMetadataOnlyAnnotations are the annotations a consumer's pod
 // brings from its own cluster's mesh and identity systems, which the same
 // systems on the provider would act upon: sidecar injectors would add a
@@ -41,6 +63,9 @@ var builtInAnnotations = []string{
 var DefaultMetadataOnlyAnnotations = []string{
 	"sidecar.istio.io/*", "proxy.istio.io/*", "traffic.sidecar.istio.io/*", "status.sidecar.istio.io/*",
 	"readiness.status.sidecar.istio.io/*", "prometheus.istio.io/*", "istio.io/*",
+	// Labels Istio's injector puts on the consumer's pods: the provider's
+	// mesh would send mutual TLS to a pod that has no sidecar here.
+	"security.istio.io/*", "service.istio.io/*", "topology.istio.io/*",
 	"linkerd.io/*", "config.linkerd.io/*", "config.alpha.linkerd.io/*", "viz.linkerd.io/*",
 	"iam.amazonaws.com/*", "eks.amazonaws.com/*", "azure.workload.identity/*",
 	"vault.hashicorp.com/*",
@@ -79,38 +104,89 @@ const (
 // e.g. cluster-autoscaler.kubernetes.io/safe-to-evict blocking the
 // provider's scale-down) and liqo's (*.liqo.io/*).
 func (p *PodPolicy) vetAnnotations(annotations map[string]string) []string {
-	path := field.NewPath("metadata", "annotations")
-	var bad []string
-	for _, k := range sets.List(sets.KeySet(annotations)) {
-		if p.annotationFate(k) == refused {
-			bad = append(bad, path.Key(k).String())
-		}
-	}
+	rule := keyRule{builtIn: builtInAnnotations, allowed: p.Annotations, metadataOnly: p.metadataOnly()}
+	bad := rule.refused(annotations, field.NewPath("metadata", "annotations"))
 	if len(bad) == 0 {
 		return nil
-	}
-	verb := "is"
-	if len(bad) > 1 {
-		verb = "are"
 	}
 	return []string{fmt.Sprintf("%s %s not allowed: a domain-prefixed annotation is one another system on the provider may act upon "+
 		"(CNI, Kubernetes, liqo); allowed are unprefixed keys, keys with a dotless prefix (checksum/config) and %s; "+
 		"kept on the ShadowPod but not on its pod: %s",
-		strings.Join(bad, ", "), verb, strings.Join(append(slices.Clone(builtInAnnotations), p.Annotations...), ", "),
-		orNone(p.metadataOnly()))}
+		strings.Join(bad, ", "), isAre(bad), rule.accepted(), orNone(p.metadataOnly()))}
+}
+
+// vetLabels refuses the labels of a consumer's ShadowPod that systems of
+// the provider select pods by (keyRule, with builtInLabels), but those kept
+// off the real pod (the metadata-only keys: sidecar.istio.io/inject is a
+// label as much as an annotation).
+func (p *PodPolicy) vetLabels(labels map[string]string) []string {
+	rule := keyRule{builtIn: builtInLabels, allowed: p.Labels, metadataOnly: p.metadataOnly()}
+	bad := rule.refused(labels, field.NewPath("metadata", "labels"))
+	if len(bad) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s %s not allowed: a domain-prefixed label is one another system on the provider may select the pod by "+
+		"(Kubernetes, meshes, liqo); allowed are unprefixed keys, keys with a dotless prefix and %s; kept on the ShadowPod but not on its pod: %s",
+		strings.Join(bad, ", "), isAre(bad), rule.accepted(), orNone(p.metadataOnly()))}
+}
+
+// isAre is the verb for a list of len(items).
+func isAre(items []string) string {
+	if len(items) > 1 {
+		return "are"
+	}
+	return "is"
 }
 
 // annotationFate applies vetAnnotations' rule to one key.
 func (p *PodPolicy) annotationFate(key string) annotationFate {
+	return keyRule{builtIn: builtInAnnotations, allowed: p.Annotations, metadataOnly: p.metadataOnly()}.fate(key)
+}
+
+// keyRule is the allow-list every metadata key a consumer sends the
+// provider (its pods' annotations and labels, its reflected objects') is
+// judged by, since no list of the systems that act on such keys could be
+// complete: a key without a prefix, or whose prefix has no dot
+// (checksum/config), is the workload's own by convention; a key with a
+// domain prefix is the mark of some system that acts on it, and passes only
+// if it is known to be inert (builtIn) or the provider's administrator
+// allows it (allowed). Exact keys, or <prefix>/* patterns.
+type keyRule struct {
+	builtIn, allowed []string
+	// metadataOnly keys are kept on a ShadowPod but off its pod (none
+	// for reflected objects, which the provider keeps as they come).
+	metadataOnly []string
+}
+
+// fate is what becomes of key.
+func (r keyRule) fate(key string) annotationFate {
 	prefix, _, found := strings.Cut(key, "/")
 	switch {
 	case !found || !strings.Contains(prefix, "."),
-		matchesAnnotation(builtInAnnotations, key, prefix), matchesAnnotation(p.Annotations, key, prefix):
+		matchesAnnotation(r.builtIn, key, prefix), matchesAnnotation(r.allowed, key, prefix):
 		return carried
-	case matchesAnnotation(p.metadataOnly(), key, prefix):
+	case matchesAnnotation(r.metadataOnly, key, prefix):
 		return metadataOnly
 	}
 	return refused
+}
+
+// refused lists, sorted, the keys of m the rule refuses, as paths under
+// path (metadata.labels[key]).
+func (r keyRule) refused(m map[string]string, path *field.Path) []string {
+	var bad []string
+	for _, k := range sets.List(sets.KeySet(m)) {
+		if r.fate(k) == refused {
+			bad = append(bad, path.Key(k).String())
+		}
+	}
+	return bad
+}
+
+// accepted lists the keys and patterns the rule lets through, for a
+// refusal to tell the consumer what it may send.
+func (r keyRule) accepted() string {
+	return strings.Join(append(slices.Clone(r.builtIn), r.allowed...), ", ")
 }
 
 // MetadataOnly tells whether the pod of a consumer's ShadowPod goes

@@ -50,6 +50,10 @@ type PodPolicy struct {
 	// provider would act upon. Nil is DefaultMetadataOnlyAnnotations;
 	// empty refuses them all. Annotations win over this list.
 	MetadataOnlyAnnotations []string
+	// Labels consumers' pods may carry besides the built-in ones
+	// (builtInLabels) and the metadata-only keys (kept off the pod):
+	// exact keys, or "<prefix>/*".
+	Labels []string
 	// VolumeTypes consumers' pods may use besides the built-in ones
 	// (allowedVolumeTypes), by their API name (nfs, csi...).
 	VolumeTypes []string
@@ -78,6 +82,7 @@ const (
 	priorityRule   = "offloading.podPolicy.maxPriority and allowedPriorityClasses (--max-pod-priority, --allowed-priority-classes; never a system class)"
 	runtimeRule    = "offloading.podPolicy.offeredRuntimeClasses (--offered-runtime-classes)"
 	annotationRule = "offloading.podPolicy.allowedAnnotations and metadataOnlyAnnotations (--allowed-pod-annotations, --metadata-only-pod-annotations)"
+	labelRule      = "offloading.podPolicy.allowedLabels and metadataOnlyAnnotations (--allowed-pod-labels, --metadata-only-pod-annotations)"
 	volumeRule     = "offloading.podPolicy.allowedVolumeTypes (--allowed-volume-types; never hostPath)"
 	schedulingRule = "the provider's scheduling rule (fixed; offloading.podPolicy.reservedTaintKeys, --reserved-taint-keys, reserves more taints)"
 	identityRule   = "the provider's credentials rule (fixed: the pod's tokens come from the consumer)"
@@ -99,6 +104,9 @@ func (p *PodPolicy) AddFlags(fs *pflag.FlagSet) {
 	_ = fs.MarkDeprecated("allowed-runtime-classes", "use --offered-runtime-classes")
 	fs.StringSliceVar(&p.Annotations, "allowed-pod-annotations", p.Annotations,
 		"annotation keys, or <prefix>/* patterns, consumers' pods may carry besides unprefixed keys and the built-in safe list (e.g. example.com/team)")
+	fs.StringSliceVar(&p.Labels, "allowed-pod-labels", p.Labels,
+		"label keys, or <prefix>/* patterns, consumers' pods may carry besides unprefixed keys and the built-in inert ones "+
+			"(app.kubernetes.io/*, helm.sh/chart, StatefulSets' and Jobs'; e.g. example.com/team)")
 	if p.MetadataOnlyAnnotations == nil {
 		p.MetadataOnlyAnnotations = slices.Clone(DefaultMetadataOnlyAnnotations)
 	}
@@ -142,6 +150,11 @@ func (p *PodPolicy) Validate() error {
 	for _, a := range p.MetadataOnlyAnnotations {
 		if err := validAnnotationPattern(a); err != nil {
 			return fmt.Errorf("--metadata-only-pod-annotations: %w", err)
+		}
+	}
+	for _, l := range p.Labels {
+		if err := validAnnotationPattern(l); err != nil {
+			return fmt.Errorf("--allowed-pod-labels: %w", err)
 		}
 	}
 	known := podsecurity.VolumeTypes()

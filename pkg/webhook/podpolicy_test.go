@@ -45,7 +45,7 @@ var providerClasses = fakeClasses{
 // providerClasses.
 func vet(t *testing.T, p *PodPolicy, annotations map[string]string, spec *corev1.PodSpec) string {
 	t.Helper()
-	bad, err := p.Vet(context.Background(), "work", annotations, spec, providerClasses)
+	bad, err := p.Vet(context.Background(), "work", nil, annotations, spec, providerClasses)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ var shadowPodSpecPath = field.NewPath("spec", "pod")
 
 // Vet lists what a consumer may not ask of the provider in the pod of a
 // ShadowPod in namespace (its twin namespace), with the metadata the real
-// pod gets (annotations); classes tells which priority and runtime classes
+// pod gets (labels and annotations); classes tells which priority and runtime classes
 // the provider has. A consumer is not trusted with anything beyond its
 // own pods, so every rule is about what the pod would reach of the
 // provider's:
@@ -35,15 +35,16 @@ var shadowPodSpecPath = field.NewPath("spec", "pod")
 //   - its storage and networks: only volumes whose content is the pod's
 //     own, and claims asking no more than the consumer's PVCs may
 //     (vetVolumes);
-//   - what other systems on the provider act upon: only annotations known
-//     to be inert there, or kept off the real pod (vetAnnotations).
+//   - what other systems on the provider act upon: only annotations and
+//     labels known to be inert there, or kept off the real pod
+//     (vetAnnotations, vetLabels).
 //
 // Each refusal ends with the rule that makes it, by the chart value (and
 // controller manager flag) that sets it: the consumer sees the message on
 // its local pod, and it is what the provider's administrator would change.
 // Administrators are trusted and not vetted; the API server's Pod Security
 // Admission still applies to the real pod. The error is the classes' only.
-func (p *PodPolicy) Vet(ctx context.Context, namespace string, annotations map[string]string, spec *corev1.PodSpec, classes Classes) ([]string, error) {
+func (p *PodPolicy) Vet(ctx context.Context, namespace string, labels, annotations map[string]string, spec *corev1.PodSpec, classes Classes) ([]string, error) {
 	path := shadowPodSpecPath
 	priority, err := p.vetPriority(ctx, spec, path, classes)
 	if err != nil {
@@ -67,6 +68,7 @@ func (p *PodPolicy) Vet(ctx context.Context, namespace string, annotations map[s
 		{volumes, volumeRule},
 		{claims, claimRule},
 		{p.vetAnnotations(annotations), annotationRule},
+		{p.vetLabels(labels), labelRule},
 	} {
 		if len(r.refusals) > 0 {
 			bad = append(bad, strings.Join(r.refusals, "; ")+" [rule: "+r.rule+"]")

@@ -14,24 +14,32 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 )
 
 // The resources reflectedValidator judges: those a consumer's reflection
-// writes in its twin namespaces that components of the provider act upon.
-// ConfigMaps are data to the consumer's own pods only; EndpointSlices come
-// as ShadowEndpointSlices, which the provider turns into slices itself.
+// writes in its twin namespaces that components of the provider act upon,
+// by their content or by their labels and annotations (which controllers,
+// meshes and issuers select objects by): all of them but pods, which come
+// as ShadowPods, judged by their own webhook. EndpointSlices come as
+// ShadowEndpointSlices, whose labels and annotations the provider's slice
+// carries.
 var (
-	servicesResource  = schema.GroupResource{Resource: "services"}
-	secretsResource   = schema.GroupResource{Resource: "secrets"}
-	ingressesResource = schema.GroupResource{Group: networkingv1.GroupName, Resource: "ingresses"}
-	pvcsResource      = schema.GroupResource{Resource: "persistentvolumeclaims"}
+	servicesResource             = schema.GroupResource{Resource: "services"}
+	secretsResource              = schema.GroupResource{Resource: "secrets"}
+	configMapsResource           = schema.GroupResource{Resource: "configmaps"}
+	ingressesResource            = schema.GroupResource{Group: networkingv1.GroupName, Resource: "ingresses"}
+	pvcsResource                 = schema.GroupResource{Resource: "persistentvolumeclaims"}
+	shadowEndpointSlicesResource = schema.GroupResource{Group: offv1beta1.GroupVersion.Group, Resource: "shadowendpointslices"}
 )
 
 // reflectedValidator admits the objects a consumer's reflection writes in
-// its twin namespaces on a provider: Services, Secrets and Ingresses that
-// ask nothing of the provider's nodes, credentials and ingress controllers
-// beyond what the ReflectedPolicy allows, and Ingresses claiming no host
-// anyone else on the provider serves. Only consumers are judged: the
+// its twin namespaces on a provider: objects that ask nothing of the
+// provider's nodes, credentials, ingress controllers and other systems
+// (by their content, labels or annotations) beyond what the
+// ReflectedPolicy allows, and Ingresses claiming no host anyone else on
+// the provider serves. Only consumers are judged: the
 // provider's administrators and controllers are trusted with their own
 // cluster.
 type reflectedValidator struct {
@@ -44,7 +52,7 @@ type reflectedValidator struct {
 
 var _ admission.Handler = (*reflectedValidator)(nil)
 
-// Handle validates one create or update of a Service, Secret or Ingress.
+// Handle validates one create or update of a reflected object.
 func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	id, isConsumer, err := requester(req.UserInfo)
 	if err != nil {
@@ -64,40 +72,44 @@ func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) 
 			id, req.Resource.Resource, req.Namespace))
 	}
 
-	var bad []string
-	switch gr := (schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Resource}); gr {
+	gr := schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Resource}
+	var obj client.Object
+	switch gr {
 	case servicesResource:
-		var s corev1.Service
-		if err := v.decoder.Decode(req, &s); err != nil {
-			return admission.Errored(http.StatusBadRequest, err)
-		}
-		bad = v.policy.vetService(&s)
+		obj = &corev1.Service{}
 	case secretsResource:
-		var s corev1.Secret
-		if err := v.decoder.Decode(req, &s); err != nil {
-			return admission.Errored(http.StatusBadRequest, err)
-		}
-		bad = vetSecret(&s)
+		obj = &corev1.Secret{}
+	case configMapsResource:
+		obj = &corev1.ConfigMap{}
 	case ingressesResource:
-		var ing networkingv1.Ingress
-		if err := v.decoder.Decode(req, &ing); err != nil {
-			return admission.Errored(http.StatusBadRequest, err)
-		}
-		bad = v.policy.vetIngress(&ing)
-		conflicts, err := v.hostConflicts(ctx, id, &ing)
+		obj = &networkingv1.Ingress{}
+	case pvcsResource:
+		obj = &corev1.PersistentVolumeClaim{}
+	case shadowEndpointSlicesResource:
+		obj = &offv1beta1.ShadowEndpointSlice{}
+	default:
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("the reflected objects' webhook does not judge %s", gr))
+	}
+	if err := v.decoder.Decode(req, obj); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	var bad []string
+	switch o := obj.(type) {
+	case *corev1.Service:
+		bad = v.policy.vetService(o)
+	case *corev1.Secret:
+		bad = vetSecret(o)
+	case *networkingv1.Ingress:
+		bad = v.policy.vetIngress(o)
+		conflicts, err := v.hostConflicts(ctx, id, o)
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
 		bad = append(bad, conflicts...)
-	case pvcsResource:
-		var pvc corev1.PersistentVolumeClaim
-		if err := v.decoder.Decode(req, &pvc); err != nil {
-			return admission.Errored(http.StatusBadRequest, err)
-		}
-		bad = v.policy.vetPVC(&pvc)
-	default:
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("the reflected objects' webhook does not judge %s", gr))
+	case *corev1.PersistentVolumeClaim:
+		bad = v.policy.vetPVC(o)
 	}
+	bad = append(bad, v.policy.VetMetadata(id, gr, obj)...)
 	if len(bad) > 0 {
 		return admission.Denied(strings.Join(bad, "; "))
 	}

@@ -38,6 +38,7 @@ func offloadingRole(t *testing.T) {
 			{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services"}, Verbs: all},
 			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: all},
 			{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
+			{APIGroups: []string{offv1beta1.GroupVersion.Group}, Resources: []string{"shadowendpointslices"}, Verbs: all},
 		}}
 	if err := cl.Create(context.Background(), role); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
@@ -97,11 +98,13 @@ func remotePVC(name, namespace string) *corev1.PersistentVolumeClaim {
 }
 
 // reflectedIngress routes hosts to Service web, as the reflection sends an
-// Ingress (no class).
+// Ingress, with the class the provider's API server fills in when nginx is
+// its default (mainOptions allows it; TestIngressClasses sends one without).
 func reflectedIngress(name, namespace, origin string, hosts ...string) *networkingv1.Ingress {
 	pt := networkingv1.PathTypePrefix
 	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace,
-		Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: origin}}}
+		Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: origin}},
+		Spec: networkingv1.IngressSpec{IngressClassName: ptr.To("nginx")}}
 	for _, h := range hosts {
 		ing.Spec.Rules = append(ing.Spec.Rules, networkingv1.IngressRule{Host: h,
 			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{

@@ -7,9 +7,16 @@ import (
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/reflection/forge"
 )
 
 // ReflectedPolicy is what a provider lets its consumers keep in their twin
@@ -17,8 +24,9 @@ import (
 // reflection copies there, which the provider's own components (kube-proxy,
 // DNS, ingress controllers, the token controller) then act upon. The zero
 // value is the safe default: ClusterIP Services without external IPs,
-// Ingresses naming their own hosts without snippets, no ServiceAccount
-// token Secrets.
+// no Ingresses (until the provider names the ingress classes that may
+// serve them), no ServiceAccount token Secrets, and only the labels and
+// annotations known to be inert on the provider.
 type ReflectedPolicy struct {
 	// ServiceTypes consumers' Services may have besides ClusterIP
 	// (NodePort, LoadBalancer, ExternalName).
@@ -29,6 +37,27 @@ type ReflectedPolicy struct {
 	// consumers' Ingresses may not carry, besides every key containing
 	// "snippet".
 	IngressAnnotations []string
+	// IngressClasses are the only ingress classes consumers' Ingresses may
+	// be served by (spec.ingressClassName, or the legacy
+	// kubernetes.io/ingress.class annotation). Empty, the default:
+	// consumers' Ingresses are refused. An ingress controller is the
+	// provider's, shared by its tenants and holding its certificates and
+	// addresses: which of them may take a consumer's routes is the
+	// provider's decision, not the consumer's. The reflection leaves the
+	// class empty and the API server fills in the provider's default
+	// class, so a provider that opts in (allowedIngressClasses: [nginx],
+	// as the global ingress tutorial needs) gets its consumers' Ingresses
+	// on the class it chose.
+	IngressClasses []string
+	// Annotations consumers' reflected objects may carry besides
+	// unprefixed keys and the built-in inert ones
+	// (builtInReflectedAnnotations): exact keys, or "<prefix>/*"
+	// (k8gb.io/*, for the global ingress tutorial).
+	Annotations []string
+	// Labels consumers' reflected objects may carry besides unprefixed
+	// keys and the built-in inert ones (builtInLabels): exact keys, or
+	// "<prefix>/*".
+	Labels []string
 	// VirtualStorageClass is this cluster's virtual StorageClass, which
 	// consumers' PVCs may not use (set from the storage options).
 	VirtualStorageClass string
@@ -43,6 +72,15 @@ var optionalServiceTypes = map[corev1.ServiceType]string{
 		"spec.externalName, an address of the consumer's choosing seen from inside the provider's network",
 }
 
+// The chart values and flags of the metadata rules, named in refusals so
+// that the consumer can tell the provider's administrator what to change.
+const (
+	reflectedAnnotationRule = "offloading.reflectedPolicy.allowedAnnotations (--allowed-reflected-annotations)"
+	reflectedLabelRule      = "offloading.reflectedPolicy.allowedLabels (--allowed-reflected-labels)"
+	ingressClassRule        = "offloading.reflectedPolicy.allowedIngressClasses (--allowed-ingress-classes)"
+	originRule              = "the reflection's origin rule (fixed)"
+)
+
 // AddFlags adds the policy's flags to fs.
 func (p *ReflectedPolicy) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&p.ServiceTypes, "allowed-service-types", p.ServiceTypes,
@@ -52,6 +90,15 @@ func (p *ReflectedPolicy) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&p.IngressAnnotations, "denied-ingress-annotations", p.IngressAnnotations,
 		"annotation keys, or <prefix>/* patterns, consumers' reflected Ingresses may not carry besides every key containing \"snippet\" "+
 			"(e.g. nginx.ingress.kubernetes.io/auth-url)")
+	fs.StringSliceVar(&p.IngressClasses, "allowed-ingress-classes", p.IngressClasses,
+		"the only ingress classes consumers' reflected Ingresses may be served by (spec.ingressClassName, filled in with this cluster's default "+
+			"class, or kubernetes.io/ingress.class; default: none, consumers' Ingresses are refused)")
+	fs.StringSliceVar(&p.Annotations, "allowed-reflected-annotations", p.Annotations,
+		"annotation keys, or <prefix>/* patterns, consumers' reflected objects may carry besides unprefixed keys and the built-in inert ones "+
+			"(e.g. k8gb.io/*, nginx.ingress.kubernetes.io/rewrite-target)")
+	fs.StringSliceVar(&p.Labels, "allowed-reflected-labels", p.Labels,
+		"label keys, or <prefix>/* patterns, consumers' reflected objects may carry besides unprefixed keys and the built-in inert ones "+
+			"(app.kubernetes.io/*, helm.sh/chart; e.g. example.com/team)")
 }
 
 // Validate reports the first bad setting in words a user can act on.
@@ -64,6 +111,21 @@ func (p *ReflectedPolicy) Validate() error {
 	for _, a := range p.IngressAnnotations {
 		if err := validAnnotationPattern(a); err != nil {
 			return fmt.Errorf("--denied-ingress-annotations: %w", err)
+		}
+	}
+	for _, c := range p.IngressClasses {
+		if errs := validation.IsDNS1123Subdomain(c); len(errs) > 0 {
+			return fmt.Errorf("--allowed-ingress-classes: %q is no ingress class name: %s", c, strings.Join(errs, "; "))
+		}
+	}
+	for _, a := range p.Annotations {
+		if err := validAnnotationPattern(a); err != nil {
+			return fmt.Errorf("--allowed-reflected-annotations: %w", err)
+		}
+	}
+	for _, l := range p.Labels {
+		if err := validAnnotationPattern(l); err != nil {
+			return fmt.Errorf("--allowed-reflected-labels: %w", err)
 		}
 	}
 	return nil
@@ -126,6 +188,7 @@ func (p *ReflectedPolicy) vetIngress(ing *networkingv1.Ingress) []string {
 				"does not otherwise know, other tenants' included", rules.Index(i).Child("host")))
 		}
 	}
+	bad = append(bad, p.vetIngressClass(ing)...)
 	annotations := field.NewPath("metadata", "annotations")
 	for _, k := range sets.List(sets.KeySet(ing.Annotations)) {
 		switch {
@@ -150,4 +213,121 @@ func (p *ReflectedPolicy) ingressAnnotationDenied(key string) bool {
 // of an offloaded pod) may not ask of the provider (vetClaimSpec).
 func (p *ReflectedPolicy) vetPVC(pvc *corev1.PersistentVolumeClaim) []string {
 	return vetClaimSpec(&pvc.Spec, field.NewPath("spec"), p.VirtualStorageClass)
+}
+
+// vetIngressClass refuses an Ingress no allowed class serves. The class is
+// spec.ingressClassName, or the legacy annotation (the API server refuses
+// both at once); an Ingress with neither reaches us only where the provider
+// has no default IngressClass to fill in, and would be served by any
+// controller taking Ingresses without a class: refused too.
+func (p *ReflectedPolicy) vetIngressClass(ing *networkingv1.Ingress) []string {
+	allowed := "allows " + orNone(p.IngressClasses)
+	if len(p.IngressClasses) == 0 {
+		allowed = "serves no consumer's Ingress until its administrator names the ingress classes that may"
+	}
+	var bad []string
+	if c := ing.Spec.IngressClassName; c != nil && !slices.Contains(p.IngressClasses, *c) {
+		bad = append(bad, fmt.Sprintf("%s %q is not allowed on this provider, which %s", field.NewPath("spec", "ingressClassName"), *c, allowed))
+	}
+	legacy, hasLegacy := ing.Annotations[ingressClassAnnotation]
+	if hasLegacy && !slices.Contains(p.IngressClasses, legacy) {
+		bad = append(bad, fmt.Sprintf("%s %q is not allowed on this provider, which %s",
+			field.NewPath("metadata", "annotations").Key(ingressClassAnnotation), legacy, allowed))
+	}
+	if ing.Spec.IngressClassName == nil && !hasLegacy {
+		bad = append(bad, fmt.Sprintf("%s is not set, and this provider has no default IngressClass to set it: a controller taking "+
+			"Ingresses without a class would serve it; this provider %s", field.NewPath("spec", "ingressClassName"), allowed))
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return []string{strings.Join(bad, "; ") + ": an ingress controller is the provider's, shared by its tenants, with its addresses " +
+		"and certificates [rule: " + ingressClassRule + "]"}
+}
+
+// ingressClassAnnotation is the class an Ingress names before
+// spec.ingressClassName existed, which controllers still honour.
+const ingressClassAnnotation = "kubernetes.io/ingress.class"
+
+// builtInReflectedAnnotations are the prefixed annotation keys (or
+// <prefix>/* patterns) every consumer's reflected object may carry: those
+// that ordinary tooling leaves on objects and nothing on the provider acts
+// upon, and those of the reflection itself.
+var builtInReflectedAnnotations = []string{
+	// Helm's record of the release an object belongs to: read by Helm
+	// only, when it manages that very object.
+	"meta.helm.sh/release-name", "meta.helm.sh/release-namespace",
+	"kubernetes.io/description", // text for people
+	// A provider's Prometheus scraping a Service so annotated reaches the
+	// consumer's pods behind it, nothing of the provider's.
+	"prometheus.io/*",
+	// Users' marks steering the reflection of the object that carries
+	// them, copied along; the token Secrets' records of the pods' tokens.
+	forge.SkipReflectionAnnotation, forge.AllowReflectionAnnotation, forge.ForceRemoteNodePortAnnotation,
+	forge.TokenServiceAccountAnnotation, forge.TokenAudienceAnnotation, forge.TokenIssuedAnnotation, forge.TokenExpiryAnnotation,
+}
+
+// kindMetadata are the prefixed keys inert on one kind of reflected object
+// only, besides the built-in ones.
+type kindMetadata struct{ annotations, labels []string }
+
+// reflectedKindMetadata are, by resource, the keys inert on that kind:
+//   - Ingresses: the legacy class annotation, whose value vetIngressClass
+//     judges;
+//   - Secrets: the reflection's mark of the pods' tokens; cert-manager's
+//     record of the certificate the consumer's cert-manager issued (the
+//     provider's acts on a Secret only for a Certificate of the
+//     provider's naming it, which a consumer cannot make in its twins);
+//   - ShadowEndpointSlices: the Service a slice belongs to (one of the same
+//     twin namespace: a slice never feeds a Service of another namespace)
+//     and the headless mark the consumer's EndpointSlice controller puts.
+//
+// endpointslice.kubernetes.io/managed-by is refused (the provider sets its
+// own on the slice it makes), and so is every other liqo key.
+var reflectedKindMetadata = map[schema.GroupResource]kindMetadata{
+	ingressesResource: {annotations: []string{ingressClassAnnotation}},
+	secretsResource: {
+		annotations: []string{"cert-manager.io/certificate-name", "cert-manager.io/issuer-name", "cert-manager.io/issuer-kind",
+			"cert-manager.io/issuer-group", "cert-manager.io/common-name", "cert-manager.io/alt-names", "cert-manager.io/ip-sans",
+			"cert-manager.io/uri-sans"},
+		labels: []string{forge.TokenLabel, "controller.cert-manager.io/fao"},
+	},
+	shadowEndpointSlicesResource: {labels: []string{discoveryv1.LabelServiceName, corev1.IsHeadlessService}},
+}
+
+// VetMetadata lists what the labels and annotations of a consumer's
+// reflected object (of resource gr) may not ask of the provider, each
+// refusal naming its rule (exported for the fuzz targets; the webhook
+// calls it on every object it judges). Its
+// controllers, meshes, DNS and certificate issuers act on domain-prefixed
+// keys, and some select objects by labels across namespaces, so both are
+// allow-lists (keyRule): unprefixed and dotless-prefix keys, the built-in
+// inert ones, and those the provider allows. The reflection's own marks
+// must name the consumer: an object marked as liqo's
+// (app.kubernetes.io/managed-by=liqo) without the consumer's origin would
+// pass for one of the provider's own.
+func (p *ReflectedPolicy) VetMetadata(consumer string, gr schema.GroupResource, obj metav1.Object) []string {
+	kind := reflectedKindMetadata[gr]
+	var bad []string
+	annotations := keyRule{builtIn: append(slices.Clone(builtInReflectedAnnotations), kind.annotations...), allowed: p.Annotations}
+	if refused := annotations.refused(obj.GetAnnotations(), field.NewPath("metadata", "annotations")); len(refused) > 0 {
+		bad = append(bad, fmt.Sprintf("%s %s not allowed: a domain-prefixed annotation is one a system of the provider may act upon "+
+			"(ingress controllers, certificate issuers, DNS, meshes, Kubernetes, liqo); allowed are unprefixed keys, keys with a dotless "+
+			"prefix (checksum/config) and %s [rule: %s]", strings.Join(refused, ", "), isAre(refused), annotations.accepted(), reflectedAnnotationRule))
+	}
+	labels := keyRule{builtIn: append(slices.Clone(builtInLabels), kind.labels...), allowed: p.Labels}
+	if refused := labels.refused(obj.GetLabels(), field.NewPath("metadata", "labels")); len(refused) > 0 {
+		bad = append(bad, fmt.Sprintf("%s %s not allowed: a domain-prefixed label is one a system of the provider may select the object by "+
+			"(Kubernetes, meshes, liqo); allowed are unprefixed keys, keys with a dotless prefix and %s [rule: %s]",
+			strings.Join(refused, ", "), isAre(refused), labels.accepted(), reflectedLabelRule))
+	}
+	origin, marked := obj.GetLabels()[consts.OriginClusterIDLabel]
+	switch path := field.NewPath("metadata", "labels"); {
+	case marked && origin != consumer:
+		bad = append(bad, fmt.Sprintf("%s %q must be %q, the consumer writing it [rule: %s]", path.Key(consts.OriginClusterIDLabel), origin, consumer, originRule))
+	case !marked && obj.GetLabels()[consts.ManagedByLabel] == consts.ManagedByValue:
+		bad = append(bad, fmt.Sprintf("%s=%s needs %s=%s: the provider's own objects carry the first alone [rule: %s]",
+			path.Key(consts.ManagedByLabel), consts.ManagedByValue, consts.OriginClusterIDLabel, consumer, originRule))
+	}
+	return bad
 }

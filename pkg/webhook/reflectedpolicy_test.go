@@ -87,11 +87,13 @@ func TestReflectedPolicyFlags(t *testing.T) {
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	p.AddFlags(fs)
 	err := fs.Parse([]string{"--allowed-service-types=NodePort,LoadBalancer", "--allow-external-ips",
-		"--denied-ingress-annotations=nginx.ingress.kubernetes.io/auth-url,example.com/*"})
+		"--denied-ingress-annotations=nginx.ingress.kubernetes.io/auth-url,example.com/*", "--allowed-ingress-classes=nginx",
+		"--allowed-reflected-annotations=k8gb.io/*,nginx.ingress.kubernetes.io/rewrite-target", "--allowed-reflected-labels=example.com/team"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.ServiceTypes) != 2 || !p.ExternalIPs || len(p.IngressAnnotations) != 2 {
+	if len(p.ServiceTypes) != 2 || !p.ExternalIPs || len(p.IngressAnnotations) != 2 || len(p.IngressClasses) != 1 ||
+		len(p.Annotations) != 2 || len(p.Labels) != 1 {
 		t.Errorf("parsed %+v", p)
 	}
 	if err := p.Validate(); err != nil {
@@ -105,6 +107,9 @@ func TestReflectedPolicyFlags(t *testing.T) {
 		{ReflectedPolicy{ServiceTypes: []string{"ClusterIP", "ExternalName"}}, ""},
 		{ReflectedPolicy{ServiceTypes: []string{"nodeport"}}, `--allowed-service-types: "nodeport" is no Service type`},
 		{ReflectedPolicy{IngressAnnotations: []string{"bad key!"}}, "--denied-ingress-annotations"},
+		{ReflectedPolicy{IngressClasses: []string{"Nginx Public"}}, `--allowed-ingress-classes: "Nginx Public" is no ingress class name`},
+		{ReflectedPolicy{Annotations: []string{"k8gb.io/**"}}, "--allowed-reflected-annotations"},
+		{ReflectedPolicy{Labels: []string{"bad key!"}}, "--allowed-reflected-labels"},
 	} {
 		err := tt.p.Validate()
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {

@@ -106,7 +106,7 @@ func configurationsCalling(at func(path string) admissionv1.WebhookClientConfig)
 }
 
 // reflectedWebhook sends the API server to reflectedValidator for the
-// Services, Secrets and Ingresses consumers write in their twin
+// objects besides ShadowPods consumers write in their twin
 // namespaces. The namespace selector matches the labels the TwinReconciler
 // puts on twins (which consumers cannot change), so the provider's own
 // namespaces never wait on us; the match condition leaves out everyone but
@@ -117,7 +117,8 @@ func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.Validating
 	rule := func(group string, resources ...string) admissionv1.RuleWithOperations {
 		return admissionv1.RuleWithOperations{
 			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
-			Rule: admissionv1.Rule{APIGroups: []string{group}, APIVersions: []string{"v1"}, Resources: resources,
+			// Every version, so that no other one bypasses the check.
+			Rule: admissionv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: resources,
 				Scope: ptr.To(admissionv1.NamespacedScope)},
 		}
 	}
@@ -125,8 +126,9 @@ func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.Validating
 		Name:         ReflectedWebhookName,
 		ClientConfig: at,
 		Rules: []admissionv1.RuleWithOperations{
-			rule(servicesResource.Group, servicesResource.Resource, secretsResource.Resource, pvcsResource.Resource),
+			rule(servicesResource.Group, servicesResource.Resource, secretsResource.Resource, configMapsResource.Resource, pvcsResource.Resource),
 			rule(ingressesResource.Group, ingressesResource.Resource),
+			rule(shadowEndpointSlicesResource.Group, shadowEndpointSlicesResource.Resource),
 		},
 		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
 			consts.TwinNamespaceLabel: "true", consts.ManagedByLabel: consts.ManagedByValue}},

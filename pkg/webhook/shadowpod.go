@@ -77,7 +77,7 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 	}
 	var bad []string
 	if isConsumer {
-		if bad, err = v.policy.Vet(ctx, req.Namespace, sp.Annotations, &sp.Spec.Pod, apiClasses{v.api}); err != nil {
+		if bad, err = v.policy.Vet(ctx, req.Namespace, sp.Labels, sp.Annotations, &sp.Spec.Pod, apiClasses{v.api}); err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
 	}

@@ -30,8 +30,8 @@ func (providerClasses) RuntimeClass(_ context.Context, name string) (bool, error
 // nvidia never admits a system priority class, a runtime class it does not
 // offer, a volume type outside its list, an ephemeral claim of a given
 // volume or of its virtual class; every refusal names its rule; the pod it
-// would run carries no annotation that is neither carried nor inert; and
-// the input is left as it was.
+// would run carries no annotation or label that is neither carried nor
+// inert (the same JSON is both); and the input is left as it was.
 func FuzzPodPolicy(f *testing.F) {
 	for _, s := range append(podSeeds,
 		`{"priorityClassName":"disguised","runtimeClassName":"runc-privileged","containers":[{"name":"a","image":"b"}]}`,
@@ -49,7 +49,7 @@ func FuzzPodPolicy(f *testing.F) {
 			return
 		}
 		before := spec.DeepCopy()
-		bad, err := policy.Vet(context.Background(), "work", annotations, &spec, providerClasses{})
+		bad, err := policy.Vet(context.Background(), "work", annotations, annotations, &spec, providerClasses{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,6 +100,15 @@ func FuzzPodPolicy(f *testing.F) {
 		for k := range pod.Labels {
 			if policy.MetadataOnly(k) {
 				t.Fatalf("the pod carries metadata-only label %s", k)
+			}
+			// The labels the provider's systems may select the pod by:
+			// the recommended and Helm ones, the consumer's workload
+			// controllers', the reflection's origin and the ShadowPod
+			// controller's own.
+			if prefix, _, found := strings.Cut(k, "/"); found && strings.Contains(prefix, ".") && prefix != "app.kubernetes.io" &&
+				prefix != "batch.kubernetes.io" && k != "helm.sh/chart" && k != "statefulset.kubernetes.io/pod-name" &&
+				k != "apps.kubernetes.io/pod-index" && k != "liqo.io/origin-cluster-id" && k != shadowpod.ShadowPodLabel {
+				t.Fatalf("the pod carries label %s, which some system of the provider may select it by", k)
 			}
 		}
 	})

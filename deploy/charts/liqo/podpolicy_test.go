@@ -55,17 +55,17 @@ func TestPodPolicyValues(t *testing.T) {
 		t.Errorf("the chart's metadataOnlyAnnotations %v differ from the manager's %v", p.MetadataOnlyAnnotations, webhook.DefaultMetadataOnlyAnnotations)
 	}
 	if p.MaxPriority == nil || *p.MaxPriority != webhook.HighestUserPriority || len(p.RuntimeClasses) != 0 || len(p.PriorityClasses) != 0 ||
-		len(p.Annotations) != 0 || len(p.VolumeTypes) != 0 || len(p.ReservedTaints) != 0 || p.Level.OrDefault() != "baseline" {
+		len(p.Annotations) != 0 || len(p.Labels) != 0 || len(p.VolumeTypes) != 0 || len(p.ReservedTaints) != 0 || p.Level.OrDefault() != "baseline" {
 		t.Errorf("the chart's defaults: %+v", p)
 	}
 
 	p = podPolicyFlags(t, map[string]any{"securityLevel": "restricted", "maxPriority": 1000, "allowedPriorityClasses": []any{"batch"},
 		"offeredRuntimeClasses": []any{"nvidia"}, "allowedAnnotations": []any{"example.com/*"}, "metadataOnlyAnnotations": []any{},
-		"allowedVolumeTypes": []any{"csi"}, "reservedTaintKeys": []any{"example.com/dedicated"}})
+		"allowedVolumeTypes": []any{"csi"}, "reservedTaintKeys": []any{"example.com/dedicated"}, "allowedLabels": []any{"example.com/team"}})
 	if p.Level != "restricted" || *p.MaxPriority != 1000 || strings.Join(p.PriorityClasses, ",") != "batch" ||
 		strings.Join(p.RuntimeClasses, ",") != "nvidia" || strings.Join(p.Annotations, ",") != "example.com/*" ||
 		p.MetadataOnlyAnnotations == nil || len(p.MetadataOnlyAnnotations) != 0 || strings.Join(p.VolumeTypes, ",") != "csi" ||
-		strings.Join(p.ReservedTaints, ",") != "example.com/dedicated" {
+		strings.Join(p.ReservedTaints, ",") != "example.com/dedicated" || strings.Join(p.Labels, ",") != "example.com/team" {
 		t.Errorf("values set: %+v", p)
 	}
 }
