@@ -280,6 +280,10 @@ func Dropped() (map[string]datapath.Count, error) {
 	return datapath.Counters(NATTable)
 }
 
+// Dropped is the package's Dropped: the kernel's counters are the
+// namespace's.
+func (k *Kernel) Dropped() (map[string]datapath.Count, error) { return Dropped() }
+
 // forwarding turns the namespace into a router: forwarding on, and no
 // reverse-path filter (answers from the tunnel come back on other links
 // than the routes to their sources).
