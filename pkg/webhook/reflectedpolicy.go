@@ -43,6 +43,10 @@ var optionalServiceTypes = map[corev1.ServiceType]string{
 		"spec.externalName, an address of the consumer's choosing seen from inside the provider's network",
 }
 
+// serviceTypeRule names the provider's setting that allows Service types,
+// so that a consumer told of a refusal knows what to ask the provider for.
+const serviceTypeRule = "offloading.reflectedPolicy.allowedServiceTypes, --allowed-service-types"
+
 // AddFlags adds the policy's flags to fs.
 func (p *ReflectedPolicy) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&p.ServiceTypes, "allowed-service-types", p.ServiceTypes,
@@ -79,8 +83,8 @@ func (p *ReflectedPolicy) vetService(s *corev1.Service) []string {
 	}
 	// The API server defaults an empty type to ClusterIP before we see it.
 	if why, optional := optionalServiceTypes[s.Spec.Type]; optional && !slices.Contains(p.ServiceTypes, string(s.Spec.Type)) {
-		bad = append(bad, fmt.Sprintf("%s %s is not allowed on this provider, which allows %s: %s",
-			spec.Child("type"), s.Spec.Type, strings.Join(p.serviceTypes(), ", "), why))
+		bad = append(bad, fmt.Sprintf("%s %s is not allowed on this provider, which allows %s (%s): %s",
+			spec.Child("type"), s.Spec.Type, strings.Join(p.serviceTypes(), ", "), serviceTypeRule, why))
 	}
 	return bad
 }
