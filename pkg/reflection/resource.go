@@ -3,6 +3,7 @@ package reflection
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -153,6 +154,8 @@ func (k *kindReflector[L, R]) reconcile(ctx context.Context, key types.Namespace
 		// An immutable field changed (an immutable ConfigMap's data, a
 		// Secret's type): only a new object can carry it.
 		return 0, k.delete(ctx, current)
+	case apierrors.IsForbidden(err):
+		return k.refused(local, want, err), nil
 	default:
 		return 0, client.IgnoreNotFound(err)
 	}
@@ -172,6 +175,9 @@ func (k *kindReflector[L, R]) create(ctx context.Context, local L, want R) (time
 		k.metrics.operations.WithLabelValues("create").Inc()
 		return 0, nil
 	}
+	if apierrors.IsForbidden(err) {
+		return k.refused(local, want, err), nil
+	}
 	if !apierrors.IsAlreadyExists(err) {
 		return 0, err
 	}
@@ -187,6 +193,26 @@ func (k *kindReflector[L, R]) create(ctx context.Context, local L, want R) (time
 		"%s %s/%s exists on cluster %s and was not created by this cluster: not reflected",
 		k.Name, want.GetNamespace(), want.GetName(), k.r.cfg.ProviderID)
 	return conflictRetry, nil
+}
+
+// refusedRetry is how often a copy the provider refused is tried again:
+// nothing tells the consumer when the provider's policy or a twin's quota
+// changes, and a local change is tried at once anyway.
+const refusedRetry = time.Minute
+
+// refused tells on the local object why the provider would not take its
+// copy: its admission policy (a Service type it does not allow, its
+// webhook's message naming the setting) or the twin namespace's quota (node
+// ports, load balancers). Without it the copy would be missing with nothing
+// on the consumer's side to say so. The Event recorder folds the repeats of
+// one refusal into a count.
+func (k *kindReflector[L, R]) refused(local L, want R, err error) time.Duration {
+	msg := fmt.Sprintf("cluster %s refused %s %s/%s: %v", k.r.cfg.ProviderID, k.Name, want.GetNamespace(), want.GetName(), err)
+	if strings.Contains(err.Error(), "exceeded quota") {
+		msg += " (the provider's twin namespace quota, --twin-namespace-quota, bounds the objects of each namespace, node ports and load balancers among them)"
+	}
+	k.r.cfg.Recorder.Event(local, corev1.EventTypeWarning, forge.ReasonReflectionRefused, msg)
+	return refusedRetry
 }
 
 func (k *kindReflector[L, R]) delete(ctx context.Context, current R) error {

@@ -35,10 +35,15 @@ func forgeNode(pool NodePool, index int) (*corev1.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node pool %q: memory %q: %w", pool.Prefix, pool.Memory, err)
 	}
+	disk, err := resource.ParseQuantity(pool.EphemeralStorage)
+	if err != nil {
+		return nil, fmt.Errorf("node pool %q: ephemeral-storage %q: %w", pool.Prefix, pool.EphemeralStorage, err)
+	}
 	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    cpu,
-		corev1.ResourceMemory: mem,
-		corev1.ResourcePods:   *resource.NewQuantity(int64(pool.Pods), resource.DecimalSI),
+		corev1.ResourceCPU:              cpu,
+		corev1.ResourceMemory:           mem,
+		corev1.ResourceEphemeralStorage: disk,
+		corev1.ResourcePods:             *resource.NewQuantity(int64(pool.Pods), resource.DecimalSI),
 	}
 	labels := map[string]string{
 		"kubernetes.io/hostname": name,

@@ -47,16 +47,19 @@ type NodePool struct {
 	// Prefix names the nodes <prefix>-0, <prefix>-1, ...; "worker" if empty.
 	Prefix string
 	Count  int
-	// CPU, Memory and Pods are the node capacity and allocatable.
-	CPU    string
-	Memory string
-	Pods   int
-	Labels map[string]string
-	Taints []corev1.Taint
+	// CPU, Memory, EphemeralStorage and Pods are the node capacity and
+	// allocatable. Every real kubelet reports ephemeral-storage (its root
+	// disk), so a simulated node does too.
+	CPU              string
+	Memory           string
+	EphemeralStorage string
+	Pods             int
+	Labels           map[string]string
+	Taints           []corev1.Taint
 }
 
 // DefaultNodePool is used when a ClusterSpec lists no nodes.
-var DefaultNodePool = NodePool{Prefix: "worker", Count: 2, CPU: "8", Memory: "32Gi", Pods: 110}
+var DefaultNodePool = NodePool{Prefix: "worker", Count: 2, CPU: "8", Memory: "32Gi", EphemeralStorage: "100Gi", Pods: 110}
 
 const (
 	defaultPodCIDR     = "10.244.0.0/16"
@@ -94,6 +97,9 @@ func (s ClusterSpec) withDefaults() (ClusterSpec, error) {
 		}
 		if n.Memory == "" {
 			n.Memory = DefaultNodePool.Memory
+		}
+		if n.EphemeralStorage == "" {
+			n.EphemeralStorage = DefaultNodePool.EphemeralStorage
 		}
 		if n.Pods == 0 {
 			n.Pods = DefaultNodePool.Pods

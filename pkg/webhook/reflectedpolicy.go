@@ -72,13 +72,14 @@ var optionalServiceTypes = map[corev1.ServiceType]string{
 		"spec.externalName, an address of the consumer's choosing seen from inside the provider's network",
 }
 
-// The chart values and flags of the metadata rules, named in refusals so
-// that the consumer can tell the provider's administrator what to change.
+// The chart values and flags of the rules, named in refusals so that the
+// consumer can tell the provider's administrator what to change.
 const (
 	reflectedAnnotationRule = "offloading.reflectedPolicy.allowedAnnotations (--allowed-reflected-annotations)"
 	reflectedLabelRule      = "offloading.reflectedPolicy.allowedLabels (--allowed-reflected-labels)"
 	ingressClassRule        = "offloading.reflectedPolicy.allowedIngressClasses (--allowed-ingress-classes)"
 	originRule              = "the reflection's origin rule (fixed)"
+	serviceTypeRule         = "offloading.reflectedPolicy.allowedServiceTypes, --allowed-service-types"
 )
 
 // AddFlags adds the policy's flags to fs.
@@ -141,8 +142,8 @@ func (p *ReflectedPolicy) vetService(s *corev1.Service) []string {
 	}
 	// The API server defaults an empty type to ClusterIP before we see it.
 	if why, optional := optionalServiceTypes[s.Spec.Type]; optional && !slices.Contains(p.ServiceTypes, string(s.Spec.Type)) {
-		bad = append(bad, fmt.Sprintf("%s %s is not allowed on this provider, which allows %s: %s",
-			spec.Child("type"), s.Spec.Type, strings.Join(p.serviceTypes(), ", "), why))
+		bad = append(bad, fmt.Sprintf("%s %s is not allowed on this provider, which allows %s (%s): %s",
+			spec.Child("type"), s.Spec.Type, strings.Join(p.serviceTypes(), ", "), serviceTypeRule, why))
 	}
 	return bad
 }

@@ -60,7 +60,7 @@ func TestReflectedPolicyWidens(t *testing.T) {
 	// Allowing one type allows no other.
 	lb := service(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeLoadBalancer })
 	bad := strings.Join((&ReflectedPolicy{ServiceTypes: []string{"NodePort"}}).vetService(lb), "\n")
-	if !strings.Contains(bad, "spec.type LoadBalancer is not allowed on this provider, which allows ClusterIP, NodePort") {
+	if !strings.Contains(bad, "spec.type LoadBalancer is not allowed on this provider, which allows ClusterIP, NodePort (offloading.reflectedPolicy.allowedServiceTypes, --allowed-service-types)") {
 		t.Errorf("a LoadBalancer where only NodePort is allowed: %q", bad)
 	}
 

@@ -28,15 +28,17 @@ var (
 )
 
 // The providers differ in policy: milan clamps requests to what it can share,
-// naples denies them.
+// naples denies them; naples allows its consumers NodePort Services, milan
+// keeps the default (ClusterIP only).
 var clusters = []struct {
-	name   string
-	labels map[string]string
-	policy controllermanager.SlicePolicy
+	name         string
+	labels       map[string]string
+	policy       controllermanager.SlicePolicy
+	serviceTypes []string
 }{
-	{"rome", map[string]string{"region": "south-europe"}, controllermanager.SliceClamp},
-	{"milan", map[string]string{"region": "north-italy", "tier": "gold"}, controllermanager.SliceClamp},
-	{"naples", map[string]string{"region": "south-italy"}, controllermanager.SliceDeny},
+	{"rome", map[string]string{"region": "south-europe"}, controllermanager.SliceClamp, nil},
+	{"milan", map[string]string{"region": "north-italy", "tier": "gold"}, controllermanager.SliceClamp, nil},
+	{"naples", map[string]string{"region": "south-italy"}, controllermanager.SliceDeny, []string{"NodePort"}},
 }
 
 func TestMain(m *testing.M) {
@@ -56,7 +58,7 @@ func TestMain(m *testing.M) {
 			testbed.Must(tb, cl.WriteKubeconfig(path))
 			kubeconfigs[c.name] = path
 			logPath := filepath.Join(dir, c.name+"-controller-manager.log")
-			startManagers[c.name] = func() { startManager(ctx, cl, c.labels, c.policy, logPath) }
+			startManagers[c.name] = func() { startManager(ctx, cl, c.labels, c.policy, c.serviceTypes, logPath) }
 			startManagers[c.name]()
 		}
 		for _, c := range clusters {
@@ -78,7 +80,7 @@ const testTeardownTimeout = 15 * time.Second
 // waits until it has, for the outage tests.
 var startManagers, stopManagers = map[string]func(){}, map[string]func(){}
 
-func startManager(ctx context.Context, cl *testbed.Cluster, labels map[string]string, policy controllermanager.SlicePolicy, logPath string) {
+func startManager(ctx context.Context, cl *testbed.Cluster, labels map[string]string, policy controllermanager.SlicePolicy, serviceTypes []string, logPath string) {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		panic(err)
@@ -88,6 +90,7 @@ func startManager(ctx context.Context, cl *testbed.Cluster, labels map[string]st
 	stopManagers[cl.Name] = func() { cancel(); <-done }
 	o := controllermanager.DefaultOptions()
 	o.ClusterID, o.ClusterLabels, o.SlicePolicy = cl.Name, labels, policy
+	o.ReflectedPolicy.ServiceTypes = serviceTypes
 	o.HealthCheckInterval = time.Second
 	o.ProviderUnreachableGrace = testGrace
 	o.Teardown.Timeout = testTeardownTimeout

@@ -33,6 +33,44 @@ type TwinOptions struct {
 	MaxPerTenant int
 	// Quota is the hard object counts of the ResourceQuota in each twin.
 	Quota corev1.ResourceList
+	// named are the counts --twin-namespace-quota gave, which
+	// ForServiceTypes leaves as they are.
+	named map[corev1.ResourceName]bool
+}
+
+// Per twin, the node ports and load balancers a consumer gets when the
+// provider allows the Service types that take them (--allowed-service-types)
+// and --twin-namespace-quota does not say: a few Services' worth each, since
+// node ports are a cluster-wide range of some 2,700 ports, and load
+// balancers cost the provider money.
+const (
+	DefaultTwinNodePorts     = 10
+	DefaultTwinLoadBalancers = 2
+)
+
+// ForServiceTypes are the options for a provider allowing the given
+// Service types besides ClusterIP: a count of node ports (NodePort and
+// LoadBalancer Services take them) and of load balancers that the default
+// leaves at zero, which would refuse every such Service the provider
+// allows, is raised to its default unless --twin-namespace-quota named it.
+func (o TwinOptions) ForServiceTypes(types []string) TwinOptions {
+	raise := func(name corev1.ResourceName, to int64) {
+		if q, ok := o.Quota[name]; o.named[name] || (ok && !q.IsZero()) {
+			return
+		}
+		o.Quota[name] = *resource.NewQuantity(to, resource.DecimalSI)
+	}
+	o.Quota = maps.Clone(o.Quota)
+	if o.Quota == nil {
+		o.Quota = corev1.ResourceList{}
+	}
+	if slices.Contains(types, string(corev1.ServiceTypeNodePort)) || slices.Contains(types, string(corev1.ServiceTypeLoadBalancer)) {
+		raise(corev1.ResourceServicesNodePorts, DefaultTwinNodePorts)
+	}
+	if slices.Contains(types, string(corev1.ServiceTypeLoadBalancer)) {
+		raise(corev1.ResourceServicesLoadBalancers, DefaultTwinLoadBalancers)
+	}
+	return o
 }
 
 // DefaultMaxTwinsPerTenant is the cap on one consumer's twin namespaces
@@ -91,8 +129,8 @@ func (o *TwinOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.ReservedNames, "reserved-twin-namespaces", o.ReservedNames,
 		"comma-separated names or glob patterns of namespaces no consumer's twin may take, besides default, kube-*, liqo and liqo-* (liqo-demo aside), which are always refused; consumer cluster IDs whose <namespace>-<id> twins would hit one (system for *-system) are refused at peering")
 	fs.IntVar(&o.MaxPerTenant, "max-twin-namespaces-per-tenant", o.MaxPerTenant, "how many twin namespaces one consumer may have on this cluster")
-	fs.Var(&quotaValue{&o.Quota}, "twin-namespace-quota",
-		"object counts of each twin namespace's ResourceQuota, as resource=count,... over the defaults (services, configmaps and secrets 2000, persistentvolumeclaims 100, count/ingresses.networking.k8s.io 100, services.loadbalancers and services.nodeports 0; pods are not counted unless given, as the tenant's Quota bounds them; any count/<resource>.<group>), and requests.storage, the size of its remote volumes (100Gi)")
+	fs.Var(&quotaValue{l: &o.Quota, named: &o.named}, "twin-namespace-quota",
+		"object counts of each twin namespace's ResourceQuota, as resource=count,... over the defaults (services, configmaps and secrets 2000, persistentvolumeclaims 100, count/ingresses.networking.k8s.io 100, services.loadbalancers and services.nodeports 0, or 2 and 10 where --allowed-service-types allows LoadBalancer or NodePort; pods are not counted unless given, as the tenant's Quota bounds them; any count/<resource>.<group>), and requests.storage, the size of its remote volumes (100Gi)")
 }
 
 // Validate reports the first bad option with its flag.
@@ -140,7 +178,10 @@ func checkQuotaEntry(name corev1.ResourceName, q resource.Quantity) error {
 
 // quotaValue parses resource=count,... into a ResourceList, over what it
 // holds already, so that a flag names only the counts it changes.
-type quotaValue struct{ l *corev1.ResourceList }
+type quotaValue struct {
+	l     *corev1.ResourceList
+	named *map[corev1.ResourceName]bool
+}
 
 func (v *quotaValue) String() string {
 	if v.l == nil {
@@ -172,6 +213,12 @@ func (v *quotaValue) Set(s string) error {
 			return err
 		}
 		out[corev1.ResourceName(k)] = q
+		if v.named != nil {
+			if *v.named == nil {
+				*v.named = map[corev1.ResourceName]bool{}
+			}
+			(*v.named)[corev1.ResourceName(k)] = true
+		}
 	}
 	*v.l = out
 	return nil

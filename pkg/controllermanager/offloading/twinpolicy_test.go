@@ -115,3 +115,47 @@ func TestConsumerNetworks(t *testing.T) {
 		t.Errorf("got %v, want the valid networks, masked, once each", got)
 	}
 }
+
+// TestTwinQuotaForServiceTypes: allowing NodePort or LoadBalancer Services
+// gives each twin a few node ports (and load balancers), since the default
+// zero would refuse every Service the provider allows; counts the flag
+// names, zero included, are kept; ClusterIP alone keeps the zeros.
+func TestTwinQuotaForServiceTypes(t *testing.T) {
+	counts := func(o TwinOptions) string {
+		np, lb := o.Quota[corev1.ResourceServicesNodePorts], o.Quota[corev1.ResourceServicesLoadBalancers]
+		return np.String() + "/" + lb.String()
+	}
+	withFlag := func(args ...string) TwinOptions {
+		o := DefaultTwinOptions()
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	cases := []struct {
+		name  string
+		o     TwinOptions
+		types []string
+		want  string
+	}{
+		{"ClusterIP only", DefaultTwinOptions(), nil, "0/0"},
+		{"ExternalName takes no port", DefaultTwinOptions(), []string{"ExternalName"}, "0/0"},
+		{"NodePort", DefaultTwinOptions(), []string{"NodePort"}, "10/0"},
+		{"LoadBalancer takes node ports too", DefaultTwinOptions(), []string{"LoadBalancer"}, "10/2"},
+		{"the flag's counts kept", withFlag("--twin-namespace-quota=services.nodeports=3"), []string{"NodePort", "LoadBalancer"}, "3/2"},
+		{"the flag's zero kept", withFlag("--twin-namespace-quota=services.nodeports=0,services.loadbalancers=0"), []string{"LoadBalancer"}, "0/0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := counts(c.o)
+			if got := counts(c.o.ForServiceTypes(c.types)); got != c.want {
+				t.Errorf("services.nodeports/services.loadbalancers = %s, want %s", got, c.want)
+			}
+			if counts(c.o) != before {
+				t.Errorf("ForServiceTypes changed the options it was given")
+			}
+		})
+	}
+}

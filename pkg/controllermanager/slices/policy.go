@@ -15,19 +15,24 @@ import (
 )
 
 // DefaultResources is what a slice asks for when it names nothing, as the
-// documentation states: 4 CPUs, 8Gi of memory, 110 pods. A slice naming
-// some of them asks for the default of the others (see WithDefaults).
+// documentation states: 4 CPUs, 8Gi of memory, 110 pods and 20Gi of
+// ephemeral storage. A slice naming some of them asks for the default of
+// the others (see WithDefaults). Ephemeral storage is among them because a
+// virtual node without it refuses every pod with an ephemeral-storage
+// request or limit (the scheduler reads a missing capacity as zero), and
+// such pods are common (emptyDir size limits, charts setting limits).
 func DefaultResources() corev1.ResourceList {
 	return corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("4"),
-		corev1.ResourceMemory: resource.MustParse("8Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
+		corev1.ResourceCPU:              resource.MustParse("4"),
+		corev1.ResourceMemory:           resource.MustParse("8Gi"),
+		corev1.ResourcePods:             resource.MustParse("110"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("20Gi"),
 	}
 }
 
 // WithDefaults is the request a slice's resources make: every one of cpu,
-// memory and pods the slice does not name is asked for at its default, so
-// that the Quota always bounds all three. A slice naming only pods would
+// memory, pods and ephemeral-storage the slice does not name is asked for
+// at its default, so that the Quota always bounds them. A slice naming only pods would
 // otherwise leave its consumer's cpu and memory unbounded (a Quota bounds
 // only what it lists). The default rather than zero: it is what naming
 // nothing asks for, and what liqoctl's flags ask for when left out, so the
@@ -111,17 +116,24 @@ func scale(name corev1.ResourceName, q resource.Quantity, pct int) resource.Quan
 // With deny false, every resource is cut to what is left and the message
 // says what was cut; with deny true, a request exceeding what is left is
 // refused with the reason. A resource the provider does not have at all is
-// never granted.
+// never granted: named, it is granted as zero (or refused); left to its
+// default, it is left out, so that a provider whose nodes report no
+// ephemeral storage (a kubelet without a local disk to account) still
+// grants the rest of a default slice, even when it denies over-asks.
 func Decide(requested, shareable corev1.ResourceList, deny bool) (accepted corev1.ResourceList, ok bool, msg string) {
 	if err := Validate(requested); err != nil {
 		return nil, false, err.Error()
 	}
 	full := WithDefaults(requested)
 	accepted = corev1.ResourceList{}
-	var cut []string
+	var cut, absent []string
 	for _, name := range sortedNames(full) {
 		want := full[name]
 		have, exists := shareable[name]
+		if _, named := requested[name]; !exists && !named {
+			absent = append(absent, string(name))
+			continue
+		}
 		if !exists {
 			have = resource.Quantity{}
 		}
@@ -136,13 +148,17 @@ func Decide(requested, shareable corev1.ResourceList, deny bool) (accepted corev
 		cut = append(cut, fmt.Sprintf("%s: requested %s, %s left to share", name, asked, have.String()))
 		accepted[name] = have
 	}
+	note := ""
+	if len(absent) > 0 {
+		note = fmt.Sprintf(" (none of the default %s: this cluster's nodes report none)", strings.Join(absent, ", "))
+	}
 	if len(cut) == 0 {
-		return accepted, true, "all requested resources granted"
+		return accepted, true, "all requested resources granted" + note
 	}
 	if deny {
 		return nil, false, "not enough resources: " + strings.Join(cut, "; ")
 	}
-	return accepted, true, "granted up to the sharing limit (" + strings.Join(cut, "; ") + ")"
+	return accepted, true, "granted up to the sharing limit (" + strings.Join(cut, "; ") + ")" + note
 }
 
 // Canonical renders a resource list in a stable form, to tell whether a

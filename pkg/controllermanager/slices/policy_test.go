@@ -171,3 +171,53 @@ func TestDecideBoundsCPUMemoryPods(t *testing.T) {
 		})
 	}
 }
+
+// TestDecideEphemeralStorage: a default slice asks for 20Gi of ephemeral
+// storage, which a provider whose nodes report it grants within what it
+// shares (never more), and a provider whose nodes report none leaves out
+// rather than refusing the whole slice for.
+func TestDecideEphemeralStorage(t *testing.T) {
+	withDisk := func(disk string) corev1.ResourceList {
+		l := rl("8", "32Gi", "110")
+		l[corev1.ResourceEphemeralStorage] = resource.MustParse(disk)
+		return l
+	}
+	defaults := rl("4", "8Gi", "110")
+	defaultsWith := func(disk string) corev1.ResourceList {
+		l := defaults.DeepCopy()
+		l[corev1.ResourceEphemeralStorage] = resource.MustParse(disk)
+		return l
+	}
+	named := func(disk string) corev1.ResourceList {
+		l := corev1.ResourceList{}
+		l[corev1.ResourceEphemeralStorage] = resource.MustParse(disk)
+		return l
+	}
+	cases := []struct {
+		name      string
+		requested corev1.ResourceList
+		left      corev1.ResourceList
+		deny      bool
+		wantOK    bool
+		want      corev1.ResourceList
+		msgHas    string
+	}{
+		{"the default granted", nil, withDisk("50Gi"), false, true, defaultsWith("20Gi"), "all requested resources granted"},
+		{"the default bounded by the share", nil, withDisk("5Gi"), false, true, defaultsWith("5Gi"),
+			"ephemeral-storage: requested 20Gi (the default: the slice names no ephemeral-storage), 5Gi left"},
+		{"the default over the share, Deny", nil, withDisk("5Gi"), true, false, nil, "ephemeral-storage: requested 20Gi"},
+		{"named", named("40Gi"), withDisk("50Gi"), false, true, defaultsWith("40Gi"), "all requested"},
+		{"nodes report none: left out", nil, rl("8", "32Gi", "110"), true, true, defaults,
+			"none of the default ephemeral-storage: this cluster's nodes report none"},
+		{"nodes report none, named: zero", named("1Gi"), rl("8", "32Gi", "110"), false, true, defaultsWith("0"),
+			"ephemeral-storage: requested 1Gi, 0 left"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok, msg := Decide(c.requested, c.left, c.deny)
+			if ok != c.wantOK || Canonical(got) != Canonical(c.want) || !strings.Contains(msg, c.msgHas) {
+				t.Fatalf("got %s ok=%v %q; want %s ok=%v containing %q", Canonical(got), ok, msg, Canonical(c.want), c.wantOK, c.msgHas)
+			}
+		})
+	}
+}

@@ -152,7 +152,12 @@ func (r *ResourceFlags) bind(fs *pflag.FlagSet, what string) {
 	// name=quantity is what help shows for its value, in place of the type
 	// "stringToString"; an empty DefValue keeps help from printing
 	// "(default [])" for the empty map.
-	fs.StringToStringVar(&r.Resources, "resource", nil, "other resource to "+what+", as `name=quantity` (repeatable), e.g. nvidia.com/gpu=1")
+	// Ephemeral storage has a default but no flag of its own (the
+	// reference's peer has none): the provider grants its default to a
+	// slice not naming it, so help says how to ask for another amount.
+	disk := def[corev1.ResourceEphemeralStorage]
+	fs.StringToStringVar(&r.Resources, "resource", nil, "other resource to "+what+", as `name=quantity` (repeatable), e.g. nvidia.com/gpu=1; "+
+		"ephemeral-storage is "+disk.String()+" unless given")
 	fs.Lookup("resource").DefValue = ""
 }
 

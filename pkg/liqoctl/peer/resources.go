@@ -23,6 +23,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
+	liqoslices "github.com/liqo-go/liqo/pkg/controllermanager/slices"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode/forge"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
@@ -295,6 +296,11 @@ func (o *virtualNodeOptions) run(ctx context.Context, out *output.Printer, name 
 			capacity, err := o.res.requested()
 			if err != nil {
 				return err
+			}
+			// As a provider grants a slice not naming it: without it the
+			// node would refuse every pod with an ephemeral-storage request.
+			if _, ok := capacity[corev1.ResourceEphemeralStorage]; !ok {
+				capacity[corev1.ResourceEphemeralStorage] = liqoslices.DefaultResources()[corev1.ResourceEphemeralStorage]
 			}
 			vn.Labels = map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: o.remoteID}
 			vn.Spec.ClusterID = corev1beta1.ClusterID(o.remoteID)

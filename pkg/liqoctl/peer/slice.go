@@ -64,7 +64,9 @@ func EnsureResourceSlice(ctx context.Context, c client.Client, out *output.Print
 		return nil, fmt.Errorf("creating the ResourceSlice: %w", err)
 	}
 	out.Timed(start, "ResourceSlice created")
-	requested := want.Spec.Resources
+	// The provider marks its decision with the request as it decided it,
+	// defaults included (ephemeral storage, which no flag names).
+	requested := slicepolicy.WithDefaults(want.Spec.Resources)
 
 	out.Step("Waiting for the provider to accept the ResourceSlice")
 	start = time.Now()

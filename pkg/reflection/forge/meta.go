@@ -23,6 +23,10 @@ const (
 // remote name is taken by an object the reflection did not create.
 const ReasonReflectionConflict = "ReflectionConflict"
 
+// ReasonReflectionRefused is the Event reason on a local object whose
+// remote copy the provider refused (its admission policy or quota).
+const ReasonReflectionRefused = "ReflectionRefused"
+
 // Policy says which local objects of a kind are reflected.
 type Policy string
 
