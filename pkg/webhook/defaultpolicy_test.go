@@ -61,8 +61,8 @@ func runShadowPods(t *testing.T, policy *PodPolicy, namespaces ...string) {
 func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	consumer(t, "omega", offv1beta1.HardLimitsEnforcement, list("cpu", "10", "memory", "10Gi", "pods", "100"))
-	omega := asConsumer(t, "omega", twin("omega"))
+	consumer(t, "orca", offv1beta1.HardLimitsEnforcement, list("cpu", "10", "memory", "10Gi", "pods", "100"))
+	orca := asConsumer(t, "orca", twin("orca"))
 	for _, o := range []client.Object{
 		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "consumer-batch"}, Value: 1000},
 		&nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "nvidia"}, Handler: "nvidia"},
@@ -74,24 +74,24 @@ func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 		t.Cleanup(func() { _ = cl.Delete(context.Background(), o) })
 	}
 	policy := mainOptions().Pods
-	runShadowPods(t, &policy, twin("omega"), consts.TenantNamespace("omega"))
+	runShadowPods(t, &policy, twin("orca"), consts.TenantNamespace("orca"))
 
-	scraped := shadowPod("scraped", twin("omega"), "omega", "100m", "")
+	scraped := shadowPod("scraped", twin("orca"), "orca", "100m", "")
 	scraped.Annotations = map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "9090"}
-	meshed := shadowPod("meshed", twin("omega"), "omega", "100m", "")
+	meshed := shadowPod("meshed", twin("orca"), "orca", "100m", "")
 	meshed.Labels["sidecar.istio.io/inject"] = "true"
 	meshed.Annotations = map[string]string{"sidecar.istio.io/inject": "true", "iam.amazonaws.com/role": "reader", "team": "shop"}
-	batch := shadowPod("batch", twin("omega"), "omega", "100m", "")
+	batch := shadowPod("batch", twin("orca"), "orca", "100m", "")
 	batch.Spec.Pod.PriorityClassName = "consumer-batch"
-	gpu := shadowPod("gpu", twin("omega"), "omega", "100m", "")
+	gpu := shadowPod("gpu", twin("orca"), "orca", "100m", "")
 	gpu.Spec.Pod.RuntimeClassName = ptr.To("nvidia")
-	scratch := shadowPod("scratch", twin("omega"), "omega", "100m", "")
+	scratch := shadowPod("scratch", twin("orca"), "orca", "100m", "")
 	scratch.Spec.Pod.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
 		VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources:   corev1.VolumeResourceRequirements{Requests: list("storage", "1Gi")}}}}}}}
 	for _, sp := range []*offv1beta1.ShadowPod{scraped, meshed, batch, gpu, scratch} {
-		if err := omega.Create(ctx, sp); err != nil {
+		if err := orca.Create(ctx, sp); err != nil {
 			t.Errorf("ShadowPod %s refused: %v", sp.Name, err)
 		}
 	}
@@ -100,7 +100,7 @@ func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 		t.Helper()
 		var p corev1.Pod
 		harness.Eventually(ctx, t, "pod "+name, func() (bool, error) {
-			err := cl.Get(ctx, types.NamespacedName{Namespace: twin("omega"), Name: name}, &p)
+			err := cl.Get(ctx, types.NamespacedName{Namespace: twin("orca"), Name: name}, &p)
 			return err == nil && ok(&p), client.IgnoreNotFound(err)
 		})
 		return &p
@@ -134,18 +134,18 @@ func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 	}
 	pod("scratch", func(*corev1.Pod) bool { return true })
 	harness.Eventually(ctx, t, "the ephemeral volume's claim in the twin namespace", func() (bool, error) {
-		err := cl.Get(ctx, types.NamespacedName{Namespace: twin("omega"), Name: "scratch-data"}, &corev1.PersistentVolumeClaim{})
+		err := cl.Get(ctx, types.NamespacedName{Namespace: twin("orca"), Name: "scratch-data"}, &corev1.PersistentVolumeClaim{})
 		return err == nil, client.IgnoreNotFound(err)
 	})
 
-	critical := shadowPod("critical", twin("omega"), "omega", "100m", "")
+	critical := shadowPod("critical", twin("orca"), "orca", "100m", "")
 	critical.Spec.Pod.PriorityClassName = "system-node-critical"
-	wantDenied(t, "a system priority class", omega.Create(ctx, critical),
+	wantDenied(t, "a system priority class", orca.Create(ctx, critical),
 		`spec.pod.priorityClassName "system-node-critical" is a system priority class: offloaded pods may not preempt the provider's own components `+
 			"[rule: "+priorityRule+"]")
-	sandboxed := shadowPod("sandboxed", twin("omega"), "omega", "100m", "")
+	sandboxed := shadowPod("sandboxed", twin("orca"), "orca", "100m", "")
 	sandboxed.Spec.Pod.RuntimeClassName = ptr.To("gvisor")
-	wantDenied(t, "a runtime class not offered", omega.Create(ctx, sandboxed),
+	wantDenied(t, "a runtime class not offered", orca.Create(ctx, sandboxed),
 		`spec.pod.runtimeClassName "gvisor" is not offered by the provider, which offers nvidia: the provider decides the runtime of offloaded pods `+
 			"[rule: "+runtimeRule+"]")
 }

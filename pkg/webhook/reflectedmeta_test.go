@@ -63,10 +63,10 @@ func reflectedConfigMap(name, namespace, origin string) *corev1.ConfigMap {
 // on objects, which must pass.
 func TestHostileReflectedMetadata(t *testing.T) {
 	ctx := context.Background()
-	mu, twins := reflectingConsumer(t, "mu", "shop")
+	marten, twins := reflectingConsumer(t, "marten", "shop")
 	shop := twins[0]
 	ing := func(name string, annotations map[string]string) client.Object {
-		return withMeta(reflectedIngress(name, shop, "mu", name+".mu.example.com"), nil, annotations)
+		return withMeta(reflectedIngress(name, shop, "marten", name+".marten.example.com"), nil, annotations)
 	}
 	const annotationRule, labelRule = "--allowed-reflected-annotations", "--allowed-reflected-labels"
 
@@ -92,7 +92,7 @@ func TestHostileReflectedMetadata(t *testing.T) {
 			[]string{"metadata.annotations[cert-manager.io/cluster-issuer]", annotationRule}},
 		{"external-dns's hostname on an Ingress", ing("dns", map[string]string{"external-dns.alpha.kubernetes.io/hostname": "console.provider.example"}),
 			[]string{"metadata.annotations[external-dns.alpha.kubernetes.io/hostname]", annotationRule}},
-		{"external-dns's hostname on a Service", withMeta(reflectedService("dns", shop, "mu"), nil,
+		{"external-dns's hostname on a Service", withMeta(reflectedService("dns", shop, "marten"), nil,
 			map[string]string{"external-dns.alpha.kubernetes.io/hostname": "api.provider.example"}),
 			[]string{"metadata.annotations[external-dns.alpha.kubernetes.io/hostname]", annotationRule}},
 		{"cert-manager's CA injection from a Secret", withMeta(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ca", Namespace: shop}}, nil,
@@ -101,12 +101,12 @@ func TestHostileReflectedMetadata(t *testing.T) {
 
 		// Ingress classes: only the provider's choice of controllers.
 		{"an ingress class not allowed", func() client.Object {
-			i := reflectedIngress("internal", shop, "mu", "internal.mu.example.com")
+			i := reflectedIngress("internal", shop, "marten", "internal.marten.example.com")
 			i.Spec.IngressClassName = ptr.To("internal")
 			return i
 		}(), []string{`spec.ingressClassName "internal" is not allowed on this provider, which allows nginx`, "--allowed-ingress-classes"}},
 		{"a legacy class annotation not allowed", func() client.Object {
-			i := reflectedIngress("legacy", shop, "mu", "legacy.mu.example.com")
+			i := reflectedIngress("legacy", shop, "marten", "legacy.marten.example.com")
 			i.Spec.IngressClassName = nil
 			i.Annotations = map[string]string{ingressClassAnnotation: "internal"}
 			return i
@@ -115,38 +115,38 @@ func TestHostileReflectedMetadata(t *testing.T) {
 		// makes one): a controller taking class-less Ingresses would
 		// serve it.
 		{"an Ingress without a class", func() client.Object {
-			i := reflectedIngress("classless", shop, "mu", "classless.mu.example.com")
+			i := reflectedIngress("classless", shop, "marten", "classless.marten.example.com")
 			i.Spec.IngressClassName = nil
 			return i
 		}(), []string{"spec.ingressClassName is not set", "--allowed-ingress-classes"}},
 
 		// Labels the provider's systems select objects by.
-		{"a Service handed to another service proxy", withMeta(reflectedService("proxied", shop, "mu"),
+		{"a Service handed to another service proxy", withMeta(reflectedService("proxied", shop, "marten"),
 			map[string]string{"service.kubernetes.io/service-proxy-name": "other-proxy"}, nil),
 			[]string{"metadata.labels[service.kubernetes.io/service-proxy-name]", labelRule}},
-		{"a ConfigMap marked as a replica of liqo's", withMeta(reflectedConfigMap("replica", shop, "mu"),
+		{"a ConfigMap marked as a replica of liqo's", withMeta(reflectedConfigMap("replica", shop, "marten"),
 			map[string]string{consts.ReplicationLabel: "true"}, nil),
 			[]string{"metadata.labels[liqo.io/replication]", labelRule}},
 		{"a Secret marked as the provider's nonce", withMeta(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "nonce", Namespace: shop}},
 			map[string]string{consts.NonceSecretLabel: "issued"}, nil),
 			[]string{"metadata.labels[liqo.io/nonce]", labelRule}},
-		{"an EndpointSlice handed to the provider's EndpointSlice controller", withMeta(reflectedSlice("spoofed", shop, "mu"),
+		{"an EndpointSlice handed to the provider's EndpointSlice controller", withMeta(reflectedSlice("spoofed", shop, "marten"),
 			map[string]string{discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"}, nil),
 			[]string{"metadata.labels[endpointslice.kubernetes.io/managed-by]", labelRule}},
-		{"an EndpointSlice with a mesh annotation", withMeta(reflectedSlice("meshed", shop, "mu"), nil,
+		{"an EndpointSlice with a mesh annotation", withMeta(reflectedSlice("meshed", shop, "marten"), nil,
 			map[string]string{"networking.istio.io/exportTo": "*"}),
 			[]string{"metadata.annotations[networking.istio.io/exportTo]", annotationRule}},
 
 		// The reflection's own marks must name the consumer.
 		{"a Service claiming another consumer's origin", reflectedService("spoof-origin", shop, "lambda"),
-			[]string{`metadata.labels[liqo.io/origin-cluster-id] "lambda" must be "mu"`, "origin rule"}},
+			[]string{`metadata.labels[liqo.io/origin-cluster-id] "lambda" must be "marten"`, "origin rule"}},
 		{"a ConfigMap passing for one of the provider's own", withMeta(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ours", Namespace: shop}},
 			map[string]string{consts.ManagedByLabel: consts.ManagedByValue}, nil),
-			[]string{"metadata.labels[app.kubernetes.io/managed-by]=liqo needs liqo.io/origin-cluster-id=mu", "origin rule"}},
+			[]string{"metadata.labels[app.kubernetes.io/managed-by]=liqo needs liqo.io/origin-cluster-id=marten", "origin rule"}},
 	}
 	for _, h := range hostile {
 		t.Run(h.name, func(t *testing.T) {
-			err := mu.Create(ctx, h.obj)
+			err := marten.Create(ctx, h.obj)
 			wantReflectedDenied(t, h.name, err, h.fragments...)
 			if err != nil {
 				t.Log(err)
@@ -156,12 +156,12 @@ func TestHostileReflectedMetadata(t *testing.T) {
 
 	// An admitted object may not gain a hostile key by an update.
 	t.Run("a ConfigMap updated with a liqo label", func(t *testing.T) {
-		cm := reflectedConfigMap("turned", shop, "mu")
-		if err := mu.Create(ctx, cm); err != nil {
+		cm := reflectedConfigMap("turned", shop, "marten")
+		if err := marten.Create(ctx, cm); err != nil {
 			t.Fatal(err)
 		}
 		cm.Labels[consts.TwinNamespaceLabel] = "true"
-		wantReflectedDenied(t, "a liqo label added by an update", mu.Update(ctx, cm), "metadata.labels[liqo.io/twin-namespace]")
+		wantReflectedDenied(t, "a liqo label added by an update", marten.Update(ctx, cm), "metadata.labels[liqo.io/twin-namespace]")
 	})
 
 	helm := map[string]string{"app": "web", "app.kubernetes.io/name": "web", "app.kubernetes.io/instance": "shop",
@@ -172,35 +172,35 @@ func TestHostileReflectedMetadata(t *testing.T) {
 		name string
 		obj  client.Object
 	}{
-		{"a Helm chart's Service, scraped by Prometheus", withMeta(reflectedService("web", shop, "mu"), helm,
+		{"a Helm chart's Service, scraped by Prometheus", withMeta(reflectedService("web", shop, "marten"), helm,
 			map[string]string{"meta.helm.sh/release-name": "shop", "prometheus.io/scrape": "true", "prometheus.io/port": "9090"})},
-		{"a Helm chart's ConfigMap", withMeta(reflectedConfigMap("settings", shop, "mu"), helm, helmAnnotations)},
-		{"an Ingress of the allowed class with an allowed annotation", withMeta(reflectedIngress("front", shop, "mu", "front.mu.example.com"), helm,
+		{"a Helm chart's ConfigMap", withMeta(reflectedConfigMap("settings", shop, "marten"), helm, helmAnnotations)},
+		{"an Ingress of the allowed class with an allowed annotation", withMeta(reflectedIngress("front", shop, "marten", "front.marten.example.com"), helm,
 			map[string]string{"nginx.ingress.kubernetes.io/rewrite-target": "/", "meta.helm.sh/release-name": "shop"})},
 		{"an Ingress of the allowed class by the legacy annotation", func() client.Object {
-			i := reflectedIngress("legacy-nginx", shop, "mu", "legacy-nginx.mu.example.com")
+			i := reflectedIngress("legacy-nginx", shop, "marten", "legacy-nginx.marten.example.com")
 			i.Spec.IngressClassName = nil
 			i.Annotations = map[string]string{ingressClassAnnotation: "nginx"}
 			return i
 		}()},
 		{"a pod's token Secret as the reflection sends it", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-token", Namespace: shop,
-			Labels: map[string]string{forge.TokenLabel: "true", consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: "mu"},
+			Labels: map[string]string{forge.TokenLabel: "true", consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: "marten"},
 			Annotations: map[string]string{forge.TokenServiceAccountAnnotation: "web", forge.TokenAudienceAnnotation: "https://kubernetes.default.svc",
 				forge.TokenIssuedAnnotation: "2026-01-01T00:00:00Z", forge.TokenExpiryAnnotation: "2026-01-01T01:00:00Z"}},
 			Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"token": []byte("t")}}},
 		{"a TLS Secret cert-manager issued", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "front-tls", Namespace: shop,
-			Labels: map[string]string{"controller.cert-manager.io/fao": "true", consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: "mu"},
+			Labels: map[string]string{"controller.cert-manager.io/fao": "true", consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: "marten"},
 			Annotations: map[string]string{"cert-manager.io/certificate-name": "front", "cert-manager.io/issuer-name": "letsencrypt",
-				"cert-manager.io/issuer-kind": "ClusterIssuer", "cert-manager.io/common-name": "front.mu.example.com"}},
+				"cert-manager.io/issuer-kind": "ClusterIssuer", "cert-manager.io/common-name": "front.marten.example.com"}},
 			Type: corev1.SecretTypeTLS, Data: map[string][]byte{corev1.TLSCertKey: []byte("cert"), corev1.TLSPrivateKeyKey: []byte("key")}}},
-		{"a headless Service's EndpointSlice", withMeta(reflectedSlice("web-abcde", shop, "mu"),
+		{"a headless Service's EndpointSlice", withMeta(reflectedSlice("web-abcde", shop, "marten"),
 			map[string]string{corev1.IsHeadlessService: "", "app.kubernetes.io/name": "web"}, nil)},
-		{"a user's reflection marks", withMeta(reflectedConfigMap("marked", shop, "mu"), nil,
+		{"a user's reflection marks", withMeta(reflectedConfigMap("marked", shop, "marten"), nil,
 			map[string]string{forge.AllowReflectionAnnotation: "", "kubernetes.io/description": "settings of the shop"})},
 	}
 	for _, o := range ordinary {
 		t.Run(o.name, func(t *testing.T) {
-			if err := mu.Create(ctx, o.obj); err != nil {
+			if err := marten.Create(ctx, o.obj); err != nil {
 				t.Errorf("%s: %v", o.name, err)
 			}
 		})
@@ -213,7 +213,7 @@ func TestHostileReflectedMetadata(t *testing.T) {
 // judges it.
 func TestIngressClasses(t *testing.T) {
 	ctx := context.Background()
-	nu, twins := reflectingConsumer(t, "nu", "shop")
+	newt, twins := reflectingConsumer(t, "newt", "shop")
 	class := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx",
 		Annotations: map[string]string{networkingv1.AnnotationIsDefaultIngressClass: "true"}},
 		Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}
@@ -221,9 +221,9 @@ func TestIngressClasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cl.Delete(context.Background(), class) })
-	ing := reflectedIngress("front", twins[0], "nu", "front.nu.example.com")
+	ing := reflectedIngress("front", twins[0], "newt", "front.newt.example.com")
 	ing.Spec.IngressClassName = nil
-	if err := nu.Create(ctx, ing); err != nil {
+	if err := newt.Create(ctx, ing); err != nil {
 		t.Fatalf("an Ingress without a class where nginx is the default: %v", err)
 	}
 	if c := ing.Spec.IngressClassName; c == nil || *c != "nginx" {

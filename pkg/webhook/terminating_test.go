@@ -24,11 +24,11 @@ const stillTerminating = "test.liqo.io/still-terminating"
 // Quota's status.used and against a new ShadowPod, until its pod is gone.
 func TestShadowPodCountsWhileItsPodTerminates(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "kappa", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "pods", "10"))
-	kappa := asConsumer(t, "kappa", twin("kappa"))
+	consumer(t, "koala", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "pods", "10"))
+	koala := asConsumer(t, "koala", twin("koala"))
 
-	slow := shadowPod("slow", twin("kappa"), "kappa", "600m", "")
-	if err := kappa.Create(ctx, slow); err != nil {
+	slow := shadowPod("slow", twin("koala"), "koala", "600m", "")
+	if err := koala.Create(ctx, slow); err != nil {
 		t.Fatal(err)
 	}
 	// The pod the ShadowPod controller (not running here) would make.
@@ -44,7 +44,7 @@ func TestShadowPodCountsWhileItsPodTerminates(t *testing.T) {
 		return err == nil, err
 	})
 
-	if err := kappa.Delete(ctx, slow); err != nil {
+	if err := koala.Delete(ctx, slow); err != nil {
 		t.Fatal(err)
 	}
 	// As the ShadowPod controller would: the pod now terminates.
@@ -57,19 +57,19 @@ func TestShadowPodCountsWhileItsPodTerminates(t *testing.T) {
 	})
 	// A ShadowPod asking for no cpu, created after the deletion: once the
 	// Quota counts it, the ledger has seen the deletion before it.
-	if err := kappa.Create(ctx, shadowPod("marker", twin("kappa"), "kappa", "", "")); err != nil {
+	if err := koala.Create(ctx, shadowPod("marker", twin("koala"), "koala", "", "")); err != nil {
 		t.Fatal(err)
 	}
-	waitUsed(t, "status.used counting the marker and the terminating pod", "kappa", list("cpu", "600m", "pods", "2"))
+	waitUsed(t, "status.used counting the marker and the terminating pod", "koala", list("cpu", "600m", "pods", "2"))
 	wantDenied(t, "a ShadowPod past the share of a pod still terminating",
-		kappa.Create(ctx, shadowPod("next", twin("kappa"), "kappa", "600m", "")), "quota usage exceeded: cpu requested 600m, used 600m of 1")
+		koala.Create(ctx, shadowPod("next", twin("koala"), "koala", "600m", "")), "quota usage exceeded: cpu requested 600m, used 600m of 1")
 
 	dropFinalizers(t, pod)
 	eventually(t, "the next ShadowPod admitted once the pod is gone", func(ctx context.Context) (bool, error) {
-		err := kappa.Create(ctx, shadowPod("next", twin("kappa"), "kappa", "600m", ""))
+		err := koala.Create(ctx, shadowPod("next", twin("koala"), "koala", "600m", ""))
 		return err == nil, err
 	})
-	waitUsed(t, "status.used counting the marker and the next ShadowPod", "kappa", list("cpu", "600m", "pods", "2"))
+	waitUsed(t, "status.used counting the marker and the next ShadowPod", "koala", list("cpu", "600m", "pods", "2"))
 }
 
 // dropFinalizers lets the test's pod go.
