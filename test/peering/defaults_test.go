@@ -37,6 +37,7 @@ func TestDefaultPeeringSharesEphemeralStorage(t *testing.T) {
 	rome := clusterClient(t, "rome")
 	ns := "ephemeral-default"
 	offloadWith(ctx, t, rome, ns, "--pod-offloading-strategy", "Remote", "--selector", consts.RemoteClusterIDLabel+"=milan")
+	unoffloadAtEnd(t, ns)
 	pod := func(name, request, limit string) *corev1.Pod {
 		return &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -150,6 +151,7 @@ func TestNodePortServices(t *testing.T) {
 	t.Run("refused where the provider does not allow NodePort", func(t *testing.T) {
 		ns := "nodeport-milan"
 		twin := offloadWith(ctx, t, rome, ns, "--selector", consts.RemoteClusterIDLabel+"=milan")
+		unoffloadAtEnd(t, ns)
 		s := nodePortService(ns, "pinned", 1, true)
 		if err := rome.Create(ctx, s); err != nil {
 			t.Fatal(err)
@@ -168,6 +170,7 @@ func TestNodePortServices(t *testing.T) {
 	t.Run("reflected with the same node port where the provider allows NodePort", func(t *testing.T) {
 		ns := "nodeport-naples"
 		twin := offloadWith(ctx, t, rome, ns, "--selector", consts.RemoteClusterIDLabel+"=naples")
+		unoffloadAtEnd(t, ns)
 		naples := clusterClient(t, "naples")
 		// Allowing NodePort gave each twin node ports to spend, not an
 		// unbounded number.
@@ -211,6 +214,20 @@ func TestNodePortServices(t *testing.T) {
 		t.Logf("Event on rome's Service: %s", msg)
 		if !strings.Contains(msg, "--twin-namespace-quota") {
 			t.Errorf("the Event does not name the provider's setting: %s", msg)
+		}
+	})
+}
+
+// unoffloadAtEnd unoffloads ns when the test ends, so that the tests after
+// it (TestOffloading waits for rome's maps to list nothing) start from
+// maps without it.
+func unoffloadAtEnd(t *testing.T, ns string) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if out, err := run(ctx, "unoffload", "namespace", ns, "--kubeconfig", kubeconfigs["rome"], "--timeout", "90s"); err != nil {
+			t.Errorf("unoffload namespace %s: %v\n%s", ns, err, out)
 		}
 	})
 }

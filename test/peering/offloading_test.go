@@ -2,6 +2,7 @@ package peering
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -239,7 +240,10 @@ func TestOffloading(t *testing.T) {
 				if err := rome.Get(wctx, consts.NamespaceMapKey(p), &m); err != nil {
 					return false, err
 				}
-				return len(m.Spec.DesiredMapping) == 0 && len(m.Status.CurrentMapping) == 0, nil
+				if len(m.Spec.DesiredMapping) > 0 || len(m.Status.CurrentMapping) > 0 {
+					return false, fmt.Errorf("desired %v, current %v", m.Spec.DesiredMapping, m.Status.CurrentMapping)
+				}
+				return true, nil
 			})
 		}
 		if out, err := run(ctx, "unoffload", "namespace", "tour", "--kubeconfig", kubeconfigs["rome"]); err != nil || !strings.Contains(out, "is not offloaded") {

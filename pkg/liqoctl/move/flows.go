@@ -272,7 +272,7 @@ func (m *mover) progress(ctx context.Context, sender string) string {
 func (m *mover) pod(role string, s side, addr string) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "liqo-mover-" + role + "-", Namespace: m.ns,
-			Labels: map[string]string{"app.kubernetes.io/name": "liqo-mover", "storage.liqo.io/moving": m.name}},
+			Labels: moverLabels(m.name)},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: ptr.To[int64](1),
@@ -387,7 +387,7 @@ func (m *mover) createClaim(ctx context.Context, name, volume string) error {
 	pvc := m.spec.DeepCopy()
 	pvc.Name, pvc.Spec.VolumeName = name, volume
 	if name != m.name {
-		pvc.Labels = map[string]string{"storage.liqo.io/moving": m.name}
+		pvc.Labels = moverLabels(m.name)
 	}
 	if _, err := m.cs.CoreV1().PersistentVolumeClaims(m.ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating PVC %s/%s: %w", m.ns, name, err)
@@ -428,4 +428,11 @@ func (m *mover) poll(ctx context.Context, cond func() (bool, error)) error {
 		return fmt.Errorf("timed out (--timeout %s)", m.o.Timeout)
 	}
 	return err
+}
+
+// moverLabels mark the pods and claims of the move of claim: recommended
+// application labels, which a provider admits on what is offloaded or
+// reflected to it (a domain-prefixed key of ours would be refused).
+func moverLabels(claim string) map[string]string {
+	return map[string]string{"app.kubernetes.io/name": "liqo-mover", "app.kubernetes.io/instance": claim}
 }

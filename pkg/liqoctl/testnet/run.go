@@ -28,7 +28,10 @@ import (
 )
 
 const (
-	serverLabel = "liqo.io/test-network-server"
+	// serverLabel tells the test pods apart, and their Services select by
+	// it: a recommended application label, which providers admit on
+	// offloaded pods (a domain-prefixed one of ours would be refused).
+	serverLabel = "app.kubernetes.io/instance"
 	port        = 8080
 )
 
@@ -275,7 +278,7 @@ func ready(p *corev1.Pod) bool {
 
 // create runs server s and its Service.
 func (o *Options) create(ctx context.Context, s *server) error {
-	labels := map[string]string{serverLabel: s.name}
+	labels := map[string]string{serverLabel: s.name, "app.kubernetes.io/name": "liqo-test-network"}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: o.namespace, Labels: labels},
 		Spec: corev1.PodSpec{
