@@ -38,6 +38,25 @@ func New(pools, reserved []netip.Prefix) (*Allocator, error) {
 	return &Allocator{pools: slices.Clone(pools), reserved: slices.Clone(reserved), nets: map[netip.Prefix]map[netip.Addr]bool{}}, nil
 }
 
+// Reserve adds ps to the prefixes never handed out, from now on: what is
+// allocated already stays (its owner is told apart, by comparing it with
+// the cluster's networks). Prefixes reserved already are skipped.
+func (a *Allocator) Reserve(ps ...netip.Prefix) error {
+	for _, p := range ps {
+		if !p.IsValid() || !p.Addr().Is4() || p.Masked() != p {
+			return fmt.Errorf("%s is not a canonical IPv4 prefix", p)
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, p := range ps {
+		if !slices.Contains(a.reserved, p) {
+			a.reserved = append(a.reserved, p)
+		}
+	}
+	return nil
+}
+
 // taken returns a reserved or allocated prefix overlapping p.
 func (a *Allocator) taken(p netip.Prefix) (netip.Prefix, bool) {
 	for _, r := range a.reserved {

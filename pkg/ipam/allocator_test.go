@@ -49,6 +49,27 @@ func TestAcquireNetwork(t *testing.T) {
 	}
 }
 
+// TestReserve: a prefix reserved later (a node's network that appeared)
+// is no longer kept as is nor handed out; what was allocated stays.
+func TestReserve(t *testing.T) {
+	a := mustNew(t, []netip.Prefix{mp("192.168.0.0/16")}, nil)
+	if got, err := a.AcquireNetwork(mp("192.168.7.0/24")); err != nil || got != mp("192.168.7.0/24") {
+		t.Fatalf("before: got %s, %v; want it kept", got, err)
+	}
+	if err := a.Reserve(mp("192.168.0.0/24"), mp("192.168.8.0/24"), mp("192.168.8.0/24")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.AcquireNetwork(mp("192.168.8.0/24")); err != nil || got != mp("192.168.1.0/24") {
+		t.Errorf("a reserved /24: got %s, %v; want the first free one, 192.168.1.0/24", got, err)
+	}
+	if got := a.Networks(); len(got) != 2 || got[1] != mp("192.168.7.0/24") {
+		t.Errorf("allocated: %v, want 192.168.7.0/24 kept", got)
+	}
+	if err := a.Reserve(mp("fd00::/64")); err == nil {
+		t.Error("Reserve took an IPv6 prefix, which the allocator does not handle")
+	}
+}
+
 func TestAcquireNetworkSkipsLargeBlocks(t *testing.T) {
 	// A reserved /9 at the start of the pool is skipped in one step and
 	// the result stays aligned to its own size.

@@ -48,6 +48,9 @@ type ipEntry struct {
 type Book struct {
 	opts   Options
 	reader client.Reader
+	// nodes reads the Nodes, whose networks are reserved before each
+	// allocation: nodes join after the start.
+	nodes client.Reader
 
 	mu        sync.Mutex
 	alloc     *ipam.Allocator
@@ -58,9 +61,10 @@ type Book struct {
 }
 
 // NewBook returns the book of a cluster with networks o; reader reads the
-// API server directly (the restore must not see a cache still filling).
-func NewBook(o Options, reader client.Reader) *Book {
-	return &Book{opts: o, reader: reader}
+// API server directly (the restore must not see a cache still filling),
+// nodes reads the Nodes (a cache: they are listed at each allocation).
+func NewBook(o Options, reader, nodes client.Reader) *Book {
+	return &Book{opts: o, reader: reader, nodes: nodes}
 }
 
 // ensure restores the allocations from the API objects once. It is called
@@ -69,10 +73,17 @@ func (b *Book) ensure(ctx context.Context) error {
 	if b.alloc != nil {
 		return nil
 	}
+	// Everything routed locally is reserved, so that a peer's network
+	// overlapping it is remapped, and no remapped network lands on it;
+	// an allocation restored over one is a conflict.
+	nodes, err := nodeNetworks(ctx, b.nodes)
+	if err != nil {
+		return err
+	}
 	var reserved []netip.Prefix
-	for name, p := range b.opts.local() {
-		if name != "external-cidr" {
-			reserved = append(reserved, p)
+	for _, l := range b.opts.routedLocally(nodes) {
+		if l.p != b.opts.ExternalCIDR {
+			reserved = append(reserved, l.p)
 		}
 	}
 	alloc, err := ipam.New(b.opts.Pools, reserved)
@@ -178,6 +189,14 @@ func (b *Book) Network(ctx context.Context, n *ipamv1alpha1.Network) (p netip.Pr
 	want, err := netip.ParsePrefix(string(n.Spec.CIDR))
 	if err != nil {
 		return netip.Prefix{}, false, fmt.Errorf("%w: spec.cidr %q: %v", errInvalid, n.Spec.CIDR, err)
+	}
+	// Nodes joined since the start: their networks are no peer's.
+	nodes, err := nodeNetworks(ctx, b.nodes)
+	if err != nil {
+		return netip.Prefix{}, false, err
+	}
+	if err := b.alloc.Reserve(nodes...); err != nil {
+		return netip.Prefix{}, false, err
 	}
 	p, err = b.alloc.AcquireNetwork(want)
 	if err != nil {

@@ -12,13 +12,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/ipam"
 	"github.com/liqo-go/liqo/pkg/kit"
 )
 
@@ -33,6 +36,13 @@ const (
 	ReasonNotAllocated   = "NetworkNotAllocated"
 	ReasonLocalUnknown   = "LocalCIDRsUnknown"
 	ReasonRemoteNotValid = "InvalidRemoteCIDR"
+	// ReasonRemoteRefused: the peer announced a network it may not
+	// (ipam.ParsePeerCIDR says which rule).
+	ReasonRemoteRefused = "RemoteCIDRRefused"
+	// ReasonOverlapsLocal: a network allocated to the peer overlaps one
+	// this cluster routes itself (a node joined in it since): nothing is
+	// routed to the peer until the Configuration is made again.
+	ReasonOverlapsLocal = "RemappedCIDROverlapsLocal"
 )
 
 // ConfigurationReconciler allocates the networks of a peer's Configuration
@@ -129,19 +139,22 @@ func (r *ConfigurationReconciler) syncNetworks(ctx context.Context, cfg *netv1be
 	for i := range owned.Items {
 		have[owned.Items[i].Name] = &owned.Items[i]
 	}
+	// Every CIDR is checked before any is allocated: a refused one
+	// changes nothing.
+	for _, f := range families {
+		for _, c := range *f.get(&cfg.Spec.Remote.CIDR) {
+			if reason, err := checkRemote(c); err != nil {
+				cond.Reason, cond.Message = reason, fmt.Sprintf("spec.remote.cidr.%s: %v", f.name, err)
+				return cond, nil
+			}
+		}
+	}
 	remote := &netv1beta1.ClusterConfig{}
 	wanted := map[string]bool{}
 	var waiting, failed []string
 	for _, f := range families {
 		for _, c := range *f.get(&cfg.Spec.Remote.CIDR) {
-			p, err := netip.ParsePrefix(string(c))
-			if err == nil {
-				err = checkPrefix(p)
-			}
-			if err != nil {
-				cond.Reason, cond.Message = ReasonRemoteNotValid, fmt.Sprintf("spec.remote.cidr.%s: %v", f.name, err)
-				return cond, nil
-			}
+			p := netip.MustParsePrefix(string(c)) // checked above
 			name := NetworkName(cfg.Name, f.name, p)
 			wanted[name] = true
 			n, ok := have[name]
@@ -175,12 +188,62 @@ func (r *ConfigurationReconciler) syncNetworks(ctx context.Context, cfg *netv1be
 	case len(waiting) > 0:
 		cond.Reason, cond.Message = ReasonWaiting, "waiting for the allocation of "+strings.Join(waiting, ", ")
 	default:
+		// The allocator kept the networks clear of this cluster's own when
+		// it allocated them, but nodes join later: a network of the peer
+		// over one of theirs would take their traffic.
+		overlap, err := r.overlapsLocal(ctx, remote)
+		if err != nil {
+			return cond, err
+		}
+		if overlap != "" {
+			cond.Reason, cond.Message = ReasonOverlapsLocal, overlap+
+				": nothing is routed to the peer (liqoctl network reset, then connect, allocates its networks again)"
+			return cond, nil
+		}
 		cond.OK, cond.Reason = true, ReasonConfigured
 		cond.Message = fmt.Sprintf("the peer's pod CIDRs %v are reached as %v, its external CIDRs %v as %v",
 			cfg.Spec.Remote.CIDR.Pod, remote.CIDR.Pod, cfg.Spec.Remote.CIDR.External, remote.CIDR.External)
 		cfg.Status.Remote = remote
 	}
 	return cond, nil
+}
+
+// checkRemote checks one CIDR a peer announced, and returns the reason of
+// the condition that refuses it with the error.
+func checkRemote(c netv1beta1.CIDR) (string, error) {
+	p, err := netip.ParsePrefix(string(c))
+	if err == nil {
+		err = checkPrefix(p)
+	}
+	if err != nil {
+		return ReasonRemoteNotValid, err
+	}
+	if _, err := ipam.ParsePeerCIDR(string(c)); err != nil {
+		return ReasonRemoteRefused, err
+	}
+	return "", nil
+}
+
+// overlapsLocal says which network allocated to the peer overlaps one
+// this cluster routes itself, "" when none does.
+func (r *ConfigurationReconciler) overlapsLocal(ctx context.Context, remote *netv1beta1.ClusterConfig) (string, error) {
+	nodes, err := nodeNetworks(ctx, r.Client)
+	if err != nil {
+		return "", err
+	}
+	local := r.Options.routedLocally(nodes)
+	for _, c := range slices.Concat(remote.CIDR.Pod, remote.CIDR.External) {
+		p, err := netip.ParsePrefix(string(c))
+		if err != nil {
+			return fmt.Sprintf("the allocated network %q is not a network", c), nil
+		}
+		for _, l := range local {
+			if l.p.Overlaps(p) {
+				return fmt.Sprintf("the peer's network allocated at %s overlaps %s, %s", p, l.p, l.what), nil
+			}
+		}
+	}
+	return "", nil
 }
 
 // allocatedCondition is a Network's Allocated condition, nil when it has none.
@@ -235,10 +298,25 @@ func NetworkName(cfg, family string, p netip.Prefix) string {
 }
 
 // SetupWithManager registers the reconciler: a Configuration is woken when
-// one of its Networks changes.
+// one of its Networks changes, and every one when a Node's networks may
+// have (see overlapsLocal).
 func (r *ConfigurationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("ipam-configuration").
 		For(&netv1beta1.Configuration{}).
 		Owns(&ipamv1alpha1.Network{}).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allConfigurations), builder.WithPredicates(nodeAddressesChanged)).
 		Complete(r)
+}
+
+func (r *ConfigurationReconciler) allConfigurations(ctx context.Context, _ client.Object) []reconcile.Request {
+	var l netv1beta1.ConfigurationList
+	if err := r.Client.List(ctx, &l, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the Configurations to check them against a Node's networks")
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(l.Items))
+	for i := range l.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&l.Items[i])})
+	}
+	return out
 }

@@ -153,8 +153,14 @@ func TestConfigurationRefusals(t *testing.T) {
 		pod, external []string
 		reason, says  string
 	}{
-		// Half the address space: no pool holds it.
-		{"greedy", []string{"0.0.0.0/1"}, []string{"10.70.0.0/16"}, ReasonNotAllocated, "no free /1"},
+		// Half the address space, either half (the upper one overlaps
+		// nothing local, and was once kept as is).
+		{"greedy", []string{"0.0.0.0/1"}, []string{"10.70.0.0/16"}, ReasonRemoteRefused, "wider than /8"},
+		{"upper", []string{"10.244.0.0/16"}, []string{"128.0.0.0/1"}, ReasonRemoteRefused, "wider than /8"},
+		// The cloud metadata service, the internet, loopback.
+		{"metadata", []string{"10.244.0.0/16"}, []string{"169.254.169.254/32"}, ReasonRemoteRefused, "link-local"},
+		{"public", []string{"8.8.8.0/24"}, []string{"10.70.0.0/16"}, ReasonRemoteRefused, "not inside a private range"},
+		{"loopback", []string{"127.0.0.0/8"}, []string{"10.70.0.0/16"}, ReasonRemoteRefused, "loopback"},
 		{"v6", []string{"fd00::/64"}, []string{"10.70.0.0/16"}, ReasonRemoteNotValid, "only IPv4"},
 	}
 	for _, tt := range tests {
@@ -167,6 +173,12 @@ func TestConfigurationRefusals(t *testing.T) {
 		cond := condition(c.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition)
 		if cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, tt.says) || c.Status.Remote != nil || c.Labels[netv1beta1.ConfiguredLabel] != "false" {
 			t.Errorf("%s: condition %+v, status.remote %+v, label %q; want False saying %q, nothing remapped", tt.peer, cond, c.Status.Remote, c.Labels[netv1beta1.ConfiguredLabel], tt.says)
+		}
+		// A refused CIDR changes nothing: not even its valid
+		// neighbours get a Network.
+		var owned ipamv1alpha1.NetworkList
+		if err := cl.List(context.Background(), &owned, client.InNamespace(ns), client.MatchingLabels{ConfigurationLabel: tt.peer}); err != nil || len(owned.Items) != 0 {
+			t.Errorf("%s: %d Networks (%v), want none", tt.peer, len(owned.Items), err)
 		}
 	}
 
@@ -308,4 +320,56 @@ func condition(conds []metav1.Condition, typ string) *metav1.Condition {
 		}
 	}
 	return nil
+}
+
+// TestNodeNetworksNeverRouted: the networks around the nodes' addresses
+// are this cluster's, though no flag names them. A peer announcing one
+// gets it remapped; a peer kept at its own network, where a node joins
+// later, is no longer routed, and says so.
+func TestNodeNetworksNeverRouted(t *testing.T) {
+	o := testOptions(newNamespace(t, "liqo-nodenets"))
+	startManager(t, o)
+	ns := newNamespace(t, "liqo-tenant-nodenets")
+	addNode := func(name, ip string) {
+		t.Helper()
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if err := cl.Create(context.Background(), n); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cl.Delete(context.Background(), n) })
+		// A patch: the cluster's own controllers write the Node too.
+		before := n.DeepCopy()
+		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}}
+		if err := cl.Status().Patch(context.Background(), n, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	addNode("nodenets-a", "192.168.77.10")
+	// Alibaba Cloud's metadata service is in the shared address space:
+	// a peer's network there is remapped too.
+	createConfiguration(t, ns, "onnodes", []string{"192.168.77.0/24"}, []string{"100.100.100.0/24"})
+	c := waitFor(t, configuration(ns, "onnodes"), "Configuration", configured)
+	for _, p := range append(prefixes(c.Status.Remote.CIDR.Pod), prefixes(c.Status.Remote.CIDR.External)...) {
+		for _, local := range []netip.Prefix{netip.MustParsePrefix("192.168.77.0/24"), netip.MustParsePrefix("100.100.100.200/32")} {
+			if p.Overlaps(local) {
+				t.Errorf("the peer's networks are reached at %v, overlapping %s", c.Status.Remote.CIDR, local)
+			}
+		}
+	}
+
+	createConfiguration(t, ns, "later", []string{"192.168.78.0/24"}, []string{"192.168.79.0/24"})
+	c = waitFor(t, configuration(ns, "later"), "Configuration", configured)
+	if fmt.Sprint(c.Status.Remote.CIDR.Pod) != "[192.168.78.0/24]" {
+		t.Fatalf("the peer's pods at %v, want 192.168.78.0/24 kept as it overlaps nothing yet", c.Status.Remote.CIDR.Pod)
+	}
+	addNode("nodenets-b", "192.168.78.5")
+	c = waitFor(t, configuration(ns, "later"), "Configuration", func(c *netv1beta1.Configuration) bool {
+		cond := condition(c.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition)
+		return cond != nil && cond.Reason == ReasonOverlapsLocal && c.Labels[netv1beta1.ConfiguredLabel] == "false"
+	})
+	if cond := condition(c.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition); c.Status.Remote != nil ||
+		!strings.Contains(cond.Message, "192.168.78.0/24") || !strings.Contains(cond.Message, "nodes") {
+		t.Errorf("status.remote %+v, condition %+v; want nothing routed and the nodes' network named", c.Status.Remote, cond)
+	}
 }

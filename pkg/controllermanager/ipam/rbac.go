@@ -10,3 +10,5 @@ package ipam
 // +kubebuilder:rbac:groups=networking.liqo.io,resources=configurations/status,verbs=patch
 // +kubebuilder:rbac:groups=networking.liqo.io,resources=configurations/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=services,verbs=get,resourceNames=kubernetes
+// The Nodes' addresses: their networks are routed locally, never to a peer.
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch

@@ -7,7 +7,7 @@ import (
 // Setup registers the IPAM's reconcilers, sharing one Book, and the
 // Networks of the local CIDRs with mgr.
 func Setup(mgr ctrl.Manager, o Options) error {
-	book := NewBook(o, mgr.GetAPIReader())
+	book := NewBook(o, mgr.GetAPIReader(), mgr.GetClient())
 	rec := mgr.GetEventRecorderFor("liqo-ipam")
 	if err := (&NetworkReconciler{Client: mgr.GetClient(), Recorder: rec, Book: book, Options: o}).SetupWithManager(mgr); err != nil {
 		return err
