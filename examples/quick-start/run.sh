@@ -23,14 +23,18 @@ LOCAL_POD_IP=$(kubectl get pod hello-local -n quickstart --template='{{.status.p
 REMOTE_POD_IP=$(kubectl get pod hello-remote -n quickstart --template='{{.status.podIP}}')
 echo "Local Pod IP: ${LOCAL_POD_IP} - Remote Pod IP: ${REMOTE_POD_IP}"
 # busybox's wget stands for the manual's curl; the pod is pinned to a real node.
+# The commands go in on stdin: sh runs them only once kubectl is attached,
+# so none of their output is lost to the attach.
 kubectl run client -n default --image=busybox --restart=Never --rm -i --quiet \
-  --overrides='{"spec":{"nodeSelector":{"type":"real"}}}' -- \
-  sh -c "wget -qO- http://${LOCAL_POD_IP}:8080/ && wget -qO- http://${REMOTE_POD_IP}:8080/"
+  --overrides='{"spec":{"nodeSelector":{"type":"real"}}}' -- sh <<EOF
+wget -qO- http://${LOCAL_POD_IP}:8080/ && wget -qO- http://${REMOTE_POD_IP}:8080/
+EOF
 
 step "The Service lists both pods as endpoints, the local one and the remote one"
 kubectl describe service hello -n quickstart
 
 step "Service connectivity: twenty requests by DNS name, answered by both servers"
 kubectl run client -n default --image=busybox --restart=Never --rm -i --quiet \
-  --overrides='{"spec":{"nodeSelector":{"type":"real"}}}' -- \
-  sh -c 'for i in $(seq 20); do wget -qO- http://hello.quickstart.svc.cluster.local/; done'
+  --overrides='{"spec":{"nodeSelector":{"type":"real"}}}' -- sh <<'EOF'
+for i in $(seq 20); do wget -qO- http://hello.quickstart.svc.cluster.local/; done
+EOF

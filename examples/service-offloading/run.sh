@@ -7,11 +7,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 step() { printf '\n### %s\n' "$*"; }
 # A client pod on a real node fetching the schedule; it retries for 30 s,
-# the time the provider needs to learn the Service's endpoints.
+# the time the provider needs to learn the Service's endpoints. The
+# commands go in on stdin: sh runs them only once kubectl is attached, so
+# none of their output is lost to the attach.
 consume() {
   kubectl run consumer -n default --image=busybox --restart=Never --rm -i --quiet \
-    --overrides='{"spec":{"nodeSelector":{"type":"real"}}}' "$@" -- \
-    sh -c 'for i in $(seq 30); do wget -qO- --header "accept: application/json" http://flights-service.flights:7999/schedule && exit 0; sleep 1; done; exit 1'
+    --overrides='{"spec":{"nodeSelector":{"type":"real"}}}' "$@" -- sh <<'EOF'
+for i in $(seq 30); do wget -qO- --header "accept: application/json" http://flights-service.flights:7999/schedule && exit 0; sleep 1; done; exit 1
+EOF
 }
 
 step "Deploy the application in rome, in namespace flights"

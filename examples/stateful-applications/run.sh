@@ -23,9 +23,12 @@ for r in 0 1; do
 done
 
 step "Query the data, from a client pod, through each replica"
+# The commands go in on stdin: sh runs them only once kubectl is attached,
+# so none of their output is lost to the attach.
 kubectl run db-client -n default --image=busybox --restart=Never --rm -i --quiet \
-  --overrides='{"spec":{"nodeSelector":{"type":"real"}}}' -- \
-  sh -c 'for r in 0 1; do wget -qO- http://db-$r.db.stateful:8080/people.csv; done'
+  --overrides='{"spec":{"nodeSelector":{"type":"real"}}}' -- sh <<'EOF'
+for r in 0 1; do wget -qO- http://db-$r.db.stateful:8080/people.csv; done
+EOF
 
 step "Delete both replicas: the new pods go where their volumes are (data gravity)"
 kubectl get pods -n stateful -o custom-columns=POD:.metadata.name,NODE:.spec.nodeName --no-headers | sort > /tmp/stateful-before.$$

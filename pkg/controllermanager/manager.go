@@ -197,7 +197,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			return mgr.Add(&fabric.Agent{Client: mgr.GetClient(), Options: fo, Namespace: o.Namespace})
 		},
 		func() error { return webhook.Setup(ctx, mgr, o.webhookOptions()) },
-		func() error { return storage.Setup(mgr, cs, o.Storage, remotes, o.SelfProvision) },
+		func() error { return storage.Setup(mgr, cs, o.Storage, remotes, local, o.SelfProvision) },
 	}
 	for _, setup := range setups {
 		if err := setup(); err != nil {

@@ -167,6 +167,9 @@ func (r *reflector) syncMaps(ctx context.Context) {
 			t.stop()
 			delete(r.namespaces, local)
 			changed = append(changed, local)
+			// What was written there may go with the twin namespace: a
+			// twin of the same name made again starts from nothing.
+			r.tokens.forget(t.remote)
 		}
 	}
 	for local, remote := range want {

@@ -205,6 +205,29 @@ func (t *tokens) adopt(ctx context.Context, localNS, remoteNS string) error {
 	return nil
 }
 
+// forget drops what is known of the token Secrets of a twin namespace
+// whose reflection stopped: the namespace may be deleted with them, and
+// made again under the same name (EnforceSameName) by a later offloading,
+// whose pods must then get their Secrets written again, not assumed.
+// Refreshes still queued find their entries gone.
+func (t *tokens) forget(remoteNS string) {
+	var gone []*tokenEntry
+	t.mu.Lock()
+	for key, e := range t.entries {
+		if key.namespace == remoteNS {
+			gone = append(gone, e)
+			delete(t.entries, key)
+		}
+	}
+	t.mu.Unlock()
+	// e.mu after t.mu is released: drop takes them the other way round.
+	for _, e := range gone {
+		e.mu.Lock()
+		e.gone = true
+		e.mu.Unlock()
+	}
+}
+
 // schedule plans the refresh of a token; e.mu need not be held, a
 // refresh that comes early plans itself again.
 func (t *tokens) schedule(key tokenKey, e *tokenEntry) {

@@ -233,6 +233,23 @@ func TestTokens(t *testing.T) {
 		}
 	})
 
+	t.Run("a twin made again under its name gets its Secret written again", func(t *testing.T) {
+		// An unoffloading deletes the twin namespace with its Secrets; an
+		// EnforceSameName offloading makes it again under the same name.
+		// The reflection forgets the twin when it stops: the next pod's
+		// Secret is written, not assumed still there.
+		if err := provider.Delete(ctx, secret); err != nil {
+			t.Fatal(err)
+		}
+		tk.forget(secrets)
+		if err := tk.ensure(ctx, local, secrets); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := getSecret(ctx, secrets, secretName); err != nil {
+			t.Errorf("the token Secret after the twin was forgotten: %v", err)
+		}
+	})
+
 	t.Run("the Secret goes with the last pod that needs it", func(t *testing.T) {
 		if err := consumer.Delete(ctx, local); err != nil {
 			t.Fatal(err)

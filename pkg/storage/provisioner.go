@@ -32,6 +32,9 @@ type Provisioner struct {
 	Writer  client.Writer
 	Remotes *remote.Clients
 	Options Options
+	// ClusterID is this cluster's: the remote PVCs carry it as their
+	// origin, which providers require of what a consumer marks as liqo's.
+	ClusterID string
 }
 
 var _ controller.Provisioner = (*Provisioner)(nil)
@@ -79,7 +82,7 @@ func (p *Provisioner) provisionRemote(ctx context.Context, o controller.Provisio
 	if err != nil {
 		return nil, controller.ProvisioningNoChange, err
 	}
-	want := RemotePVC(o.PVC, twin)
+	want := RemotePVC(o.PVC, twin, p.ClusterID)
 	pvcs := conn.Clientset.CoreV1().PersistentVolumeClaims(twin)
 	if _, err := pvcs.Create(ctx, want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, controller.ProvisioningNoChange, fmt.Errorf("creating PVC %s/%s on %s: %w", twin, want.Name, provider, err)
@@ -114,11 +117,12 @@ func CheckRemoteClass(pvc *corev1.PersistentVolumeClaim, provider string, offere
 
 // RemotePVC is the provider's PVC for a local one: its size, access modes
 // and volume mode, the class the annotation names (else the provider's
-// default), and nothing that binds it to a given volume. Pure.
-func RemotePVC(local *corev1.PersistentVolumeClaim, twin string) *corev1.PersistentVolumeClaim {
+// default), and nothing that binds it to a given volume; marked as
+// liqo's, from origin (this cluster). Pure.
+func RemotePVC(local *corev1.PersistentVolumeClaim, twin, origin string) *corev1.PersistentVolumeClaim {
 	pvc := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: local.Name, Namespace: twin,
-			Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue}},
+			Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: origin}},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: local.Spec.AccessModes,
 			VolumeMode:  local.Spec.VolumeMode,

@@ -23,16 +23,16 @@ func TestRemotePVC(t *testing.T) {
 			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
 		},
 	}
-	got := RemotePVC(local, "shop-rome")
+	got := RemotePVC(local, "shop-rome", "rome")
 	if got.Name != "data-db-0" || got.Namespace != "shop-rome" || ptr.Deref(got.Spec.StorageClassName, "") != "fast" ||
-		got.Spec.VolumeName != "" || len(got.Annotations) != 0 || got.Labels[consts.ManagedByLabel] != consts.ManagedByValue || got.Labels["app"] != "" {
+		got.Spec.VolumeName != "" || len(got.Annotations) != 0 || got.Labels[consts.ManagedByLabel] != consts.ManagedByValue || got.Labels[consts.OriginClusterIDLabel] != "rome" || got.Labels["app"] != "" {
 		t.Errorf("RemotePVC: %+v", got)
 	}
 	if q := got.Spec.Resources.Requests[corev1.ResourceStorage]; q.String() != "1Gi" {
 		t.Errorf("size %s", q.String())
 	}
 	delete(local.Annotations, RemoteStorageClassAnnotation)
-	if got := RemotePVC(local, "shop-rome"); got.Spec.StorageClassName != nil {
+	if got := RemotePVC(local, "shop-rome", "rome"); got.Spec.StorageClassName != nil {
 		t.Errorf("without the annotation the class is %q, want the provider's default", *got.Spec.StorageClassName)
 	}
 }

@@ -22,11 +22,11 @@ import (
 // clientset: it runs on the leader only.
 // selfProvision creates the virtual StorageClass and the storage namespace
 // first, as the chart does in a cluster.
-func Setup(mgr ctrl.Manager, cs kubernetes.Interface, o Options, remotes *remote.Clients, selfProvision bool) error {
+func Setup(mgr ctrl.Manager, cs kubernetes.Interface, o Options, remotes *remote.Clients, clusterID string, selfProvision bool) error {
 	if !o.Enabled {
 		return nil
 	}
-	p := &Provisioner{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Remotes: remotes, Options: o}
+	p := &Provisioner{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Remotes: remotes, Options: o, ClusterID: clusterID}
 	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		if selfProvision {
 			if err := ensureObjects(ctx, cs, o); err != nil {

@@ -24,7 +24,7 @@ func TestSimulatedNodeKeepsAddresses(t *testing.T) {
 	cs := shared.Clusters[0].Client()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	node, err := forgeNode(NodePool{Prefix: "reinit", Count: 1, CPU: "1", Memory: "1Gi", Pods: 10}, 0)
+	node, err := forgeNode(NodePool{Prefix: "reinit", Count: 1, CPU: "1", Memory: "1Gi", EphemeralStorage: "10Gi", Pods: 10}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

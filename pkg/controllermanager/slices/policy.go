@@ -5,6 +5,7 @@ package slices
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -110,6 +111,10 @@ func scale(name corev1.ResourceName, q resource.Quantity, pct int) resource.Quan
 	return *resource.NewQuantity(q.Value()*int64(pct)/100, q.Format)
 }
 
+// alwaysBounded are the resources every grant names, zero if need be: a
+// Quota without them would leave the consumer's use of them unbounded.
+var alwaysBounded = []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods}
+
 // Decide applies the provider's policy to a request. An invalid request
 // (see Validate) is refused whatever the policy. cpu, memory and pods the
 // request does not name are asked for at their defaults (see WithDefaults).
@@ -117,9 +122,11 @@ func scale(name corev1.ResourceName, q resource.Quantity, pct int) resource.Quan
 // says what was cut; with deny true, a request exceeding what is left is
 // refused with the reason. A resource the provider does not have at all is
 // never granted: named, it is granted as zero (or refused); left to its
-// default, it is left out, so that a provider whose nodes report no
-// ephemeral storage (a kubelet without a local disk to account) still
-// grants the rest of a default slice, even when it denies over-asks.
+// default, it is granted as zero too when it is cpu, memory or pods (a
+// grant always bounds those), else left out, so that a provider whose
+// nodes report no ephemeral storage (a kubelet without a local disk to
+// account) still grants the rest of a default slice, even when it denies
+// over-asks.
 func Decide(requested, shareable corev1.ResourceList, deny bool) (accepted corev1.ResourceList, ok bool, msg string) {
 	if err := Validate(requested); err != nil {
 		return nil, false, err.Error()
@@ -130,7 +137,7 @@ func Decide(requested, shareable corev1.ResourceList, deny bool) (accepted corev
 	for _, name := range sortedNames(full) {
 		want := full[name]
 		have, exists := shareable[name]
-		if _, named := requested[name]; !exists && !named {
+		if _, named := requested[name]; !exists && !named && !slices.Contains(alwaysBounded, name) {
 			absent = append(absent, string(name))
 			continue
 		}
