@@ -11,40 +11,49 @@ import (
 	"github.com/liqo-go/liqo/pkg/webhook"
 )
 
-// podPolicyFlags renders the chart with podPolicy and parses the
-// controller manager's arguments into a pod policy, as the manager does
-// (nil: the chart's defaults).
-func podPolicyFlags(t *testing.T, podPolicy map[string]any) webhook.PodPolicy {
+// policyFlags renders the chart with offloading.<key> set to values and
+// parses the controller manager's arguments into a policy P, as the
+// manager does (nil values: the chart's defaults).
+func policyFlags[P any, PP interface {
+	*P
+	AddFlags(*pflag.FlagSet)
+	Validate() error
+}](t *testing.T, key string, values map[string]any) P {
 	t.Helper()
 	vals := map[string]any{"apiServer": map[string]any{"address": "https://203.0.113.10:6443"}}
-	if podPolicy != nil {
+	if values != nil {
 		// A nil value would delete the chart's defaults.
-		vals["offloading"] = map[string]any{"podPolicy": podPolicy}
+		vals["offloading"] = map[string]any{key: values}
 	}
 	objs, err := render(t, "liqo", vals)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var p P
 	for _, o := range objs {
 		if o.GetKind() != "Deployment" {
 			continue
 		}
 		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
 		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
-		var p webhook.PodPolicy
 		fs := pflag.NewFlagSet("liqo-controller-manager", pflag.ContinueOnError)
 		fs.ParseErrorsAllowlist.UnknownFlags = true
-		p.AddFlags(fs)
+		PP(&p).AddFlags(fs)
 		if err := fs.Parse(args); err != nil {
 			t.Fatalf("parsing %v: %v", args, err)
 		}
-		if err := p.Validate(); err != nil {
-			t.Fatalf("the rendered pod policy: %v", err)
+		if err := PP(&p).Validate(); err != nil {
+			t.Fatalf("the rendered %s: %v", key, err)
 		}
 		return p
 	}
 	t.Fatal("no Deployment rendered")
-	return webhook.PodPolicy{}
+	return p
+}
+
+func podPolicyFlags(t *testing.T, podPolicy map[string]any) webhook.PodPolicy {
+	t.Helper()
+	return policyFlags[webhook.PodPolicy](t, "podPolicy", podPolicy)
 }
 
 // TestPodPolicyValues: the chart's defaults are the manager's, and each
