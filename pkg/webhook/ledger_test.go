@@ -24,7 +24,7 @@ func TestLedgerReserve(t *testing.T) {
 	now := time.Unix(0, 0)
 	var changes []string
 	l := &Ledger{TTL: time.Minute, Now: func() time.Time { return now }, OnChange: func(c string) { changes = append(changes, c) }}
-	soft := Limit{Resources: list("cpu", "1"), Enforcement: offv1beta1.SoftLimitsEnforcement}
+	soft := Limit{Resources: list("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
 
 	l.Observe("x", key("a"), cpuPod("400m"))
 	if err := l.Reserve("x", key("b"), cpuPod("400m"), soft); err != nil {
@@ -100,7 +100,7 @@ func TestLedgerConcurrentReserve(t *testing.T) {
 // admission) counts only where it is larger than the stored usage.
 func TestLedgerReservationNeverLowersStored(t *testing.T) {
 	l := &Ledger{}
-	soft := Limit{Resources: list("cpu", "1"), Enforcement: offv1beta1.SoftLimitsEnforcement}
+	soft := Limit{Resources: list("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
 	l.Observe("x", key("a"), cpuPod("1"))
 	if err := l.Reserve("x", key("a"), cpuPod("1m"), soft); err != nil {
 		t.Fatalf("a duplicate create of a refused by the ledger: %v", err)
@@ -120,7 +120,7 @@ func TestLedgerTotalMatchesASum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	now := time.Unix(0, 0)
 	l := &Ledger{TTL: time.Minute, Now: func() time.Time { return now }}
-	unbounded := Limit{Resources: list("cpu", "1000000"), Enforcement: offv1beta1.HardLimitsEnforcement}
+	unbounded := Limit{Resources: list("cpu", "1000000", "memory", "1Ti", "pods", "1000000"), Enforcement: offv1beta1.HardLimitsEnforcement}
 	amounts := []string{"0", "1m", "250m", "1", "1500m", "3", "7"}
 	randomUsage := func() Usage {
 		c := container(list("cpu", amounts[rng.IntN(len(amounts))], "memory", fmt.Sprintf("%dMi", rng.IntN(4)*128)),
@@ -184,7 +184,7 @@ func TestLedgerTotalMatchesASum(t *testing.T) {
 // pod is already gone frees it at once.
 func TestLedgerLingering(t *testing.T) {
 	l := &Ledger{}
-	soft := Limit{Resources: list("cpu", "1"), Enforcement: offv1beta1.SoftLimitsEnforcement}
+	soft := Limit{Resources: list("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
 	var exceeded *ExceededError
 
 	l.Observe("x", key("a"), cpuPod("600m"))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -251,31 +252,43 @@ type ExceededError struct {
 	// the sum of limits exceeds it (Hard enforcement).
 	Resource             string
 	Requested, Used, Max resource.Quantity
+	// Ungranted: no Quota of the consumer names the resource.
+	Ungranted bool
 }
 
 func (e *ExceededError) Error() string {
+	if e.Ungranted {
+		return fmt.Sprintf("quota usage exceeded: %s requested %s, none granted (no ResourceSlice of this consumer was granted %s)",
+			e.Resource, e.Requested.String(), strings.TrimPrefix(e.Resource, "limits."))
+	}
 	return fmt.Sprintf("quota usage exceeded: %s requested %s, used %s of %s",
 		e.Resource, e.Requested.String(), e.Used.String(), e.Max.String())
 }
 
-// Check tells whether add fits next to used. Only the resources the quota
-// lists are bounded, and only those add asks for, so that a quota shrunk
-// below its usage still admits pods that do not need what is short. Soft
-// enforcement bounds the sum of requests; Hard also the sum of limits; None
-// bounds nothing.
+// Check tells whether add fits next to used. Every resource add asks for
+// is bounded, those the quota does not list at zero (GPUs, hugepages, an
+// ephemeral storage the provider did not grant: what was not granted is
+// not the consumer's to take); only those add asks for, so that a quota
+// shrunk below its usage still admits pods that do not need what is
+// short. Soft enforcement bounds the sum of requests; Hard also the sum of
+// limits; None bounds nothing.
 func (l Limit) Check(used, add Usage) error {
 	if l.Enforcement == offv1beta1.NoLimitsEnforcement {
 		return nil
 	}
 	check := func(prefix string, used, add corev1.ResourceList) error {
-		for _, name := range slices.Sorted(maps.Keys(l.Resources)) {
-			req, ok := add[name]
-			if !ok || req.Sign() <= 0 {
+		for _, name := range slices.Sorted(maps.Keys(add)) {
+			req := add[name]
+			if req.Sign() <= 0 {
 				continue
+			}
+			bound, granted := l.Resources[name]
+			if !granted {
+				return &ExceededError{Resource: prefix + string(name), Requested: req, Used: used[name], Ungranted: true}
 			}
 			total := used[name].DeepCopy()
 			total.Add(req)
-			if bound := l.Resources[name]; total.Cmp(bound) > 0 {
+			if total.Cmp(bound) > 0 {
 				return &ExceededError{Resource: prefix + string(name), Requested: req, Used: used[name], Max: bound}
 			}
 		}

@@ -109,7 +109,13 @@ func TestLimitCheck(t *testing.T) {
 			Usage{Requests: list("pods", "2", "cpu", "1")}, UsageOf(&corev1.PodSpec{Containers: []corev1.Container{container(nil, nil)}}), ""},
 		{"a shrunk quota still admits what it does not bound", offv1beta1.SoftLimitsEnforcement,
 			Usage{Requests: list("pods", "1", "memory", "2Gi")}, pod("100m", ""), ""},
-		{"resources the quota does not list are not bounded", offv1beta1.HardLimitsEnforcement,
+		{"a resource the quota does not list is bounded at zero", offv1beta1.SoftLimitsEnforcement,
+			Usage{}, Usage{Requests: list("pods", "1", "nvidia.com/gpu", "4")}, "nvidia.com/gpu"},
+		{"hugepages not granted", offv1beta1.HardLimitsEnforcement,
+			Usage{}, UsageOf(&corev1.PodSpec{Containers: []corev1.Container{container(nil, list("hugepages-2Mi", "4Mi", "memory", "64Mi"))}}), "hugepages-2Mi"},
+		{"a limit of a resource not granted (Hard)", offv1beta1.HardLimitsEnforcement,
+			Usage{}, Usage{Requests: list("pods", "1"), Limits: list("ephemeral-storage", "1Gi")}, "limits.ephemeral-storage"},
+		{"None leaves even ungranted resources alone", offv1beta1.NoLimitsEnforcement,
 			Usage{}, Usage{Requests: list("pods", "1", "nvidia.com/gpu", "4")}, ""},
 	}
 	for _, tt := range tests {
