@@ -188,6 +188,7 @@ func TestEphemeralClaimRule(t *testing.T) {
 		},
 			"volumeClaimTemplate.spec.dataSource must not be set"},
 		{func(s *corev1.PersistentVolumeClaimSpec) { s.StorageClassName = ptr.To("liqo") }, `storageClassName "liqo" is this provider's virtual class`},
+		{func(s *corev1.PersistentVolumeClaimSpec) { s.StorageClassName = ptr.To("") }, `volumeClaimTemplate.spec.storageClassName must not be ""`},
 	} {
 		spec := plainPodSpec()
 		claim := corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{Requests: list("storage", "1Gi")}}

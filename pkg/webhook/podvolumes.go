@@ -62,6 +62,12 @@ func vetClaimSpec(spec *corev1.PersistentVolumeClaimSpec, path *field.Path, virt
 	if spec.DataSource != nil || spec.DataSourceRef != nil {
 		bad = append(bad, path.Child("dataSource").String()+" must not be set: a remote volume starts empty")
 	}
+	if c := spec.StorageClassName; c != nil && *c == "" {
+		// The PV controller binds a claim of no class to any pre-made
+		// volume of no class that fits: the provider's, with its data.
+		bad = append(bad, path.Child("storageClassName").String()+` must not be "": a claim of no class binds one of the provider's `+
+			"pre-made volumes; leave it unset for the provider's default class, or name a class")
+	}
 	if c := spec.StorageClassName; c != nil && *c != "" && *c == virtualClass {
 		bad = append(bad, fmt.Sprintf("%s %q is this provider's virtual class: a remote volume must be a real one", path.Child("storageClassName"), *c))
 	}

@@ -237,6 +237,11 @@ func TestHostileReflectedObjects(t *testing.T) {
 			p.Spec.DataSource = &corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: "data"}
 			return p
 		}(), []string{"spec.dataSource"}},
+		{"a PVC of no class, which binds a pre-made volume", func() client.Object {
+			p := remotePVC("no-class", shop)
+			p.Spec.StorageClassName = ptr.To("")
+			return p
+		}(), []string{"spec.storageClassName", "pre-made volumes"}},
 		{"a PVC of the provider's virtual class", func() client.Object {
 			p := remotePVC("offload-again", shop)
 			p.Spec.StorageClassName = ptr.To("liqo")
