@@ -156,6 +156,7 @@ func closeFd(fd int) { _ = os.NewFile(uintptr(fd), "netns").Close() }
 // startRealNode prepares and starts one node's containerd, kubelet and
 // kube-proxy.
 func (c *Cluster) startRealNode(ctx context.Context, n *realNode) error {
+	raiseInotifyInstances()
 	if err := createCgroup(n.cgroup + "/system"); err != nil {
 		return err
 	}
