@@ -73,6 +73,10 @@ func (k *Kernel) Apply(_ context.Context, s State) error {
 		if err != nil {
 			return err
 		}
+		if err := acceptLocalSources(datapath.TunnelName); err != nil {
+			t.Close()
+			return err
+		}
 		k.tunnel = t
 	}
 	var errs []error
@@ -228,6 +232,28 @@ func fromTunnelFilter(s State) datapath.Chain {
 	}
 	ch.Rules = append(ch.Rules, datapath.Join(fromTunnel, datapath.Drop()))
 	return ch
+}
+
+// acceptLocalSources lets packets that come out of the tunnel carry one
+// of the namespace's own addresses as their source. The tunnel carries the
+// peer's real addresses, and the peer's pod CIDR may be the cluster's own,
+// so a peer pod may have the very address the gateway pod has here. The
+// kernel checks a forwarded packet's source with a reverse route lookup
+// from the link it leaves on and, finding a local address, drops it as a
+// martian source, whatever rp_filter says. Traffic to the nodes' pods
+// leaves through an overlay link, whose rule sends that lookup to the
+// tunnel table, but traffic leaving through the pod link meets the local
+// table: the answers to a node's (or host-network pod's) connection, which
+// entered the tunnel behind the gateway's address, when the peer pod it
+// reached has that address too; and a peer pod's requests to a local IP,
+// when the pod has it. Which pod gets which address is chance, so such
+// connections failed now and then, and for as long as the pods lived.
+func acceptLocalSources(link string) error {
+	path := "/proc/sys/net/ipv4/conf/" + link + "/accept_local"
+	if err := os.WriteFile(path, []byte("1"), 0o644); err != nil {
+		return fmt.Errorf("setting %s: %w", path, err)
+	}
+	return nil
 }
 
 // forwarding turns the namespace into a router: forwarding on, and no

@@ -369,3 +369,77 @@ func askFrom(ns string, from netip.Addr, addr string) (string, error) {
 	})
 	return strings.TrimSpace(line), err
 }
+
+// TestNodeReachesPeerPodAtGatewayAddress: milan has a pod at the address
+// rome's gateway has in rome, and rome's node reaches it. The gateway sends
+// the node's traffic into the tunnel behind that very address, so milan's
+// answer comes out of the tunnel with the gateway's own address as its
+// source (milan's pod's real one) on its way back to the node: the gateway
+// must forward it rather than drop it as a martian source (a packet from
+// outside claiming to come from the namespace itself), which it did
+// whenever the pod IPs of the two clusters happened to line up that way.
+func TestNodeReachesPeerPodAtGatewayAddress(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
+	}
+	rome, milan := connected(t)
+	nodeOwn := netip.MustParseAddr("203.0.113.7")
+	lo, err := handle(t, rome.node).LinkByName("lo")
+	must(t, err)
+	must(t, handle(t, rome.node).AddrAdd(lo, &netlink.Addr{IPNet: netipx(netip.PrefixFrom(nodeOwn, 32))}))
+	must(t, handle(t, rome.gw).RouteAdd(&netlink.Route{Dst: netipx(netip.PrefixFrom(nodeOwn, 32)), Gw: nodeAddr.Addr().AsSlice()}))
+	h := handle(t, milan.pod)
+	eth0, err := h.LinkByName("eth0")
+	must(t, err)
+	must(t, h.AddrAdd(eth0, &netlink.Addr{IPNet: netipx(rome.gwAddr)}))
+	echoServer(t, milan.pod, netip.AddrPortFrom(rome.gwAddr.Addr(), 8083).String())
+
+	at := netip.AddrFrom4([4]byte{10, 71, 1, rome.gwAddr.Addr().As4()[3]})   // rome's view of milan's pod
+	want := netip.AddrFrom4([4]byte{10, 72, 1, rome.gwAddr.Addr().As4()[3]}) // rome's gateway as milan sees it
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got, err := askFrom(rome.node, nodeOwn, netip.AddrPortFrom(at, 8083).String())
+		if err == nil {
+			if got != want.String() {
+				t.Fatalf("milan's pod saw rome's node as %s, want %s (rome's gateway, remapped)", got, want)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("from rome's node at %s to milan's pod at %s (%s in milan, rome's gateway's own address): %v", nodeOwn, at, rome.gwAddr.Addr(), err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestLocalIPFromPeerPodAtGatewayAddress: milan's pod at the address
+// rome's gateway has in rome reaches rome's host through its twin: the
+// request comes out of the tunnel with the gateway's own address as its
+// source and leaves toward the host on the gateway's pod link, which the
+// kernel refused as a martian source.
+func TestLocalIPFromPeerPodAtGatewayAddress(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
+	}
+	rome, milan := connected(t)
+	echoServer(t, rome.node, netip.AddrPortFrom(apiServerAddr, 6443).String())
+	h := handle(t, milan.pod)
+	eth0, err := h.LinkByName("eth0")
+	must(t, err)
+	must(t, h.AddrAdd(eth0, &netlink.Addr{IPNet: netipx(rome.gwAddr)}))
+	twin := netip.AddrFrom4([4]byte{10, 73, 0, apiServerTwin.As4()[3]}) // milan's view of rome's 10.70.0.x
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got, err := askFrom(milan.pod, rome.gwAddr.Addr(), netip.AddrPortFrom(twin, 6443).String())
+		if err == nil {
+			if got != rome.gwAddr.Addr().String() {
+				t.Fatalf("rome's host saw milan's pod as %s, want rome's gateway %s (masqueraded)", got, rome.gwAddr.Addr())
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("from milan's pod at %s (rome's gateway's own address) to rome's host at %s: %v", rome.gwAddr.Addr(), twin, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
