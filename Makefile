@@ -83,7 +83,7 @@ RBAC_DIR      := deploy/charts/liqo/files/rbac
 MANAGER_RBAC  := ./pkg/controllermanager/...;./pkg/identity/...;./pkg/reflection/...;./pkg/virtualkubelet/...;./pkg/webhook/...;./pkg/storage/...
 PEERING_RBAC  := liqo-remote-controlplane=remotecontrolplane liqo-remote-offloading=remoteoffloading liqo-gateway=gateway liqo-gateway-nodes=gatewaynodes
 
-## generate: deepcopy, CRD manifests and ClusterRoles (controller-gen, pinned); the chart's webhook configurations and the README's values reference.
+## generate: deepcopy, CRD manifests and ClusterRoles (controller-gen, pinned); the chart's webhook configurations and the values reference (docs/helm-values.md).
 generate:
 	$(GO) run $(CONTROLLER_GEN) object crd paths=./apis/... output:crd:artifacts:config=deploy/charts/liqo/crds
 	$(GO) run $(CONTROLLER_GEN) rbac:roleName=liqo-controller-manager paths="$(MANAGER_RBAC)" output:rbac:stdout > $(RBAC_DIR)/liqo-controller-manager.yaml.tmp

@@ -16,7 +16,7 @@ func main() {
 	}
 	err := gen.Write(dir)
 	if err == nil {
-		err = gen.WriteReadme("README.md", dir)
+		err = gen.WriteValues(gen.ValuesPage, dir)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "genchart:", err)

@@ -112,37 +112,22 @@ func seedArgs(t *testing.T, line string) []string {
 	if strings.ContainsAny(line, "<$") {
 		t.Fatalf("a placeholder is left in %q", line)
 	}
-	args := shellWords(line)
+	args := ShellWords(line)
 	if len(args) == 0 || args[0] != Name {
 		t.Fatalf("%q is not a liqoctl command line", line)
 	}
 	return args[1:]
 }
 
-// TestSeedLinesParse: every seed command line names a command of the tree,
-// with flags it has and arguments it takes (cobra's Find, ParseFlags and the
-// argument and flag-group checks, as Execute does before running it).
+// TestSeedLinesParse: every seed command line names a runnable command of
+// the tree, with flags it has and arguments it takes (CheckArgs: cobra's
+// Find, ParseFlags and the argument and flag-group checks, as Execute does
+// before running it). test/docs checks the documentation's lines the same way.
 func TestSeedLinesParse(t *testing.T) {
 	for _, s := range seedLines {
 		t.Run(s.where, func(t *testing.T) {
-			cmd, rest, err := NewRootCommand().Find(seedArgs(t, s.line))
-			if err == nil {
-				err = cmd.ParseFlags(rest)
-			}
-			if err == nil {
-				err = cmd.ValidateArgs(cmd.Flags().Args())
-			}
-			if err == nil {
-				err = cmd.ValidateRequiredFlags()
-			}
-			if err == nil {
-				err = cmd.ValidateFlagGroups()
-			}
-			if err != nil {
+			if _, err := CheckArgs(seedArgs(t, s.line)); err != nil {
 				t.Errorf("%s: %v", s.line, err)
-			}
-			if cmd.Runnable() == false {
-				t.Errorf("%s: %s only holds subcommands", s.line, cmd.CommandPath())
 			}
 		})
 	}

@@ -36,7 +36,7 @@ func unknownIn(path string, schema map[string]any, vals map[string]any) string {
 			if path != "" {
 				where = "under " + path
 			}
-			return fmt.Sprintf("unknown chart value %s: the chart has %s %s (liqoctl install --help, or the README's values reference)",
+			return fmt.Sprintf("unknown chart value %s: the chart has %s %s (liqoctl install --help, or the values reference in docs/helm-values.md)",
 				name, strings.Join(slices.Sorted(maps.Keys(props)), ", "), where)
 		}
 		if m, ok := vals[k].(map[string]any); ok {

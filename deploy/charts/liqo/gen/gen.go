@@ -61,15 +61,19 @@ func Write(dir string) error {
 	return os.WriteFile(filepath.Join(dir, SchemaFile), b, 0o644)
 }
 
-// Markers around the values reference in the README.
+// ValuesPage is the page of the documentation holding the chart's values
+// reference, relative to the repository's root.
+const ValuesPage = "docs/helm-values.md"
+
+// Markers around the values reference in its page.
 const (
 	valuesBegin = "<!-- chart values: begin (make generate) -->\n"
 	valuesEnd   = "<!-- chart values: end -->"
 )
 
-// Readme returns readme with the values reference of the chart at dir
+// WithValues returns page with the values reference of the chart at dir
 // between its markers.
-func Readme(readme []byte, dir string) ([]byte, error) {
+func WithValues(page []byte, dir string) ([]byte, error) {
 	values, err := os.ReadFile(filepath.Join(dir, "values.yaml"))
 	if err != nil {
 		return nil, err
@@ -78,22 +82,22 @@ func Readme(readme []byte, dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	before, rest, ok := bytes.Cut(readme, []byte(valuesBegin))
+	before, rest, ok := bytes.Cut(page, []byte(valuesBegin))
 	_, after, ok2 := bytes.Cut(rest, []byte(valuesEnd))
 	if !ok || !ok2 {
-		return nil, fmt.Errorf("the README lacks the markers %q and %q", strings.TrimSpace(valuesBegin), valuesEnd)
+		return nil, fmt.Errorf("the page lacks the markers %q and %q", strings.TrimSpace(valuesBegin), valuesEnd)
 	}
 	out := append(append(append(append(bytes.Clone(before), valuesBegin...), table...), valuesEnd...), after...)
 	return out, nil
 }
 
-// WriteReadme updates the values reference in the README at path.
-func WriteReadme(path, dir string) error {
-	readme, err := os.ReadFile(path)
+// WriteValues updates the values reference in the page at path.
+func WriteValues(path, dir string) error {
+	page, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	out, err := Readme(readme, dir)
+	out, err := WithValues(page, dir)
 	if err != nil {
 		return err
 	}

@@ -55,18 +55,19 @@ b:
 	}
 }
 
-// TestReadmeUpToDate fails when the README's values reference is not the
-// chart's: run make generate.
-func TestReadmeUpToDate(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "README.md"))
+// TestValuesPageUpToDate fails when the values reference of the
+// documentation (docs/helm-values.md) is not the chart's: run make generate.
+func TestValuesPageUpToDate(t *testing.T) {
+	path := filepath.Join("..", "..", "..", "..", filepath.FromSlash(ValuesPage))
+	page, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := Readme(readme, "..")
+	want, err := WithValues(page, "..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(readme, want) {
-		t.Errorf("the README's chart values reference is stale: run make generate")
+	if !bytes.Equal(page, want) {
+		t.Errorf("the chart values reference in %s is stale: run make generate", ValuesPage)
 	}
 }
