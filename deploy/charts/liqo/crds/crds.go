@@ -136,6 +136,32 @@ func apply(ctx context.Context, cs clientset.Interface, all []*apiextensionsv1.C
 			return fmt.Errorf("waiting for CRD %s to be established: %w", crd.Name, err)
 		}
 	}
+	return waitDiscovered(ctx, cs, all)
+}
+
+// waitDiscovered waits until the API server's discovery lists every
+// served version of the CRDs. Established comes first: a client whose
+// REST mapper reads discovery in between (a manager starting its caches)
+// fails with "no matches for kind".
+func waitDiscovered(ctx context.Context, cs clientset.Interface, all []*apiextensionsv1.CustomResourceDefinition) error {
+	for _, crd := range all {
+		for _, v := range crd.Spec.Versions {
+			if !v.Served {
+				continue
+			}
+			gv := crd.Spec.Group + "/" + v.Name
+			err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+				list, err := cs.Discovery().ServerResourcesForGroupVersion(gv)
+				if err != nil {
+					return false, nil //nolint:nilerr // not served yet: a 404 until discovery catches up
+				}
+				return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == crd.Spec.Names.Plural }), nil
+			})
+			if err != nil {
+				return fmt.Errorf("waiting for %s to be served in %s: %w", crd.Spec.Names.Plural, gv, err)
+			}
+		}
+	}
 	return nil
 }
 
