@@ -14,7 +14,8 @@ import (
 // Rule is one nftables rule as a list of expressions.
 type Rule []expr.Any
 
-// Chain is a base chain and its rules.
+// Chain is a chain and its rules: a base chain on Hook, or, with Hook
+// nil, a regular chain that other chains' rules go to (Goto).
 type Chain struct {
 	Name     string
 	Type     nftables.ChainType
@@ -23,11 +24,19 @@ type Chain struct {
 	Rules    []Rule
 }
 
-// ReplaceTable makes the IPv4 table name hold exactly chains, in one
-// netlink batch: the kernel applies it whole or not at all, so packets
-// never see a half-built table. Connections keep their NAT bindings
-// (conntrack holds them), so a replace does not cut them.
-func ReplaceTable(name string, chains []Chain) error {
+// Count is what a named counter has seen.
+type Count struct {
+	Packets, Bytes uint64
+}
+
+// ReplaceTable makes the IPv4 table name hold exactly chains and the named
+// counters, in one netlink batch: the kernel applies it whole or not at
+// all, so packets never see a half-built table. Connections keep their NAT
+// bindings (conntrack holds them), so a replace does not cut them. A
+// counter that already exists keeps its value (read just before the
+// batch: what it counts in between is lost), so a replace does not hide
+// what it counted.
+func ReplaceTable(name string, chains []Chain, counters ...string) error {
 	c, err := nftables.New()
 	if err != nil {
 		return fmt.Errorf("nftables: %w", err)
@@ -37,20 +46,60 @@ func ReplaceTable(name string, chains []Chain) error {
 	if err != nil {
 		return err
 	}
+	old := map[string]Count{}
 	if exists {
+		if old, err = counts(c, t); err != nil {
+			return err
+		}
 		c.DelTable(t)
 	}
 	c.AddTable(t)
-	for _, ch := range chains {
-		nc := c.AddChain(&nftables.Chain{Name: ch.Name, Table: t, Type: ch.Type, Hooknum: ch.Hook, Priority: ch.Priority})
+	for _, n := range counters {
+		c.AddObj(&nftables.CounterObj{Table: t, Name: n, Packets: old[n].Packets, Bytes: old[n].Bytes})
+	}
+	// Every chain before any rule: a rule may go to a chain listed after
+	// its own.
+	added := make([]*nftables.Chain, len(chains))
+	for i, ch := range chains {
+		added[i] = c.AddChain(&nftables.Chain{Name: ch.Name, Table: t, Type: ch.Type, Hooknum: ch.Hook, Priority: ch.Priority})
+	}
+	for i, ch := range chains {
 		for _, r := range ch.Rules {
-			c.AddRule(&nftables.Rule{Table: t, Chain: nc, Exprs: r})
+			c.AddRule(&nftables.Rule{Table: t, Chain: added[i], Exprs: r})
 		}
 	}
 	if err := c.Flush(); err != nil {
 		return fmt.Errorf("writing nftables table %s: %w", name, err)
 	}
 	return nil
+}
+
+// Counters returns the named counters of the IPv4 table name; none if
+// the table does not exist.
+func Counters(name string) (map[string]Count, error) {
+	c, err := nftables.New()
+	if err != nil {
+		return nil, fmt.Errorf("nftables: %w", err)
+	}
+	exists, err := tableExists(c, name)
+	if err != nil || !exists {
+		return map[string]Count{}, err
+	}
+	return counts(c, &nftables.Table{Name: name, Family: nftables.TableFamilyIPv4})
+}
+
+func counts(c *nftables.Conn, t *nftables.Table) (map[string]Count, error) {
+	objs, err := c.GetObjects(t)
+	if err != nil {
+		return nil, fmt.Errorf("reading the counters of nftables table %s: %w", t.Name, err)
+	}
+	out := map[string]Count{}
+	for _, o := range objs {
+		if co, ok := o.(*nftables.CounterObj); ok {
+			out[co.Name] = Count{Packets: co.Packets, Bytes: co.Bytes}
+		}
+	}
+	return out, nil
 }
 
 // DeleteTable removes the IPv4 table name, if it exists.
@@ -196,6 +245,12 @@ func ConnReply() Rule {
 	return ctAnyBit(expr.CtKeySTATE, expr.CtStateBitESTABLISHED|expr.CtStateBitRELATED)
 }
 
+// ConnRelated matches packets related to an accepted connection (ICMP
+// errors about it).
+func ConnRelated() Rule {
+	return ctAnyBit(expr.CtKeySTATE, expr.CtStateBitRELATED)
+}
+
 // ipsDstNAT is the conntrack status bit of a connection whose destination
 // was translated (IPS_DST_NAT in linux/netfilter/nf_conntrack_common.h).
 const ipsDstNAT = 1 << 5
@@ -208,6 +263,26 @@ func DestNATed() Rule {
 
 // Accept ends a rule by accepting the packet.
 func Accept() Rule { return Rule{&expr.Verdict{Kind: expr.VerdictAccept}} }
+
+// CountIn adds the packet to the table's named counter.
+func CountIn(counter string) Rule {
+	return Rule{&expr.Objref{Type: int(nftables.ObjTypeCounter), Name: counter}}
+}
+
+// Goto ends a rule by going on with the regular chain name (no return).
+func Goto(chain string) Rule {
+	return Rule{&expr.Verdict{Kind: expr.VerdictGoto, Chain: chain}}
+}
+
+// UDPDestPort matches UDP packets to port.
+func UDPDestPort(port uint16) Rule {
+	return Rule{
+		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.IPPROTO_UDP}},
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binary.BigEndian.AppendUint16(nil, port)},
+	}
+}
 
 // Drop ends a rule by dropping the packet.
 func Drop() Rule { return Rule{&expr.Verdict{Kind: expr.VerdictDrop}} }

@@ -17,6 +17,12 @@ import (
 const (
 	// NATTable is the gateway's nftables table.
 	NATTable = "liqo-gateway"
+	// DroppedSource counts, in NATTable, the packets from the tunnel
+	// dropped for a source outside the peer's pod and external CIDRs;
+	// DroppedDestination those the peer may send but not there (neither a
+	// pod of this cluster nor an IP's twin, nor the connection check).
+	DroppedSource      = "dropped-source"
+	DroppedDestination = "dropped-destination"
 	// TunnelTable routes what the nodes send into the tunnel; NodesTable
 	// routes what the tunnel brings to the node of each pod.
 	TunnelTable = 18400
@@ -112,7 +118,7 @@ func (k *Kernel) Apply(_ context.Context, s State) error {
 		datapath.SyncTable(NodesTable, nodeRoutes),
 		datapath.SyncTable(TunnelTable, []datapath.Route{{Dst: netip.MustParsePrefix("0.0.0.0/0"), Link: k.tunnel.Link()}}),
 		datapath.SyncRules([]int{NodesTable, TunnelTable}, rules),
-		datapath.ReplaceTable(NATTable, NATChains(s)),
+		datapath.ReplaceTable(NATTable, NATChains(s), DroppedSource, DroppedDestination),
 	)
 	return errors.Join(errs...)
 }
@@ -182,7 +188,7 @@ func NATChains(s State) []datapath.Chain {
 			datapath.Join(fromTunnel, datapath.SetConnMark(ReturnMark)),
 			datapath.Join(datapath.IfName(true, datapath.TunnelName, false), datapath.ConnMark(ReturnMark), datapath.SetMark(ReturnMark)),
 		}}
-	return []datapath.Chain{mark, pre, post, mss, fromTunnelFilter(s)}
+	return append([]datapath.Chain{mark, pre, post, mss}, fromTunnelFilter(s)...)
 }
 
 // fromTunnel matches what comes out of the tunnel, toTunnel what goes in.
@@ -212,26 +218,64 @@ func intoTunnel(s State) []datapath.Rule {
 	return append(rules, datapath.Join(toTunnel, datapath.SNATTo(s.Self)))
 }
 
-// fromTunnelFilter is what a peer may reach through the tunnel: the
-// peer decides what it sends into it, so the gateway forwards only
-// answers, and new connections to this cluster's pods (the nodes' pod
-// CIDRs) and to the local IPs' addresses through their twins (DNAT'd: a
-// peer sending to the address itself is not let in); anything else
-// (nodes, Services, the underlay, other tenants' gateways) is dropped.
-func fromTunnelFilter(s State) datapath.Chain {
-	ch := datapath.Chain{Name: "from-tunnel", Type: nftables.ChainTypeFilter,
-		Hook: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter,
-		Rules: []datapath.Rule{datapath.Join(fromTunnel, datapath.ConnReply(), datapath.Accept())}}
+// fromTunnelFilter is what a peer may send through the tunnel. The peer
+// decides what it puts in (a modified gateway can write any packet), so:
+//
+//   - the source must be one of the peer's pod or external CIDRs as they
+//     really are (as in the tunnel; the remapped ones are these, one to one,
+//     and SNAT to them comes later, in postrouting): a peer cannot pass off
+//     a packet as this cluster's node, another peer's pod or anything else;
+//   - forwarded, it must be an answer, or a new connection to this cluster's
+//     pods (the nodes' pod CIDRs) or to a local IP's address through its
+//     twin (DNAT'd: a peer sending to the address itself is not let in);
+//     nodes, Services, the underlay, other tenants' gateways are not;
+//   - to the gateway itself, only the connection check, between the tunnel
+//     addresses.
+//
+// Everything else is dropped and counted (DroppedSource,
+// DroppedDestination), so that a peer sending what it may not shows up.
+func fromTunnelFilter(s State) []datapath.Chain {
+	fwd := datapath.Chain{Name: "from-tunnel", Type: nftables.ChainTypeFilter,
+		Hook: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter}
+	in := datapath.Chain{Name: "to-gateway", Type: nftables.ChainTypeFilter,
+		Hook: nftables.ChainHookInput, Priority: nftables.ChainPriorityFilter}
+	// Reached only from fwd, for a packet from the tunnel whose source is
+	// the peer's.
+	peer := datapath.Chain{Name: "from-peer"}
+	for _, p := range append(append([]Pair{}, s.Pod...), s.External...) {
+		fwd.Rules = append(fwd.Rules, datapath.Join(fromTunnel, datapath.Addr(true, p.Real), datapath.Goto(peer.Name)))
+	}
+	// The peer gateway's ICMP errors (a packet too big for its link to a
+	// node) come from its tunnel address; only as errors about a
+	// connection already let through.
+	fwd.Rules = append(fwd.Rules,
+		datapath.Join(fromTunnel, datapath.Addr(true, ServerTunnelAddress.Masked()), datapath.ConnRelated(), datapath.Goto(peer.Name)),
+		datapath.Join(fromTunnel, datapath.CountIn(DroppedSource), datapath.Drop()))
+
+	peer.Rules = append(peer.Rules, datapath.Join(datapath.ConnReply(), datapath.Accept()))
 	for _, n := range s.Nodes {
 		for _, c := range n.PodCIDRs {
-			ch.Rules = append(ch.Rules, datapath.Join(fromTunnel, datapath.Addr(false, c), datapath.Accept()))
+			peer.Rules = append(peer.Rules, datapath.Join(datapath.Addr(false, c), datapath.Accept()))
 		}
 	}
 	for _, ip := range s.IPs {
-		ch.Rules = append(ch.Rules, datapath.Join(fromTunnel, datapath.Addr(false, netip.PrefixFrom(ip.Real, 32)), datapath.DestNATed(), datapath.Accept()))
+		peer.Rules = append(peer.Rules, datapath.Join(datapath.Addr(false, netip.PrefixFrom(ip.Real, 32)), datapath.DestNATed(), datapath.Accept()))
 	}
-	ch.Rules = append(ch.Rules, datapath.Join(fromTunnel, datapath.Drop()))
-	return ch
+	peer.Rules = append(peer.Rules, datapath.Join(datapath.CountIn(DroppedDestination), datapath.Drop()))
+
+	// Both ends ping from and to CheckPort, so the check's answers are
+	// matched here too, and nothing else the gateway listens on (its
+	// health port) is reachable from the tunnel.
+	tunnel := ServerTunnelAddress.Masked()
+	in.Rules = []datapath.Rule{
+		datapath.Join(fromTunnel, datapath.Addr(true, tunnel), datapath.Addr(false, tunnel), datapath.UDPDestPort(CheckPort), datapath.Accept()),
+		datapath.Join(fromTunnel, datapath.Addr(true, tunnel), datapath.CountIn(DroppedDestination), datapath.Drop()),
+	}
+	for _, p := range append(append([]Pair{}, s.Pod...), s.External...) {
+		in.Rules = append(in.Rules, datapath.Join(fromTunnel, datapath.Addr(true, p.Real), datapath.CountIn(DroppedDestination), datapath.Drop()))
+	}
+	in.Rules = append(in.Rules, datapath.Join(fromTunnel, datapath.CountIn(DroppedSource), datapath.Drop()))
+	return []datapath.Chain{fwd, peer, in}
 }
 
 // acceptLocalSources lets packets that come out of the tunnel carry one
@@ -255,6 +299,16 @@ func acceptLocalSources(link string) error {
 	}
 	return nil
 }
+
+// Dropped returns how many packets from the tunnel the gateway dropped
+// (fromTunnelFilter), by counter name; read in its network namespace.
+func Dropped() (map[string]datapath.Count, error) {
+	return datapath.Counters(NATTable)
+}
+
+// Dropped is the package's Dropped: the kernel's counters are the
+// namespace's.
+func (k *Kernel) Dropped() (map[string]datapath.Count, error) { return Dropped() }
 
 // forwarding turns the namespace into a router: forwarding on, and no
 // reverse-path filter (answers from the tunnel come back on other links

@@ -89,6 +89,10 @@ func Run(ctx context.Context, restCfg *rest.Config, cfg Config, dp Applier) erro
 	}
 	srv := &http.Server{Addr: ":" + strconv.Itoa(cfg.HealthPort), ReadHeaderTimeout: 5 * time.Second,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if req.URL.Path == "/metrics" {
+				serveDropMetrics(w, dp)
+				return
+			}
 			if req.URL.Path == "/readyz" && !ready.Load() {
 				http.Error(w, "the tunnel is not configured yet", http.StatusServiceUnavailable)
 				return
