@@ -2,6 +2,7 @@ package offloading
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -409,6 +410,22 @@ func TestTwinQuotaAndNetworkPolicy(t *testing.T) {
 	if err := asGenoa.Create(ctx, svc("exposed", corev1.ServiceTypeNodePort)); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "services.nodeports") {
 		t.Errorf("genoa creating a NodePort Service: %v, want forbidden by services.nodeports", err)
 	}
+	// The quota controller's first count of a new namespace reads its
+	// informer, which may not have seen kube-root-ca.crt yet: until it
+	// counts what is there, admission would let one ConfigMap too many
+	// through. A consumer meets the same lag; the test waits it out.
+	harness.Eventually(ctx, t, "the twin's ConfigMaps counted by its ResourceQuota", func() (bool, error) {
+		var cms corev1.ConfigMapList
+		if err := admin.List(ctx, &cms, client.InNamespace(twin)); err != nil {
+			return false, err
+		}
+		var q corev1.ResourceQuota
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(&rq), &q); err != nil {
+			return false, err
+		}
+		used := q.Status.Used[corev1.ResourceConfigMaps]
+		return used.Value() == int64(len(cms.Items)), fmt.Errorf("%d counted, %d there", used.Value(), len(cms.Items))
+	})
 	var refused error
 	for i := range 5 {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm-" + string(rune('a'+i)), Namespace: twin}}
