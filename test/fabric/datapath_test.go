@@ -327,27 +327,41 @@ func TestNodeReachesPeerPod(t *testing.T) {
 		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
 	}
 	rome, milan := connected(t)
-	// A node address outside the pod CIDR, as a node's underlay address
-	// is; the gateway pod reaches it through the node, as pods do.
+	nodeOwn := nodeOwnAddress(t, rome)
+	echoServer(t, milan.pod, "10.244.1.5:8082")
+
+	want := netip.AddrFrom4([4]byte{10, 72, 1, rome.gwAddr.Addr().As4()[3]}) // rome's gateway as milan sees it
+	nodeAsks(t, rome, nodeOwn, "10.71.1.5:8082", want, "milan's pod")
+}
+
+// nodeOwnAddress gives rome's node an address outside the pod CIDR, as a
+// node's underlay address is, which the gateway pod reaches through the
+// node, as pods do.
+func nodeOwnAddress(t *testing.T, rome *cluster) netip.Addr {
+	t.Helper()
 	nodeOwn := netip.MustParseAddr("203.0.113.7")
 	lo, err := handle(t, rome.node).LinkByName("lo")
 	must(t, err)
 	must(t, handle(t, rome.node).AddrAdd(lo, &netlink.Addr{IPNet: netipx(netip.PrefixFrom(nodeOwn, 32))}))
 	must(t, handle(t, rome.gw).RouteAdd(&netlink.Route{Dst: netipx(netip.PrefixFrom(nodeOwn, 32)), Gw: nodeAddr.Addr().AsSlice()}))
-	echoServer(t, milan.pod, "10.244.1.5:8082")
+	return nodeOwn
+}
 
-	want := netip.AddrFrom4([4]byte{10, 72, 1, rome.gwAddr.Addr().As4()[3]}) // rome's gateway as milan sees it
+// nodeAsks asks addr from rome's node at nodeOwn until it answers (15 s at
+// most), and wants the answer to name want: the source the server saw.
+func nodeAsks(t *testing.T, rome *cluster, nodeOwn netip.Addr, addr string, want netip.Addr, what string) {
+	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		got, err := askFrom(rome.node, nodeOwn, "10.71.1.5:8082")
+		got, err := askFrom(rome.node, nodeOwn, addr)
 		if err == nil {
 			if got != want.String() {
-				t.Fatalf("milan's pod saw rome's node as %s, want %s (rome's gateway, remapped)", got, want)
+				t.Fatalf("%s saw rome's node as %s, want %s (rome's gateway, remapped)", what, got, want)
 			}
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("from rome's node at %s to milan's pod: %v", nodeOwn, err)
+			t.Fatalf("from rome's node at %s to %s at %s: %v", nodeOwn, what, addr, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -383,11 +397,7 @@ func TestNodeReachesPeerPodAtGatewayAddress(t *testing.T) {
 		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
 	}
 	rome, milan := connected(t)
-	nodeOwn := netip.MustParseAddr("203.0.113.7")
-	lo, err := handle(t, rome.node).LinkByName("lo")
-	must(t, err)
-	must(t, handle(t, rome.node).AddrAdd(lo, &netlink.Addr{IPNet: netipx(netip.PrefixFrom(nodeOwn, 32))}))
-	must(t, handle(t, rome.gw).RouteAdd(&netlink.Route{Dst: netipx(netip.PrefixFrom(nodeOwn, 32)), Gw: nodeAddr.Addr().AsSlice()}))
+	nodeOwn := nodeOwnAddress(t, rome)
 	h := handle(t, milan.pod)
 	eth0, err := h.LinkByName("eth0")
 	must(t, err)
@@ -396,20 +406,8 @@ func TestNodeReachesPeerPodAtGatewayAddress(t *testing.T) {
 
 	at := netip.AddrFrom4([4]byte{10, 71, 1, rome.gwAddr.Addr().As4()[3]})   // rome's view of milan's pod
 	want := netip.AddrFrom4([4]byte{10, 72, 1, rome.gwAddr.Addr().As4()[3]}) // rome's gateway as milan sees it
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		got, err := askFrom(rome.node, nodeOwn, netip.AddrPortFrom(at, 8083).String())
-		if err == nil {
-			if got != want.String() {
-				t.Fatalf("milan's pod saw rome's node as %s, want %s (rome's gateway, remapped)", got, want)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("from rome's node at %s to milan's pod at %s (%s in milan, rome's gateway's own address): %v", nodeOwn, at, rome.gwAddr.Addr(), err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	nodeAsks(t, rome, nodeOwn, netip.AddrPortFrom(at, 8083).String(), want,
+		fmt.Sprintf("milan's pod (%s in milan, rome's gateway's own address)", rome.gwAddr.Addr()))
 }
 
 // TestLocalIPFromPeerPodAtGatewayAddress: milan's pod at the address
