@@ -41,46 +41,40 @@ func echoServer(t testing.TB, ns string, addr string) {
 }
 
 // ask dials addr from inside ns and returns what the server said.
-func ask(ns, addr string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	c, err := netns.Dial(ctx, ns, "tcp", addr)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = c.Close() }()
-	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-	line, err := bufio.NewReader(c).ReadString('\n')
-	return strings.TrimSpace(line), err
-}
+func ask(ns, addr string) (string, error) { return askFrom(ns, netip.Addr{}, addr) }
 
 // eventually retries ask until it answers (the WireGuard handshake takes a
 // round trip or two).
 func eventually(t testing.TB, ns, addr string) string {
 	t.Helper()
+	return untilAnswered(t, fmt.Sprintf("from %s to %s", ns, addr), func() (string, error) { return ask(ns, addr) })
+}
+
+// untilAnswered retries try for 15 s at most, failing the test with what
+// and the last error if it never answers.
+func untilAnswered(t testing.TB, what string, try func() (string, error)) string {
+	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		got, err := ask(ns, addr)
+		got, err := try()
 		if err == nil {
 			return got
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("from %s to %s: %v", ns, addr, err)
+			t.Fatalf("%s: %v", what, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 }
 
-// TestOverlappingPodCIDRs: rome and milan both use 10.244.0.0/16 and each
-// has a pod at 10.244.1.5. Rome reaches milan's pods at 10.71.0.0/16,
-// milan reaches rome's at 10.72.0.0/16. A TCP connection from rome's pod
-// to 10.71.1.5 reaches milan's pod, which sees it come from 10.72.1.5
-// (rome's pod, as milan sees it), and the same the other way. Then the
-// gateways and the node agents remove what they added, and nothing of
-// ours is left in the namespaces.
 // connected builds rome and milan, runs their gateways and applies their
-// nodes' overlay; everything is removed, and checked gone, at the end.
+// nodes' overlay (as root, which network namespaces need); everything is
+// removed, and checked gone, at the end.
 func connected(t testing.TB) (rome, milan *cluster) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
+	}
 	prefix := fmt.Sprintf("lqdp%d-", os.Getpid()%100000)
 	inet := newNS(t, prefix+"inet")
 	bridge(t, inet, "br0", netip.Prefix{})
@@ -148,10 +142,14 @@ func connected(t testing.TB) (rome, milan *cluster) {
 	return rome, milan
 }
 
+// TestOverlappingPodCIDRs: rome and milan both use 10.244.0.0/16 and each
+// has a pod at 10.244.1.5. Rome reaches milan's pods at 10.71.0.0/16,
+// milan reaches rome's at 10.72.0.0/16. A TCP connection from rome's pod
+// to 10.71.1.5 reaches milan's pod, which sees it come from 10.72.1.5
+// (rome's pod, as milan sees it), and the same the other way. Then the
+// gateways and the node agents remove what they added, and nothing of
+// ours is left in the namespaces.
 func TestOverlappingPodCIDRs(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
-	}
 	rome, milan := connected(t)
 	echoServer(t, milan.pod, "10.244.1.5:8080")
 	echoServer(t, rome.pod, "10.244.1.5:8081")
@@ -172,9 +170,6 @@ func TestOverlappingPodCIDRs(t *testing.T) {
 // reaches it through the tunnel, rather than the gateway taking the packet
 // for itself.
 func TestPeerPodAtGatewayAddress(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
-	}
 	rome, milan := connected(t)
 	h := handle(t, milan.pod)
 	eth0, err := h.LinkByName("eth0")
@@ -197,9 +192,6 @@ func TestPeerPodAtGatewayAddress(t *testing.T) {
 // the host's address and masquerades the connection behind its own, so the
 // host answers the gateway, whatever routes it has.
 func TestLocalIP(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
-	}
 	rome, milan := connected(t)
 	echoServer(t, rome.node, netip.AddrPortFrom(apiServerAddr, 6443).String())
 	twin := netip.AddrFrom4([4]byte{10, 73, 0, apiServerTwin.As4()[3]}) // milan's view of rome's 10.70.0.x
@@ -212,9 +204,6 @@ func TestLocalIP(t *testing.T) {
 // tunnel. Milan's gateway sends rome's host address itself (not its twin)
 // into the tunnel: rome's gateway drops it, while the twin still works.
 func TestPeerReachesOnlyPodsAndIPs(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
-	}
 	rome, milan := connected(t)
 	echoServer(t, rome.node, netip.AddrPortFrom(apiServerAddr, 6443).String())
 	twin := netip.AddrFrom4([4]byte{10, 73, 0, apiServerTwin.As4()[3]})
@@ -323,9 +312,6 @@ func BenchmarkTunnel(b *testing.B) {
 // into the tunnel behind its own pod address, which milan sees remapped
 // and answers through the tunnel, and the node gets the answer.
 func TestNodeReachesPeerPod(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
-	}
 	rome, milan := connected(t)
 	nodeOwn := nodeOwnAddress(t, rome)
 	echoServer(t, milan.pod, "10.244.1.5:8082")
@@ -347,31 +333,26 @@ func nodeOwnAddress(t *testing.T, rome *cluster) netip.Addr {
 	return nodeOwn
 }
 
-// nodeAsks asks addr from rome's node at nodeOwn until it answers (15 s at
-// most), and wants the answer to name want: the source the server saw.
+// nodeAsks asks addr from rome's node at nodeOwn until it answers, and
+// wants the answer to name want: the source the server saw.
 func nodeAsks(t *testing.T, rome *cluster, nodeOwn netip.Addr, addr string, want netip.Addr, what string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		got, err := askFrom(rome.node, nodeOwn, addr)
-		if err == nil {
-			if got != want.String() {
-				t.Fatalf("%s saw rome's node as %s, want %s (rome's gateway, remapped)", what, got, want)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("from rome's node at %s to %s at %s: %v", nodeOwn, what, addr, err)
-		}
-		time.Sleep(200 * time.Millisecond)
+	got := untilAnswered(t, fmt.Sprintf("from rome's node at %s to %s at %s", nodeOwn, what, addr),
+		func() (string, error) { return askFrom(rome.node, nodeOwn, addr) })
+	if got != want.String() {
+		t.Fatalf("%s saw rome's node as %s, want %s (rome's gateway, remapped)", what, got, want)
 	}
 }
 
-// askFrom is ask from the local address from.
+// askFrom is ask from the local address from (any, when from is the zero
+// Addr).
 func askFrom(ns string, from netip.Addr, addr string) (string, error) {
 	var line string
 	err := netns.Do(ns, func() error {
-		d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: from.AsSlice()}}
+		d := net.Dialer{Timeout: 2 * time.Second}
+		if from.IsValid() {
+			d.LocalAddr = &net.TCPAddr{IP: from.AsSlice()}
+		}
 		c, err := d.Dial("tcp", addr)
 		if err != nil {
 			return err
@@ -393,9 +374,6 @@ func askFrom(ns string, from netip.Addr, addr string) (string, error) {
 // outside claiming to come from the namespace itself), which it did
 // whenever the pod IPs of the two clusters happened to line up that way.
 func TestNodeReachesPeerPodAtGatewayAddress(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
-	}
 	rome, milan := connected(t)
 	nodeOwn := nodeOwnAddress(t, rome)
 	h := handle(t, milan.pod)
@@ -416,9 +394,6 @@ func TestNodeReachesPeerPodAtGatewayAddress(t *testing.T) {
 // source and leaves toward the host on the gateway's pod link, which the
 // kernel refused as a martian source.
 func TestLocalIPFromPeerPodAtGatewayAddress(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
-	}
 	rome, milan := connected(t)
 	echoServer(t, rome.node, netip.AddrPortFrom(apiServerAddr, 6443).String())
 	h := handle(t, milan.pod)
