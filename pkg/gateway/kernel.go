@@ -242,7 +242,8 @@ func fromTunnelFilter(s State) []datapath.Chain {
 	// Reached only from fwd, for a packet from the tunnel whose source is
 	// the peer's.
 	peer := datapath.Chain{Name: "from-peer"}
-	for _, p := range append(append([]Pair{}, s.Pod...), s.External...) {
+	peerRanges := append(append([]Pair{}, s.Pod...), s.External...)
+	for _, p := range peerRanges {
 		fwd.Rules = append(fwd.Rules, datapath.Join(fromTunnel, datapath.Addr(true, p.Real), datapath.Goto(peer.Name)))
 	}
 	// The peer gateway's ICMP errors (a packet too big for its link to a
@@ -271,7 +272,7 @@ func fromTunnelFilter(s State) []datapath.Chain {
 		datapath.Join(fromTunnel, datapath.Addr(true, tunnel), datapath.Addr(false, tunnel), datapath.UDPDestPort(CheckPort), datapath.Accept()),
 		datapath.Join(fromTunnel, datapath.Addr(true, tunnel), datapath.CountIn(DroppedDestination), datapath.Drop()),
 	}
-	for _, p := range append(append([]Pair{}, s.Pod...), s.External...) {
+	for _, p := range peerRanges {
 		in.Rules = append(in.Rules, datapath.Join(fromTunnel, datapath.Addr(true, p.Real), datapath.CountIn(DroppedDestination), datapath.Drop()))
 	}
 	in.Rules = append(in.Rules, datapath.Join(fromTunnel, datapath.CountIn(DroppedSource), datapath.Drop()))
@@ -293,11 +294,7 @@ func fromTunnelFilter(s State) []datapath.Chain {
 // when the pod has it. Which pod gets which address is chance, so such
 // connections failed now and then, and for as long as the pods lived.
 func acceptLocalSources(link string) error {
-	path := "/proc/sys/net/ipv4/conf/" + link + "/accept_local"
-	if err := os.WriteFile(path, []byte("1"), 0o644); err != nil {
-		return fmt.Errorf("setting %s: %w", path, err)
-	}
-	return nil
+	return setSysctls(map[string]string{"/proc/sys/net/ipv4/conf/" + link + "/accept_local": "1"})
 }
 
 // Dropped returns how many packets from the tunnel the gateway dropped
@@ -314,11 +311,16 @@ func (k *Kernel) Dropped() (map[string]datapath.Count, error) { return Dropped()
 // reverse-path filter (answers from the tunnel come back on other links
 // than the routes to their sources).
 func forwarding() error {
-	for path, v := range map[string]string{
+	return setSysctls(map[string]string{
 		"/proc/sys/net/ipv4/ip_forward":             "1",
 		"/proc/sys/net/ipv4/conf/all/rp_filter":     "0",
 		"/proc/sys/net/ipv4/conf/default/rp_filter": "0",
-	} {
+	})
+}
+
+// setSysctls writes each value to its /proc/sys path.
+func setSysctls(values map[string]string) error {
+	for path, v := range values {
 		if err := os.WriteFile(path, []byte(v), 0o644); err != nil {
 			return fmt.Errorf("setting %s: %w", path, err)
 		}

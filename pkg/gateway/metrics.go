@@ -1,9 +1,10 @@
 package gateway
 
 import (
-	"fmt"
-	"io"
 	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/liqo-go/liqo/pkg/datapath"
 )
@@ -20,34 +21,44 @@ var dropReasons = []struct{ counter, reason string }{
 	{DroppedDestination, "destination"},
 }
 
-// serveDropMetrics answers /metrics on the health port, in Prometheus'
-// text format: the packets and bytes the gateway dropped from the tunnel,
-// by reason, so that a peer sending what it may not can be seen (and
-// alerted on) without a shell in the gateway pod.
-func serveDropMetrics(w http.ResponseWriter, dp Applier) {
-	dc, ok := dp.(dropCounter)
-	if !ok {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		return
-	}
-	counts, err := dc.Dropped()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	writeDropMetrics(w, counts)
+var (
+	droppedPackets = prometheus.NewDesc("liqo_gateway_tunnel_dropped_packets_total",
+		"Packets from the peer's tunnel dropped: a source outside the peer's CIDRs, or a destination it may not reach.",
+		[]string{"reason"}, nil)
+	droppedBytes = prometheus.NewDesc("liqo_gateway_tunnel_dropped_bytes_total",
+		"Bytes of the packets counted by liqo_gateway_tunnel_dropped_packets_total.", []string{"reason"}, nil)
+)
+
+// dropCollector reads the kernel's counters at each scrape: they live in
+// nftables, not in this process.
+type dropCollector struct{ dc dropCounter }
+
+func (c dropCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- droppedPackets
+	ch <- droppedBytes
 }
 
-func writeDropMetrics(w io.Writer, counts map[string]datapath.Count) {
-	_, _ = fmt.Fprintln(w, "# HELP liqo_gateway_tunnel_dropped_packets_total Packets from the peer's tunnel dropped: a source outside the peer's CIDRs, or a destination it may not reach.")
-	_, _ = fmt.Fprintln(w, "# TYPE liqo_gateway_tunnel_dropped_packets_total counter")
-	for _, r := range dropReasons {
-		_, _ = fmt.Fprintf(w, "liqo_gateway_tunnel_dropped_packets_total{reason=%q} %d\n", r.reason, counts[r.counter].Packets)
+func (c dropCollector) Collect(ch chan<- prometheus.Metric) {
+	counts, err := c.dc.Dropped()
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(droppedPackets, err)
+		return
 	}
-	_, _ = fmt.Fprintln(w, "# HELP liqo_gateway_tunnel_dropped_bytes_total Bytes of the packets counted by liqo_gateway_tunnel_dropped_packets_total.")
-	_, _ = fmt.Fprintln(w, "# TYPE liqo_gateway_tunnel_dropped_bytes_total counter")
 	for _, r := range dropReasons {
-		_, _ = fmt.Fprintf(w, "liqo_gateway_tunnel_dropped_bytes_total{reason=%q} %d\n", r.reason, counts[r.counter].Bytes)
+		ch <- prometheus.MustNewConstMetric(droppedPackets, prometheus.CounterValue, float64(counts[r.counter].Packets), r.reason)
+		ch <- prometheus.MustNewConstMetric(droppedBytes, prometheus.CounterValue, float64(counts[r.counter].Bytes), r.reason)
 	}
+}
+
+// dropMetricsHandler serves /metrics on the health port: the packets and
+// bytes the gateway dropped from the tunnel, by reason, so that a peer
+// sending what it may not can be seen (and alerted on) without a shell in
+// the gateway pod; nothing for an Applier that counts nothing, and a
+// failed read of the counters as an error rather than zeros.
+func dropMetricsHandler(dp Applier) http.Handler {
+	reg := prometheus.NewRegistry()
+	if dc, ok := dp.(dropCounter); ok {
+		reg.MustRegister(dropCollector{dc})
+	}
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})
 }

@@ -48,7 +48,7 @@ func TestDropMetrics(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			serveDropMetrics(rec, tc.dp)
+			dropMetricsHandler(tc.dp).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 			body, _ := io.ReadAll(rec.Result().Body)
 			if rec.Code != tc.code {
 				t.Fatalf("status %d, want %d: %s", rec.Code, tc.code, body)

@@ -87,10 +87,11 @@ func Run(ctx context.Context, restCfg *rest.Config, cfg Config, dp Applier) erro
 	if err := mgr.Add(runnable(func(ctx context.Context) error { rep.run(ctx, check); return nil })); err != nil {
 		return err
 	}
+	metrics := dropMetricsHandler(dp)
 	srv := &http.Server{Addr: ":" + strconv.Itoa(cfg.HealthPort), ReadHeaderTimeout: 5 * time.Second,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			if req.URL.Path == "/metrics" {
-				serveDropMetrics(w, dp)
+				metrics.ServeHTTP(w, req)
 				return
 			}
 			if req.URL.Path == "/readyz" && !ready.Load() {
