@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -142,24 +144,33 @@ func apply(ctx context.Context, cs clientset.Interface, all []*apiextensionsv1.C
 // waitDiscovered waits until the API server's discovery lists every
 // served version of the CRDs. Established comes first: a client whose
 // REST mapper reads discovery in between (a manager starting its caches)
-// fails with "no matches for kind".
+// fails with "no matches for kind". One discovery request per group
+// version answers for all its CRDs.
 func waitDiscovered(ctx context.Context, cs clientset.Interface, all []*apiextensionsv1.CustomResourceDefinition) error {
+	plurals := map[string][]string{} // by group version
 	for _, crd := range all {
 		for _, v := range crd.Spec.Versions {
-			if !v.Served {
-				continue
+			if v.Served {
+				gv := crd.Spec.Group + "/" + v.Name
+				plurals[gv] = append(plurals[gv], crd.Spec.Names.Plural)
 			}
-			gv := crd.Spec.Group + "/" + v.Name
-			err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-				list, err := cs.Discovery().ServerResourcesForGroupVersion(gv)
-				if err != nil {
-					return false, nil //nolint:nilerr // not served yet: a 404 until discovery catches up
-				}
-				return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == crd.Spec.Names.Plural }), nil
-			})
+		}
+	}
+	for _, gv := range slices.Sorted(maps.Keys(plurals)) {
+		var missing []string
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			list, err := cs.Discovery().ServerResourcesForGroupVersion(gv)
 			if err != nil {
-				return fmt.Errorf("waiting for %s to be served in %s: %w", crd.Spec.Names.Plural, gv, err)
+				missing = plurals[gv]
+				return false, nil //nolint:nilerr // not served yet: a 404 until discovery catches up
 			}
+			missing = slices.DeleteFunc(slices.Clone(plurals[gv]), func(plural string) bool {
+				return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == plural })
+			})
+			return len(missing) == 0, nil
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for %s to be served in %s: %w", strings.Join(missing, ", "), gv, err)
 		}
 	}
 	return nil
