@@ -136,6 +136,11 @@ func TestShadowPodQuota(t *testing.T) {
 	}
 	err := cl.Create(ctx, shadowPod("second", twin("alpha"), "alpha", "600m", ""))
 	wantDenied(t, "a ShadowPod over quota", err, "quota usage exceeded: cpu requested 600m, used 600m of 1")
+	// A resource no Quota lists was not granted: a modified consumer
+	// asking for a GPU the provider never gave it is refused.
+	gpu := shadowPod("gpu", twin("alpha"), "alpha", "100m", "")
+	gpu.Spec.Pod.Containers[0].Resources.Limits = list("nvidia.com/gpu", "1")
+	wantDenied(t, "a ShadowPod asking for an ungranted GPU", cl.Create(ctx, gpu), "quota usage exceeded: nvidia.com/gpu requested 1, none granted")
 	if err := cl.Create(ctx, shadowPod("third", twin("alpha"), "alpha", "400m", "")); err != nil {
 		t.Fatalf("a ShadowPod filling the quota: %v", err)
 	}
