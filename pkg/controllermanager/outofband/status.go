@@ -68,7 +68,10 @@ func eventType(st state) string {
 func (r *Reconciler) report(ctx context.Context, provider, id string, st state) error {
 	var changed bool
 	var fc *corev1beta1.ForeignCluster
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	// The foreigncluster controller may create the ForeignCluster, or
+	// update its status, meanwhile.
+	retriable := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
+	err := retry.OnError(retry.DefaultRetry, retriable, func() error {
 		fc = &corev1beta1.ForeignCluster{}
 		err := r.Reader.Get(ctx, types.NamespacedName{Name: provider}, fc)
 		if apierrors.IsNotFound(err) {
