@@ -266,17 +266,24 @@ func (o *outOfBandOptions) waitManager(ctx context.Context, req peering.OutOfBan
 // withdraw deletes the request the manager gave up, and the local tenant
 // namespace if the command made it and nothing else of the peering is in
 // it: a refused peering leaves nothing behind.
+// It waits for the namespace to be gone, so that the command can be run
+// again at once (with a new token, say).
 func (o *outOfBandOptions) withdraw(provider string, namespace bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := withdrawOutOfBand(ctx, o.Local.Client, provider); err != nil {
 		o.out.Warn("%v", err)
 	}
-	if namespace {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: consts.TenantNamespace(provider)}}
-		if err := client.IgnoreNotFound(o.Local.Client.Delete(ctx, ns)); err != nil {
-			o.out.Warn("deleting the local tenant namespace %s: %v", ns.Name, err)
-		}
+	if !namespace {
+		return
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: consts.TenantNamespace(provider)}}
+	if err := client.IgnoreNotFound(o.Local.Client.Delete(ctx, ns)); err != nil {
+		o.out.Warn("deleting the local tenant namespace %s: %v", ns.Name, err)
+		return
+	}
+	if err := wait.Gone(ctx, o.Local.Client, client.ObjectKeyFromObject(ns), ns, "the local tenant namespace "+ns.Name); err != nil {
+		o.out.Warn("%v", err)
 	}
 }
 
