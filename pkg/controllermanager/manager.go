@@ -34,6 +34,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
 	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
+	"github.com/liqo-go/liqo/pkg/controllermanager/outofband"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowendpointslice"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
@@ -161,6 +162,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 				Reflected: o.Reflection}).SetupWithManager(mgr)
 		},
 		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
+		func() error {
+			return (&outofband.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), ClusterID: local}).SetupWithManager(mgr)
+		},
 		func() error {
 			return (&shadowpod.Reconciler{Client: mgr.GetClient(), NodeSelector: o.OffloadedPodNodeSelector,
 				MetadataOnly: o.PodPolicy.MetadataOnly, MaxGracePeriod: o.MaxGracePeriod}).SetupWithManager(mgr)

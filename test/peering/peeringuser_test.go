@@ -30,6 +30,8 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl/peeringuser"
+	"github.com/liqo-go/liqo/pkg/peering"
+	pu "github.com/liqo-go/liqo/pkg/peeringuser"
 	"github.com/liqo-go/liqo/pkg/testbed"
 	"github.com/liqo-go/liqo/test/harness"
 )
@@ -210,20 +212,30 @@ func TestPeerCommandVerbatim(t *testing.T) {
 	args := slices.Concat(strings.Fields(line)[1:], []string{"--kubeconfig", kubeconfigs["rome"], "--networking-disabled"})
 	if out, err := run(ctx, args...); err != nil {
 		t.Fatalf("%s on rome: %v\n%s", line, err, out)
-	} else if !strings.Contains(out, "claimed for cluster rome") {
-		t.Errorf("peer out-of-band does not say it claimed the peering user:\n%s", out)
+	} else if !strings.Contains(out, "Controller manager: asking who the token is, and claiming the peering user") {
+		t.Errorf("peer out-of-band does not report the manager's claim of the peering user:\n%s", out)
 	}
 	waitNode(t, "rome", "milan", "Ready", testbed.NodeReady)
 	var fc corev1beta1.ForeignCluster
 	if err := clusterClient(t, "rome").Get(ctx, types.NamespacedName{Name: "milan"}, &fc); err != nil {
 		t.Errorf("no ForeignCluster milan on rome: %v", err)
 	}
+	if c := oobCondition(&fc); c == nil || c.Status != corev1beta1.EstablishedStatus || c.Reason != peering.ReasonPeered {
+		t.Errorf("the ForeignCluster's %s condition: %+v, want Established (%s)", peering.OutOfBandCondition, c, peering.ReasonPeered)
+	}
 
 	t.Run("the same command on another cluster is refused", func(t *testing.T) {
 		args := slices.Concat(strings.Fields(line)[1:], []string{"--kubeconfig", kubeconfigs["naples"], "--networking-disabled"})
 		out, err := run(ctx, args...)
-		if err == nil || !strings.Contains(err.Error(), `issued for cluster "rome"`) {
+		if err == nil || !strings.Contains(err.Error(), `issued for cluster "rome"`) || !strings.Contains(err.Error(), peering.ReasonClaimedElsewhere) {
 			t.Fatalf("want a refusal naming rome, got %v\n%s", err, out)
+		}
+		// Refused: the request is withdrawn, and nothing was kept.
+		for _, name := range []string{peering.OutOfBandRequestSecret, peering.OutOfBandKubeconfigSecret} {
+			key := types.NamespacedName{Namespace: consts.TenantNamespace("milan"), Name: name}
+			if err := clusterClient(t, "naples").Get(ctx, key, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+				t.Errorf("Secret %s left on naples: %v", key, err)
+			}
 		}
 	})
 
@@ -268,7 +280,7 @@ func TestGenericPeeringUserPolicy(t *testing.T) {
 	}
 	line := peerLine(t, out)
 	name := userOfCommand(t, line)
-	tok, err := peeringuser.ParseToken(flagOf(t, line, "--auth-token"))
+	tok, err := pu.ParseToken(flagOf(t, line, "--auth-token"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,9 +438,11 @@ func checkRights(ctx context.Context, t *testing.T, name string, cases []rightCa
 	}
 }
 
-// TestPeerOutOfBandRefusals: a token whose CA is not the server's is
-// refused before any request reaches the server; a provider whose cluster
-// ID is not --cluster-id is refused before the user is claimed.
+// TestPeerOutOfBandRefusals: the consumer's controller manager refuses a
+// token whose CA is not the server's before any request reaches the
+// server, and a provider whose cluster ID is not --cluster-id before the
+// user is claimed; liqoctl reports the manager's reason. A garbled token
+// or NAME is refused by liqoctl before anything is recorded.
 func TestPeerOutOfBandRefusals(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -438,7 +452,7 @@ func TestPeerOutOfBandRefusals(t *testing.T) {
 		t.Fatalf("liqoctl generate peer-command: %v\n%s", err, out)
 	}
 	line := peerLine(t, out)
-	tok, err := peeringuser.ParseToken(flagOf(t, line, "--auth-token"))
+	tok, err := pu.ParseToken(flagOf(t, line, "--auth-token"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,8 +475,8 @@ func TestPeerOutOfBandRefusals(t *testing.T) {
 		srv.StartTLS()
 		defer srv.Close()
 		out, err := oob(srv.URL, "milan", tok.String())
-		if err == nil || !strings.Contains(err.Error(), "refusing to send the token") {
-			t.Errorf("want a refusal to send the token, got %v\n%s", err, out)
+		if err == nil || !strings.Contains(err.Error(), "refusing to send the token") || !strings.Contains(err.Error(), "("+peering.ReasonUntrustedServer+")") {
+			t.Errorf("want the manager's refusal to send the token, got %v\n%s", err, out)
 		}
 		if n := requests.Load(); n != 0 {
 			t.Errorf("the server got %d requests", n)
@@ -470,7 +484,7 @@ func TestPeerOutOfBandRefusals(t *testing.T) {
 	})
 
 	t.Run("a token whose CA was replaced", func(t *testing.T) {
-		tampered := peeringuser.Token{CA: naplesCA, Bearer: tok.Bearer}
+		tampered := pu.Token{CA: naplesCA, Bearer: tok.Bearer}
 		out, err := oob(flagOf(t, line, "--auth-url"), "milan", tampered.String())
 		if err == nil || !strings.Contains(err.Error(), "refusing to send the token") || !strings.Contains(err.Error(), "altered") {
 			t.Errorf("want a refusal naming an altered token, got %v\n%s", err, out)
@@ -505,6 +519,16 @@ func TestPeerOutOfBandRefusals(t *testing.T) {
 	})
 }
 
+// oobCondition is the manager's out-of-band condition on fc, if any.
+func oobCondition(fc *corev1beta1.ForeignCluster) *corev1beta1.Condition {
+	for i := range fc.Status.Conditions {
+		if c := &fc.Status.Conditions[i]; c.Type == peering.OutOfBandCondition {
+			return c
+		}
+	}
+	return nil
+}
+
 // peerLine is the liqoctl peer out-of-band line of generate peer-command's
 // output.
 func peerLine(t *testing.T, out string) string {
@@ -533,11 +557,11 @@ func flagOf(t *testing.T, line, flag string) string {
 // userOfCommand is the peering user the command's token authenticates.
 func userOfCommand(t *testing.T, line string) string {
 	t.Helper()
-	tok, err := peeringuser.ParseToken(flagOf(t, line, "--auth-token"))
+	tok, err := pu.ParseToken(flagOf(t, line, "--auth-token"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := peeringuser.WhoAmI(context.Background(), kubernetes.NewForConfigOrDie(tok.RESTConfig(flagOf(t, line, "--auth-url"))))
+	id, err := pu.WhoAmI(context.Background(), kubernetes.NewForConfigOrDie(tok.RESTConfig(flagOf(t, line, "--auth-url"))))
 	if err != nil {
 		t.Fatal(err)
 	}

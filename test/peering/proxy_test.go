@@ -21,8 +21,10 @@ import (
 )
 
 // connectProxy is an HTTP CONNECT proxy on loopback that relays tunnels to
-// loopback addresses only and counts them.
+// loopback addresses only and counts them. A host name in alias is relayed
+// to the loopback address it maps to: a name only the proxy resolves.
 type connectProxy struct {
+	alias   map[string]string
 	ln      net.Listener
 	srv     *http.Server
 	tunnels atomic.Int64
@@ -46,12 +48,15 @@ func startConnectProxy(t *testing.T) *connectProxy {
 func (p *connectProxy) url() string { return "http://" + p.ln.Addr().String() }
 
 func (p *connectProxy) serve(w http.ResponseWriter, r *http.Request) {
-	host, _, err := net.SplitHostPort(r.Host)
+	host, port, err := net.SplitHostPort(r.Host)
+	if to, ok := p.alias[host]; ok {
+		host = to
+	}
 	if r.Method != http.MethodConnect || err != nil || !net.ParseIP(host).IsLoopback() {
 		http.Error(w, "this proxy only tunnels to loopback", http.StatusForbidden)
 		return
 	}
-	upstream, err := net.DialTimeout("tcp", r.Host, 5*time.Second)
+	upstream, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 5*time.Second)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return

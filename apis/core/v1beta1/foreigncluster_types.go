@@ -16,7 +16,7 @@ const (
 )
 
 // ConditionType is the type of a peering condition.
-// +kubebuilder:validation:Enum=APIServerStatus;NetworkConnectionStatus;NetworkGatewayServerStatus;NetworkGatewayClientStatus;NetworkGatewayPresence;NetworkConfigurationStatus;AuthIdentityControlPlaneStatus;AuthTenantStatus;OffloadingVirtualNodeStatus;OffloadingNodeStatus;OffloadingQuotaStatus
+// +kubebuilder:validation:Enum=APIServerStatus;NetworkConnectionStatus;NetworkGatewayServerStatus;NetworkGatewayClientStatus;NetworkGatewayPresence;NetworkConfigurationStatus;AuthIdentityControlPlaneStatus;AuthTenantStatus;OffloadingVirtualNodeStatus;OffloadingNodeStatus;OffloadingQuotaStatus;OutOfBandPeeringStatus
 type ConditionType string
 
 const (
@@ -33,6 +33,10 @@ const (
 	// OffloadingQuotaStatusCondition (ours) reports, on a provider, that the
 	// consumer was granted resources.
 	OffloadingQuotaStatusCondition ConditionType = "OffloadingQuotaStatus"
+	// OutOfBandPeeringStatusCondition (ours) reports, on a consumer, the
+	// controller manager's progress with an out-of-band peering that
+	// liqoctl peer out-of-band asked for.
+	OutOfBandPeeringStatusCondition ConditionType = "OutOfBandPeeringStatus"
 )
 
 // ConditionStatusType is the state a peering condition reports.
@@ -106,7 +110,8 @@ type ForeignClusterStatus struct {
 	ForeignProxyURL string `json:"foreignProxyUrl,omitempty"`
 	// +optional
 	TenantNamespace TenantNamespaceType `json:"tenantNamespace,omitzero"`
-	// Conditions not tied to a module (APIServerStatus).
+	// Conditions not tied to a module (APIServerStatus,
+	// OutOfBandPeeringStatus).
 	// +optional
 	Conditions []Condition `json:"conditions,omitempty"`
 }

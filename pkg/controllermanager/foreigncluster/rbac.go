@@ -8,3 +8,5 @@ package foreigncluster
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=tenants;identities,verbs=get;list;watch
 // +kubebuilder:rbac:groups=offloading.liqo.io,resources=virtualnodes;quotas,verbs=get;list;watch
 // +kubebuilder:rbac:groups=networking.liqo.io,resources=configurations;gatewayservers;gatewayclients;connections,verbs=get;list;watch
+// The out-of-band peering requests (Secrets) keep a ForeignCluster.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch

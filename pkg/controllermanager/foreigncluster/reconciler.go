@@ -9,8 +9,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
@@ -18,6 +20,7 @@ import (
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/peering"
 )
 
 // Reconciler keeps the ForeignCluster of each peer whose tenant namespace
@@ -106,6 +109,13 @@ func (r *Reconciler) gather(ctx context.Context, id string) (*Peering, error) {
 	if err := r.gatherNetwork(ctx, ns, id, p); err != nil {
 		return nil, err
 	}
+	var req corev1.Secret
+	switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: peering.OutOfBandRequestSecret}, &req); {
+	case err == nil:
+		p.OutOfBand = req.Labels[peering.OutOfBandRequestLabel] == "true"
+	case !apierrors.IsNotFound(err):
+		return nil, err
+	}
 	if p.empty() {
 		// A tenant namespace liqoctl unpeer kept (its default) holds no
 		// peering: no ForeignCluster, so no peer in liqoctl info.
@@ -117,7 +127,7 @@ func (r *Reconciler) gather(ctx context.Context, id string) (*Peering, error) {
 // empty tells whether a tenant namespace holds nothing of a peering in
 // either direction: no credentials, no virtual node or quota, no fabric.
 func (p *Peering) empty() bool {
-	return p.Identity == nil && p.Tenant == nil && len(p.VirtualNodes) == 0 && len(p.Quotas) == 0 &&
+	return !p.OutOfBand && p.Identity == nil && p.Tenant == nil && len(p.VirtualNodes) == 0 && len(p.Quotas) == 0 &&
 		p.Configuration == nil && p.GatewayServer == nil && p.GatewayClient == nil && len(p.Connections) == 0
 }
 
@@ -185,5 +195,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&netv1beta1.GatewayClient{}, ns).
 		Watches(&netv1beta1.Connection{}, ns).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(byNodeLabel)).
+		// Only the out-of-band requests (the cache holds no Secret data).
+		Watches(&corev1.Secret{}, ns, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetLabels()[peering.OutOfBandRequestLabel] == "true"
+		}))).
 		Complete(r)
 }

@@ -40,6 +40,10 @@ type Peering struct {
 	GatewayServer *netv1beta1.GatewayServer
 	GatewayClient *netv1beta1.GatewayClient
 	Connections   []netv1beta1.Connection
+	// OutOfBand tells that liqoctl peer out-of-band asked this cluster to
+	// peer with the peer as its provider (the request Secret): the
+	// ForeignCluster exists from then on, to carry the manager's progress.
+	OutOfBand bool
 }
 
 // Status computes a ForeignCluster's status. Pure, so each combination of
@@ -60,7 +64,7 @@ func Status(p *Peering) corev1beta1.ForeignClusterStatus {
 }
 
 func role(p *Peering) corev1beta1.RoleType {
-	provider, consumer := p.Identity != nil, p.Tenant != nil
+	provider, consumer := p.Identity != nil || p.OutOfBand, p.Tenant != nil
 	switch {
 	case provider && consumer:
 		return corev1beta1.ConsumerAndProviderRole

@@ -20,7 +20,8 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
 	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
-	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
+	"github.com/liqo-go/liqo/pkg/peering"
+	"github.com/liqo-go/liqo/pkg/wait"
 )
 
 // side is one cluster of the connection.
@@ -156,7 +157,7 @@ func (o *Options) ensureNamespaces(ctx context.Context, local, remote *side) err
 		if s == remote {
 			other = local
 		}
-		if err := factory.EnsureTenantNamespace(ctx, s.c.Client, s.ns, other.id); err != nil {
+		if err := peering.EnsureTenantNamespace(ctx, s.c.Client, s.ns, other.id); err != nil {
 			return fmt.Errorf("%s tenant namespace %s: %w", s.c.Role, s.ns, err)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/volumes"
-	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
+	"github.com/liqo-go/liqo/pkg/wait"
 )
 
 // Run deletes the NamespaceOffloading and waits until the controller

@@ -15,7 +15,8 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
-	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
+	"github.com/liqo-go/liqo/pkg/peering"
+	"github.com/liqo-go/liqo/pkg/wait"
 )
 
 // NewAuthenticateCommand returns liqoctl authenticate: liqoctl peer's
@@ -109,11 +110,11 @@ func (o *UnpeerOptions) unauthenticate(ctx context.Context) error {
 		return err
 	}
 	o.out.Step("Removing the Identity")
-	if err := RemoveIdentity(ctx, o.Local.Client, remote); err != nil {
+	if err := peering.RemoveIdentity(ctx, o.Local.Client, remote); err != nil {
 		return err
 	}
 	o.out.Step("Removing the Tenant on the provider")
-	if left := RemoveTenant(ctx, o.Remote.Client, local); len(left) > 0 {
+	if left := peering.RemoveTenant(ctx, o.Remote.Client, local); len(left) > 0 {
 		return fmt.Errorf("could not remove on %s: %s", remote, strings.Join(left, "; "))
 	}
 	if o.Wait {

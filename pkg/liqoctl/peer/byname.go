@@ -80,7 +80,7 @@ func checkName(name, remoteID string) error {
 // through the network fabric's tunnel (an Identity of the local cluster,
 // on the remote, checked as InBandTLSServerName): peer NAME then peers the
 // other way in band too, as peer in-band --bidirectional would have.
-func reverseInBand(ctx context.Context, p *peering, remote client.Client) (bool, error) {
+func reverseInBand(ctx context.Context, p *pairInfo, remote client.Client) (bool, error) {
 	var ids authv1beta1.IdentityList
 	if err := remote.List(ctx, &ids, client.InNamespace(consts.TenantNamespace(p.local.ID))); err != nil {
 		return false, client.IgnoreNotFound(err)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/liqo-go/liqo/pkg/peering"
 )
 
 func TestRequested(t *testing.T) {
@@ -34,8 +36,8 @@ func TestRequested(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || formatResources(got) != c.want {
-				t.Fatalf("got %q, %v; want %q", formatResources(got), err, c.want)
+			if err != nil || peering.FormatResources(got) != c.want {
+				t.Fatalf("got %q, %v; want %q", peering.FormatResources(got), err, c.want)
 			}
 		})
 	}

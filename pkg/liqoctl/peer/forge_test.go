@@ -14,6 +14,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/identity"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
+	"github.com/liqo-go/liqo/pkg/peering"
 )
 
 func TestDecodeNonce(t *testing.T) {
@@ -37,7 +38,7 @@ func TestDecodeNonce(t *testing.T) {
 // without a condition (which would undo the provider's cordon).
 func TestManifests(t *testing.T) {
 	signed := &corev1.Secret{Data: map[string][]byte{consts.PublicKeyKey: []byte("pk"), consts.CSRKey: []byte("csr"), consts.SignatureKey: []byte("sig")}}
-	tenant := ForgeTenant("rome", signed, "")
+	tenant := peering.ForgeTenant("rome", signed, "")
 	tenant.Status.TenantNamespace = "set by the provider"
 	var b strings.Builder
 	print := output.NewObjectFlags("yaml")
@@ -58,7 +59,7 @@ func TestManifests(t *testing.T) {
 	}
 
 	tenant.Status.AuthParams = &authv1beta1.AuthParams{APIServer: "https://milan:6443", CA: []byte("ca"), SignedCRT: []byte("crt")}
-	id := ForgeIdentity(tenant, "milan")
+	id := peering.ForgeIdentity(tenant, "milan")
 	if id.Namespace != consts.TenantNamespace("milan") || *id.Spec.Namespace != consts.TenantNamespace("rome") ||
 		id.Spec.AuthParams.APIServer != "https://milan:6443" || id.Name != consts.IdentityName("milan") {
 		t.Errorf("Identity %+v", id)
@@ -68,9 +69,9 @@ func TestManifests(t *testing.T) {
 	}
 	// The proxy is the one the consumer asked for in its Tenant, whatever
 	// the provider's status says.
-	proxied := ForgeTenant("rome", signed, "http://proxy.rome:3128")
+	proxied := peering.ForgeTenant("rome", signed, "http://proxy.rome:3128")
 	proxied.Status.AuthParams = &authv1beta1.AuthParams{APIServer: "https://milan:6443", ProxyURL: ptr.To("http://elsewhere:1")}
-	if p := ForgeIdentity(proxied, "milan").Spec.AuthParams.ProxyURL; p == nil || *p != "http://proxy.rome:3128" {
+	if p := peering.ForgeIdentity(proxied, "milan").Spec.AuthParams.ProxyURL; p == nil || *p != "http://proxy.rome:3128" {
 		t.Errorf("the Identity of a Tenant asking for a proxy has proxy %v, want http://proxy.rome:3128", p)
 	}
 	id.Spec.AuthParams.APIServer = "changed"
@@ -89,7 +90,7 @@ func TestManifests(t *testing.T) {
 func TestForgeResourceSlice(t *testing.T) {
 	req := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
 	for _, vn := range []bool{true, false} {
-		s := ForgeResourceSlice("rome", "milan", "pool", req, vn)
+		s := peering.ForgeResourceSlice("rome", "milan", "pool", req, vn)
 		want := map[bool]string{true: "true", false: "false"}[vn]
 		if s.Annotations[consts.CreateVirtualNodeAnnotation] != want || s.Namespace != consts.TenantNamespace("milan") ||
 			string(*s.Spec.ConsumerClusterID) != "rome" || string(*s.Spec.ProviderClusterID) != "milan" || s.Name != "pool" {

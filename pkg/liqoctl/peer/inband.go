@@ -20,7 +20,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/network"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
-	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
+	"github.com/liqo-go/liqo/pkg/wait"
 )
 
 // InBandTLSServerName is the name an in-band peering checks the provider's
@@ -96,7 +96,7 @@ func (o *inBandOptions) run(ctx context.Context) error {
 // remote cluster's API server through the network fabric: the remote's IP
 // api-server (its kubernetes Service's twin in its external CIDR),
 // translated by the local Configuration of the remote cluster.
-func (o *Options) inBandAPIServer(ctx context.Context, p *peering) (string, error) {
+func (o *Options) inBandAPIServer(ctx context.Context, p *pairInfo) (string, error) {
 	o.out.Step("Finding the remote API server in the network fabric")
 	start := time.Now()
 	ip := &ipamv1alpha1.IP{}

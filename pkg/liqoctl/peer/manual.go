@@ -16,6 +16,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/identity"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
+	"github.com/liqo-go/liqo/pkg/peering"
 )
 
 // The manual peering: each administrator runs, on their own cluster, the
@@ -100,10 +101,10 @@ unused: a leaked signature cannot be replayed.`,
 	cmd.RunE = o.runE(func(ctx context.Context, cmd *cobra.Command, _ []string) error {
 		out := &output.Printer{W: cmd.OutOrStdout()}
 		c := o.cluster.Client
-		if err := EnsureTenantNamespaces(ctx, out, TenantOf{c, o.remoteID, "local"}); err != nil {
+		if err := peering.EnsureTenantNamespaces(ctx, out, peering.TenantOf{Client: c, Peer: o.remoteID, Role: "local"}); err != nil {
 			return err
 		}
-		nonce, err := EnsureNonce(ctx, c, out, o.remoteID)
+		nonce, err := peering.EnsureNonce(ctx, c, out, o.remoteID)
 		if err != nil {
 			return err
 		}
@@ -126,7 +127,7 @@ consumer with liqoctl create nonce, as the consumer's liqoctl generate tenant
 	}
 	o.bind(cmd, "consumer", false, time.Minute)
 	cmd.RunE = o.runE(func(ctx context.Context, cmd *cobra.Command, _ []string) error {
-		nonce, err := GetNonce(ctx, o.cluster.Client, o.remoteID)
+		nonce, err := peering.GetNonce(ctx, o.cluster.Client, o.remoteID)
 		if err != nil {
 			return err
 		}
@@ -181,14 +182,14 @@ into the kubeconfig this cluster builds.`,
 		nonce, _ := decodeNonce(nonceFlag) // checked before connecting
 		out := &output.Printer{W: cmd.ErrOrStderr()}
 		c := o.cluster.Client
-		if err := EnsureTenantNamespaces(ctx, out, TenantOf{c, o.remoteID, "local"}); err != nil {
+		if err := peering.EnsureTenantNamespaces(ctx, out, peering.TenantOf{Client: c, Peer: o.remoteID, Role: "local"}); err != nil {
 			return err
 		}
-		signed, err := SignNonce(ctx, c, out, o.remoteID, nonce)
+		signed, err := peering.SignNonce(ctx, c, out, o.remoteID, nonce)
 		if err != nil {
 			return err
 		}
-		return o.print.PrintObject(cmd.OutOrStdout(), ForgeTenant(o.local.ID, signed, proxyURL))
+		return o.print.PrintObject(cmd.OutOrStdout(), peering.ForgeTenant(o.local.ID, signed, proxyURL))
 	})
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if _, err := decodeNonce(nonceFlag); err != nil {
@@ -221,7 +222,7 @@ create resourceslice.`,
 	}
 	o.bind(cmd, "consumer", true, time.Minute)
 	cmd.RunE = o.runE(func(ctx context.Context, cmd *cobra.Command, _ []string) error {
-		id, err := IdentityFor(ctx, o.cluster.Client, o.remoteID, o.local.ID)
+		id, err := peering.IdentityFor(ctx, o.cluster.Client, o.remoteID, o.local.ID)
 		if err != nil {
 			return err
 		}

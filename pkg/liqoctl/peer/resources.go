@@ -26,7 +26,8 @@ import (
 	liqoslices "github.com/liqo-go/liqo/pkg/controllermanager/slices"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode/forge"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
-	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
+	"github.com/liqo-go/liqo/pkg/peering"
+	"github.com/liqo-go/liqo/pkg/wait"
 )
 
 // requireIdentity checks that the consumer (c) is authenticated with
@@ -88,7 +89,7 @@ command again with other quantities resizes the slice.`,
 		if err != nil {
 			return err
 		}
-		want := ForgeResourceSlice(o.local.ID, o.remoteID, name, requested, !noVirtualNode)
+		want := peering.ForgeResourceSlice(o.local.ID, o.remoteID, name, requested, !noVirtualNode)
 		want.Spec.Class = authv1beta1.ResourceSliceClass(class)
 		if o.print.Requested() {
 			return o.print.PrintObject(cmd.OutOrStdout(), want)
@@ -98,7 +99,7 @@ command again with other quantities resizes the slice.`,
 			return err
 		}
 		out := &output.Printer{W: cmd.OutOrStdout()}
-		s, err := EnsureResourceSlice(ctx, c, out, want)
+		s, err := peering.EnsureResourceSlice(ctx, c, out, want)
 		if err != nil {
 			return err
 		}
@@ -106,7 +107,7 @@ command again with other quantities resizes the slice.`,
 			out.Info("No virtual node made (--no-virtual-node): liqoctl create virtualnode NAME --remote-cluster-id %s --resource-slice-name %s makes one", o.remoteID, name)
 			return nil
 		}
-		return WaitVirtualNode(ctx, c, out, name, s.Status.Resources)
+		return peering.WaitVirtualNode(ctx, c, out, name, s.Status.Resources)
 	})
 	return cmd
 }
@@ -346,7 +347,7 @@ func (o *virtualNodeOptions) run(ctx context.Context, out *output.Printer, name 
 	if !o.wait || !o.createNode {
 		return nil
 	}
-	return WaitVirtualNode(ctx, c, out, name, vn.Spec.ResourceQuota.Hard)
+	return peering.WaitVirtualNode(ctx, c, out, name, vn.Spec.ResourceQuota.Hard)
 }
 
 // checkNodeName refuses a name a Node that does not stand for provider

@@ -7,16 +7,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
-	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
+	"github.com/liqo-go/liqo/pkg/peering"
 )
 
-// peering carries what the steps learn about both clusters.
-type peering struct {
+// pairInfo carries what the steps learn about both clusters.
+type pairInfo struct {
 	local, remote *factory.ClusterInfo
 	// inBandServer, when set, is the provider's API server URL in the
 	// network fabric, given to the consumer instead of the provider's own.
@@ -77,8 +75,8 @@ func (o *Options) Run(ctx context.Context) error {
 		o.out.Info("Authenticated with %s; no ResourceSlice asked for (liqoctl create resourceslice asks for one)", p.remote.ID)
 		return nil
 	}
-	want := ForgeResourceSlice(p.local.ID, p.remote.ID, p.remote.ID, requested, o.CreateVirtualNode)
-	s, err := EnsureResourceSlice(ctx, o.Local.Client, o.out, want)
+	want := peering.ForgeResourceSlice(p.local.ID, p.remote.ID, p.remote.ID, requested, o.CreateVirtualNode)
+	s, err := peering.EnsureResourceSlice(ctx, o.Local.Client, o.out, want)
 	if err != nil {
 		return err
 	}
@@ -86,46 +84,46 @@ func (o *Options) Run(ctx context.Context) error {
 		o.out.Info("Resources granted by %s; no virtual node made (--create-virtual-node=false)", p.remote.ID)
 		return nil
 	}
-	return WaitVirtualNode(ctx, o.Local.Client, o.out, s.Name, s.Status.Resources)
+	return peering.WaitVirtualNode(ctx, o.Local.Client, o.out, s.Name, s.Status.Resources)
 }
 
 // authenticate runs the steps of the authentication with access to both
 // clusters: the tenant namespaces, the provider's nonce signed by the
 // consumer, the consumer's Tenant on the provider, the Identity it yields
 // on the consumer.
-func (o *Options) authenticate(ctx context.Context, p *peering) error {
+func (o *Options) authenticate(ctx context.Context, p *pairInfo) error {
 	local, remote := o.Local.Client, o.Remote.Client
-	if err := EnsureTenantNamespaces(ctx, o.out, TenantOf{local, p.remote.ID, "local"}, TenantOf{remote, p.local.ID, "remote"}); err != nil {
+	if err := peering.EnsureTenantNamespaces(ctx, o.out, peering.TenantOf{Client: local, Peer: p.remote.ID, Role: "local"}, peering.TenantOf{Client: remote, Peer: p.local.ID, Role: "remote"}); err != nil {
 		return err
 	}
-	nonce, err := EnsureNonce(ctx, remote, o.out, p.local.ID)
+	nonce, err := peering.EnsureNonce(ctx, remote, o.out, p.local.ID)
 	if err != nil {
 		return err
 	}
-	signed, err := SignNonce(ctx, local, o.out, p.remote.ID, nonce)
+	signed, err := peering.SignNonce(ctx, local, o.out, p.remote.ID, nonce)
 	if err != nil {
 		return err
 	}
-	t, err := ApplyTenant(ctx, remote, o.out, ForgeTenant(p.local.ID, signed, o.ProxyURL))
+	t, err := peering.ApplyTenant(ctx, remote, o.out, peering.ForgeTenant(p.local.ID, signed, o.ProxyURL))
 	if err != nil {
 		return err
 	}
-	id := ForgeIdentity(t, p.remote.ID)
+	id := peering.ForgeIdentity(t, p.remote.ID)
 	if p.inBandServer != "" {
 		id.Spec.AuthParams.APIServer, id.Spec.AuthParams.TLSServerName = p.inBandServer, InBandTLSServerName
 	}
-	return ApplyIdentity(ctx, local, o.out, id)
+	return peering.ApplyIdentity(ctx, local, o.out, id)
 }
 
 // connect checks both clusters are reachable, run Liqo in the given
 // namespaces, and are two different clusters.
-func (o *Options) connect(ctx context.Context) (*peering, error) {
+func (o *Options) connect(ctx context.Context) (*pairInfo, error) {
 	return connectPair(ctx, &o.Local, &o.Remote, o.Timeout, o.out)
 }
 
 // connectPair reaches both clusters of a peering, checks that Liqo runs in
 // each and that they are two clusters, and returns their identities.
-func connectPair(ctx context.Context, local, remote *factory.Cluster, timeout time.Duration, out *output.Printer) (*peering, error) {
+func connectPair(ctx context.Context, local, remote *factory.Cluster, timeout time.Duration, out *output.Printer) (*pairInfo, error) {
 	reach := min(timeout, 10*time.Second)
 	for _, c := range []*factory.Cluster{local, remote} {
 		if err := c.Connect(ctx, reach); err != nil {
@@ -144,36 +142,5 @@ func connectPair(ctx context.Context, local, remote *factory.Cluster, timeout ti
 		return nil, fmt.Errorf("the local and remote clusters are both %q: a cluster cannot peer with itself (or two clusters share a cluster ID)", l.ID)
 	}
 	out.Info("Local cluster %q and remote cluster %q found", l.ID, r.ID)
-	return &peering{local: l, remote: r}, nil
-}
-
-// WaitVirtualNode waits for the Node name on the consumer (c) to be Ready
-// and to offer granted (when given).
-func WaitVirtualNode(ctx context.Context, c client.Client, out *output.Printer, name string, granted corev1.ResourceList) error {
-	out.Step("Waiting for the virtual node")
-	start := time.Now()
-	node := &corev1.Node{}
-	if err := wait.For(ctx, c, types.NamespacedName{Name: name}, node, "the virtual node to be Ready",
-		func(n *corev1.Node) error {
-			// When a peering is resized, the node is Ready with its old size
-			// until the virtual kubelet restarts with the new one.
-			for name, q := range granted {
-				if got := n.Status.Allocatable[name]; got.Cmp(q) != 0 {
-					return wait.NotYet("node %s offers %s %s, %s granted", n.Name, got.String(), name, q.String())
-				}
-			}
-			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-					return nil
-				}
-				if c.Type == corev1.NodeReady {
-					return wait.NotYet("node %s is not Ready: %s", n.Name, c.Message)
-				}
-			}
-			return wait.NotYet("node %s has no Ready condition yet", n.Name)
-		}); err != nil {
-		return err
-	}
-	out.Timed(start, "Virtual node %s is Ready", node.Name)
-	return nil
+	return &pairInfo{local: l, remote: r}, nil
 }

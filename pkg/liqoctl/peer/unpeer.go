@@ -24,7 +24,8 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/peeringuser"
 	"github.com/liqo-go/liqo/pkg/liqoctl/volumes"
-	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
+	"github.com/liqo-go/liqo/pkg/peering"
+	"github.com/liqo-go/liqo/pkg/wait"
 )
 
 // UnpeerOptions of liqoctl unpeer.
@@ -161,6 +162,11 @@ func (o *UnpeerOptions) Run(ctx context.Context) error {
 		}
 	}
 
+	// An out-of-band request goes before anything: the controller manager
+	// would otherwise perform it again.
+	if err := withdrawOutOfBand(ctx, o.Local.Client, remoteID); err != nil {
+		return err
+	}
 	// The slice goes first: it owns the VirtualNode, which would otherwise be
 	// created again while the slice is still accepted.
 	o.out.Step("Removing the ResourceSlice and the virtual node")
@@ -173,7 +179,7 @@ func (o *UnpeerOptions) Run(ctx context.Context) error {
 	o.out.Info("ResourceSlice and virtual node removed")
 
 	o.out.Step("Removing the Identity")
-	if err := RemoveIdentity(ctx, o.Local.Client, remoteID); err != nil {
+	if err := peering.RemoveIdentity(ctx, o.Local.Client, remoteID); err != nil {
 		return err
 	}
 	o.out.Info("Identity removed")
@@ -350,7 +356,7 @@ func (o *UnpeerOptions) cleanRemote(ctx context.Context, localID string) []strin
 			left = append(left, fmt.Sprintf("ResourceSlice %s/%s: %v", ns, slices.Items[i].Name, err))
 		}
 	}
-	left = append(left, RemoveTenant(ctx, o.Remote.Client, localID)...)
+	left = append(left, peering.RemoveTenant(ctx, o.Remote.Client, localID)...)
 	if err := o.settleTenantNamespace(ctx, o.Remote.Client, ns, localID); err != nil {
 		left = append(left, err.Error())
 	}

@@ -1,8 +1,9 @@
 // Package peeringuser implements the provider's side of peering for
 // administrators who only touch their own cluster: liqoctl generate
-// peering-user, generate peer-command and delete peering-user, and the
-// consumer's first use of such a user (Claim), which liqoctl peer
-// out-of-band runs.
+// peering-user, generate peer-command and delete peering-user. The
+// consumer's side (the token, the check of the server, the claim) is
+// pkg/peeringuser, which the consumer's controller manager runs for liqoctl
+// peer out-of-band.
 //
 // A peering user is a ServiceAccount liqo-peer-<user> in the provider's
 // Liqo namespace with a long-lived token (a kubernetes.io/service-account-token
@@ -32,9 +33,6 @@
 // what it finds no claim for (see Policy), so Ensure checks, as the user,
 // that the API server enforces it before handing out a token.
 //
-// The out-of-band token (Token) carries the provider's CA next to the
-// ServiceAccount token, so that the consumer checks the API server's
-// certificate before sending the credential: kube-apiserver does not send
-// its CA in the TLS handshake, and fetching it without a credential needs
-// anonymous access, so a CA hash alone could not be checked.
+// The out-of-band token (pkg/peeringuser.Token) carries the provider's CA
+// next to the ServiceAccount token.
 package peeringuser

@@ -23,7 +23,8 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
-	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
+	pu "github.com/liqo-go/liqo/pkg/peeringuser"
+	"github.com/liqo-go/liqo/pkg/wait"
 )
 
 // User is a peering user ready to be handed out.
@@ -37,7 +38,7 @@ type User struct {
 	ClusterID string
 	// ServerURL is the provider's API server as peers reach it.
 	ServerURL string
-	Token     Token
+	Token     pu.Token
 	// Namespace is the provider's Liqo namespace.
 	Namespace string
 	// Reused tells that the user existed already.
@@ -46,7 +47,7 @@ type User struct {
 
 // Kubeconfig is the user's kubeconfig.
 func (u *User) Kubeconfig() ([]byte, error) {
-	return u.Token.Kubeconfig(u.ServerURL, u.ClusterID, u.Name, u.Namespace)
+	return u.Token.Kubeconfig(u.ServerURL, "", u.ClusterID, u.Name, u.Namespace)
 }
 
 // EnsureOptions are Ensure's inputs.
@@ -114,14 +115,14 @@ func Ensure(ctx context.Context, c *factory.Cluster, o EnsureOptions) (*User, er
 	if err != nil {
 		return nil, err
 	}
-	switch err := VerifyServer(ctx, serverURL, ca, 5*time.Second); {
-	case errors.Is(err, ErrUntrustedServer):
+	switch err := pu.VerifyServer(ctx, serverURL, ca, 5*time.Second); {
+	case errors.Is(err, pu.ErrUntrustedServer):
 		return nil, fmt.Errorf("the API server URL (%s, from %s) does not verify with the cluster's CA: %w; pass the URL peers reach it at with --api-server-url", serverURL, from, err)
 	case err != nil:
 		o.Out.Warn("cannot check the API server URL %s (from %s) from here: %v", serverURL, from, err)
 	}
 	return &User{Name: Name(s.user), User: s.user, Consumer: s.consumer, ClusterID: info.ID, ServerURL: serverURL,
-		Token: Token{CA: ca, Bearer: string(secret.Data[corev1.ServiceAccountTokenKey])}, Namespace: c.Namespace, Reused: reused}, nil
+		Token: pu.Token{CA: ca, Bearer: string(secret.Data[corev1.ServiceAccountTokenKey])}, Namespace: c.Namespace, Reused: reused}, nil
 }
 
 // ensurePolicy applies the policy and its binding.

@@ -1,8 +1,6 @@
 package peeringuser
 
 import (
-	"strings"
-
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -14,20 +12,19 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
 	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
+	pu "github.com/liqo-go/liqo/pkg/peeringuser"
 )
 
 const (
-	// Label marks every object of a peering user; its value is the user's
-	// name without the liqo-peer- prefix: the consumer's cluster ID for a
-	// user made with --consumer-cluster-id.
-	Label = "liqo.io/peering-user"
+	// Label marks every object of a peering user (pkg/peeringuser's,
+	// which the consumer's Claim shares).
+	Label = pu.Label
 	// ClaimKey is the claim ConfigMap's key holding the consumer's cluster
 	// ID, empty until a generic user is claimed.
-	ClaimKey = "consumerClusterID"
+	ClaimKey = pu.ClaimKey
 	// FieldOwner is liqoctl's field manager for what it applies.
 	FieldOwner = "liqoctl"
 
-	namePrefix = "liqo-peer-"
 	// genericPrefix starts the names of generic users: a cluster ID could
 	// take the same form, which Ensure detects by the claim.
 	genericPrefix = "any-"
@@ -38,16 +35,11 @@ const (
 
 // Name is the name of the ServiceAccount, claim ConfigMap, Role,
 // ClusterRole and bindings of the peering user user.
-func Name(user string) string { return namePrefix + user }
+func Name(user string) string { return pu.Name(user) }
 
-// userOf is the inverse of Name.
-func userOf(name string) (string, bool) {
-	u, ok := strings.CutPrefix(name, namePrefix)
-	return u, ok && u != ""
-}
-
+func userOf(name string) (string, bool)  { return pu.UserOf(name) }
 func tokenSecretName(user string) string { return Name(user) + "-token" }
-func claimRoleName(user string) string   { return Name(user) + "-claim" }
+func claimRoleName(user string) string   { return pu.ClaimRoleName(user) }
 
 // serviceAccountUser is the user name the API server gives the peering
 // user's token.
@@ -175,9 +167,7 @@ func (s spec) tenantClusterRole() *rbacv1.ClusterRole {
 
 // tenantRoleBinding binds tenantClusterRole in the tenant namespace ns.
 func (s spec) tenantRoleBinding(ns string) *rbacv1.RoleBinding {
-	return &rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
-		ObjectMeta: s.meta(ns), Subjects: s.subjects(),
-		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: Name(s.user)}}
+	return pu.TenantRoleBinding(s.user, s.namespace, ns)
 }
 
 // claimClusterRole lets a generic user set itself up once claimed:
@@ -205,11 +195,7 @@ func (s spec) claimClusterRoleBinding() *rbacv1.ClusterRoleBinding {
 }
 
 // TenantNamespaceLabels are the labels of the tenant namespace of consumer
-// on the provider as a peering user holds it: those EnsureTenantNamespace
-// puts, so that liqoctl peer finds nothing to change, and the user's.
+// on the provider as a peering user holds it (pkg/peeringuser's).
 func TenantNamespaceLabels(consumer, user string) map[string]string {
-	return map[string]string{
-		consts.TenantNamespaceLabel: "true", consts.RemoteClusterIDLabel: consumer,
-		consts.ManagedByLabel: consts.ManagedByValue, consts.PartOfLabel: consts.PartOfValue, Label: user,
-	}
+	return pu.TenantNamespaceLabels(consumer, user)
 }

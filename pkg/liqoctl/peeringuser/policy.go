@@ -10,15 +10,16 @@ import (
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	pu "github.com/liqo-go/liqo/pkg/peeringuser"
 )
 
 // PolicyName names the ValidatingAdmissionPolicy and its binding that
 // limit what peering users may write beyond what RBAC can say.
 const PolicyName = "liqo-peering-users"
 
-// PolicyMessage starts every refusal of the policy, so that liqoctl and
-// the tests tell it from an RBAC refusal.
-const PolicyMessage = "liqo peering user: "
+// PolicyMessage starts every refusal of the policy (pkg/peeringuser's,
+// which the consumer's Claim recognises).
+const PolicyMessage = pu.PolicyMessage
 
 // clusterIDPattern is consts.ValidateClusterID as a regular expression: a
 // DNS label short enough for its tenant namespace name.
@@ -93,7 +94,7 @@ func Policy(namespace string) (*admissionv1.ValidatingAdmissionPolicy, *admissio
 			}},
 			// Cheap: other users' requests skip the policy.
 			MatchConditions: []admissionv1.MatchCondition{{Name: "peering-users",
-				Expression: fmt.Sprintf("request.userInfo.username.startsWith('system:serviceaccount:') && request.userInfo.username.contains(':%s')", namePrefix)}},
+				Expression: fmt.Sprintf("request.userInfo.username.startsWith('system:serviceaccount:') && request.userInfo.username.contains(':%s')", pu.Name(""))}},
 			Variables: []admissionv1.Variable{
 				{Name: "owner", Expression: "request.userInfo.username == 'system:serviceaccount:' + params.metadata.namespace + ':' + params.metadata.name"},
 				{Name: "claim", Expression: fmt.Sprintf("%s ? params.data['%s'] : ''", has("params.data", ClaimKey), ClaimKey)},

@@ -24,7 +24,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
-	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
+	"github.com/liqo-go/liqo/pkg/wait"
 )
 
 const (

@@ -1,4 +1,4 @@
-package peer
+package peering
 
 import (
 	"bytes"
@@ -20,9 +20,7 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
-	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
-	"github.com/liqo-go/liqo/pkg/liqoctl/output"
-	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
+	"github.com/liqo-go/liqo/pkg/wait"
 )
 
 // The steps of the authentication, each on one cluster: liqoctl peer and
@@ -42,11 +40,11 @@ type TenantOf struct {
 
 // EnsureTenantNamespaces is the step that ensures tenant namespaces, each
 // on its cluster.
-func EnsureTenantNamespaces(ctx context.Context, out *output.Printer, namespaces ...TenantOf) error {
+func EnsureTenantNamespaces(ctx context.Context, out Progress, namespaces ...TenantOf) error {
 	out.Step("Ensuring tenant namespace")
 	start := time.Now()
 	for _, n := range namespaces {
-		if err := factory.EnsureTenantNamespace(ctx, n.Client, consts.TenantNamespace(n.Peer), n.Peer); err != nil {
+		if err := EnsureTenantNamespace(ctx, n.Client, consts.TenantNamespace(n.Peer), n.Peer); err != nil {
 			return fmt.Errorf("%s tenant namespace: %w", n.Role, err)
 		}
 	}
@@ -57,7 +55,7 @@ func EnsureTenantNamespaces(ctx context.Context, out *output.Printer, namespaces
 // EnsureNonce has the provider (c) issue a nonce for consumer and returns
 // it: the nonce Secret in the consumer's tenant namespace is created, the
 // provider's controller fills it. The namespace must exist.
-func EnsureNonce(ctx context.Context, c client.Client, out *output.Printer, consumer string) ([]byte, error) {
+func EnsureNonce(ctx context.Context, c client.Client, out Progress, consumer string) ([]byte, error) {
 	out.Step("Ensuring nonce secret")
 	start := time.Now()
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: consts.NonceSecret, Namespace: consts.TenantNamespace(consumer)}}
@@ -105,7 +103,7 @@ func GetNonce(ctx context.Context, c client.Client, consumer string) ([]byte, er
 // Secret that holds the signature, the consumer's public key and its
 // certificate request: the consumer's controller signs, with the key only
 // it holds. The consumer's tenant namespace of provider must exist.
-func SignNonce(ctx context.Context, c client.Client, out *output.Printer, provider string, nonce []byte) (*corev1.Secret, error) {
+func SignNonce(ctx context.Context, c client.Client, out Progress, provider string, nonce []byte) (*corev1.Secret, error) {
 	out.Step("Waiting for nonce to be signed")
 	start := time.Now()
 	signed := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: consts.SignedNonceSecret, Namespace: consts.TenantNamespace(provider)}}
@@ -165,7 +163,7 @@ func ForgeTenant(consumer string, signed *corev1.Secret, proxyURL string) *authv
 // ApplyTenant creates or updates want on the provider (c) and waits until
 // the provider authenticated it; it returns the Tenant with the
 // credentials the provider issued in its status.
-func ApplyTenant(ctx context.Context, c client.Client, out *output.Printer, want *authv1beta1.Tenant) (*authv1beta1.Tenant, error) {
+func ApplyTenant(ctx context.Context, c client.Client, out Progress, want *authv1beta1.Tenant) (*authv1beta1.Tenant, error) {
 	out.Step("Creating Tenant on the provider")
 	start := time.Now()
 	t := &authv1beta1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: want.Namespace}}
@@ -187,8 +185,8 @@ func ApplyTenant(ctx context.Context, c client.Client, out *output.Printer, want
 	return t, nil
 }
 
-// errTenantRejected marks the provider's refusal of a Tenant.
-var errTenantRejected = errors.New("the provider rejected the Tenant")
+// ErrTenantRejected marks the provider's refusal of a Tenant.
+var ErrTenantRejected = errors.New("the provider rejected the Tenant")
 
 // waitTenant waits until the provider authenticated t (it is read again
 // into t), or says why it rejected it.
@@ -200,7 +198,7 @@ func waitTenant(ctx context.Context, c client.Client, t *authv1beta1.Tenant) err
 			case cond != nil && cond.ObservedGeneration == t.Generation && cond.Status == metav1.ConditionTrue && t.Status.AuthParams != nil:
 				return nil
 			case cond != nil && cond.ObservedGeneration == t.Generation && cond.Reason == "AuthenticationFailed":
-				return fmt.Errorf("%w: %s", errTenantRejected, cond.Message)
+				return fmt.Errorf("%w: %s", ErrTenantRejected, cond.Message)
 			case cond != nil:
 				return wait.NotYet("%s", cond.Message)
 			}
@@ -254,7 +252,7 @@ func ForgeIdentity(t *authv1beta1.Tenant, provider string) *authv1beta1.Identity
 
 // ApplyIdentity creates or updates want on the consumer (c) and waits
 // until the provider accepts the credentials it holds.
-func ApplyIdentity(ctx context.Context, c client.Client, out *output.Printer, want *authv1beta1.Identity) error {
+func ApplyIdentity(ctx context.Context, c client.Client, out Progress, want *authv1beta1.Identity) error {
 	out.Step("Creating Identity")
 	start := time.Now()
 	id := &authv1beta1.Identity{ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: want.Namespace}}

@@ -1,7 +1,8 @@
-package peer
+package peering
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -18,8 +20,7 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	slicepolicy "github.com/liqo-go/liqo/pkg/controllermanager/slices"
-	"github.com/liqo-go/liqo/pkg/liqoctl/output"
-	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
+	"github.com/liqo-go/liqo/pkg/wait"
 )
 
 // ForgeResourceSlice is the ResourceSlice named name by which consumer asks
@@ -42,11 +43,18 @@ func ForgeResourceSlice(consumer, provider, name string, requested corev1.Resour
 	}
 }
 
+// The provider's refusals of a ResourceSlice: of its authentication, of
+// the resources it asks for.
+var (
+	ErrSliceNotAuthenticated = errors.New("the provider did not authenticate the ResourceSlice")
+	ErrResourcesDenied       = errors.New("the provider denied the resources")
+)
+
 // EnsureResourceSlice creates or updates want on the consumer (c), which
 // asks the provider for resources, and waits for the provider's decision,
 // reporting it as the documentation shows. It returns the slice with the
 // resources granted in its status, or an error saying why none were.
-func EnsureResourceSlice(ctx context.Context, c client.Client, out *output.Printer, want *authv1beta1.ResourceSlice) (*authv1beta1.ResourceSlice, error) {
+func EnsureResourceSlice(ctx context.Context, c client.Client, out Progress, want *authv1beta1.ResourceSlice) (*authv1beta1.ResourceSlice, error) {
 	out.Step("Creating ResourceSlice")
 	start := time.Now()
 	s := &authv1beta1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: want.Namespace}}
@@ -97,17 +105,18 @@ func EnsureResourceSlice(ctx context.Context, c client.Client, out *output.Print
 	}
 	out.Info("ResourceSlice authentication: %s", authC.Status)
 	if authC.Status != authv1beta1.ResourceSliceAccepted {
-		return nil, fmt.Errorf("the provider did not authenticate the ResourceSlice: %s", authC.Message)
+		return nil, fmt.Errorf("%w: %s", ErrSliceNotAuthenticated, authC.Message)
 	}
 	out.Info("ResourceSlice resources: %s", resC.Status)
 	if resC.Status != authv1beta1.ResourceSliceAccepted {
-		return nil, fmt.Errorf("the provider denied the resources: %s", resC.Message)
+		return nil, fmt.Errorf("%w: %s", ErrResourcesDenied, resC.Message)
 	}
-	out.Timed(start, "Resources granted: %s (%s)", formatResources(s.Status.Resources), resC.Message)
+	out.Timed(start, "Resources granted: %s (%s)", FormatResources(s.Status.Resources), resC.Message)
 	return s, nil
 }
 
-func formatResources(l corev1.ResourceList) string {
+// FormatResources lists l as liqoctl prints it: cpu, memory and pods first.
+func FormatResources(l corev1.ResourceList) string {
 	first := []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods}
 	var parts []string
 	for _, name := range first {
@@ -125,4 +134,35 @@ func formatResources(l corev1.ResourceList) string {
 		return "nothing"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// WaitVirtualNode waits for the Node name on the consumer (c) to be Ready
+// and to offer granted (when given).
+func WaitVirtualNode(ctx context.Context, c client.Client, out Progress, name string, granted corev1.ResourceList) error {
+	out.Step("Waiting for the virtual node")
+	start := time.Now()
+	node := &corev1.Node{}
+	if err := wait.For(ctx, c, types.NamespacedName{Name: name}, node, "the virtual node to be Ready",
+		func(n *corev1.Node) error {
+			// When a peering is resized, the node is Ready with its old size
+			// until the virtual kubelet restarts with the new one.
+			for name, q := range granted {
+				if got := n.Status.Allocatable[name]; got.Cmp(q) != 0 {
+					return wait.NotYet("node %s offers %s %s, %s granted", n.Name, got.String(), name, q.String())
+				}
+			}
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					return nil
+				}
+				if c.Type == corev1.NodeReady {
+					return wait.NotYet("node %s is not Ready: %s", n.Name, c.Message)
+				}
+			}
+			return wait.NotYet("node %s has no Ready condition yet", n.Name)
+		}); err != nil {
+		return err
+	}
+	out.Timed(start, "Virtual node %s is Ready", node.Name)
+	return nil
 }

@@ -2,6 +2,7 @@ package peeringuser
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -17,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/liqoctl/output"
-	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
+	"github.com/liqo-go/liqo/pkg/peering"
+	"github.com/liqo-go/liqo/pkg/wait"
 )
 
 // Identity is the peering user a token authenticates as.
@@ -28,6 +29,9 @@ type Identity struct {
 	// Name is the ServiceAccount's, User its label value.
 	Name, User string
 }
+
+// ErrNotPeeringUser is WhoAmI's answer for a token of someone else.
+var ErrNotPeeringUser = errors.New("not a peering user")
 
 // WhoAmI asks the provider's API server who the client is, and checks
 // that it is a peering user.
@@ -39,12 +43,16 @@ func WhoAmI(ctx context.Context, cs kubernetes.Interface) (*Identity, error) {
 	name := r.Status.UserInfo.Username
 	rest, ok := strings.CutPrefix(name, "system:serviceaccount:")
 	ns, sa, ok2 := strings.Cut(rest, ":")
-	user, ok3 := userOf(sa)
+	user, ok3 := UserOf(sa)
 	if !ok || !ok2 || !ok3 {
-		return nil, fmt.Errorf("the token authenticates %q on the provider, not a peering user (liqo-peer-*)", name)
+		return nil, fmt.Errorf("%w: the token authenticates %q on the provider, not a peering user (liqo-peer-*)", ErrNotPeeringUser, name)
 	}
 	return &Identity{Namespace: ns, Name: sa, User: user}, nil
 }
+
+// ErrClaimedElsewhere is Claim's refusal of a peering user bound, or
+// claimed before, to another cluster.
+var ErrClaimedElsewhere = errors.New("the peering user belongs to another cluster")
 
 // Claim makes the peering user id usable by the consumer cluster
 // consumer, through the provider's client c authenticated as the user:
@@ -56,7 +64,7 @@ func WhoAmI(ctx context.Context, cs kubernetes.Interface) (*Identity, error) {
 //   - a user bound, or claimed before, to another cluster is refused;
 //   - a bound user finds its tenant namespace made by the provider's
 //     admin.
-func Claim(ctx context.Context, c client.Client, id *Identity, consumer string, p *output.Printer) error {
+func Claim(ctx context.Context, c client.Client, id *Identity, consumer string, p peering.Progress) error {
 	key := types.NamespacedName{Namespace: id.Namespace, Name: id.Name}
 	var cm corev1.ConfigMap
 	for {
@@ -68,7 +76,7 @@ func Claim(ctx context.Context, c client.Client, id *Identity, consumer string, 
 			break
 		}
 		if claim != "" {
-			return fmt.Errorf("this peer command was issued for cluster %q, and this cluster is %q: ask the provider's administrator for one of your own (liqoctl generate peer-command)", claim, consumer)
+			return fmt.Errorf("%w: this peer command was issued for cluster %q, and this cluster is %q: ask the provider's administrator for one of your own (liqoctl generate peer-command)", ErrClaimedElsewhere, claim, consumer)
 		}
 		if cm.Data == nil {
 			cm.Data = map[string]string{}
@@ -83,14 +91,13 @@ func Claim(ctx context.Context, c client.Client, id *Identity, consumer string, 
 			return fmt.Errorf("claiming the peering user %s for cluster %s: %w", id.Name, consumer, err)
 		}
 	}
-	s := spec{user: id.User, namespace: id.Namespace}
 	ns := consts.TenantNamespace(consumer)
 	err := c.Get(ctx, types.NamespacedName{Name: ns}, &corev1.Namespace{})
 	switch {
 	case err == nil:
 	case apierrors.IsForbidden(err):
 		// Not bound in it yet: a generic user sets itself up.
-		if err := setUp(ctx, c, s, consumer); err != nil {
+		if err := setUp(ctx, c, id, consumer); err != nil {
 			return err
 		}
 		p.Info("Tenant namespace %s created on the provider", ns)
@@ -98,7 +105,7 @@ func Claim(ctx context.Context, c client.Client, id *Identity, consumer string, 
 		return fmt.Errorf("reading the tenant namespace %s on the provider: %w", ns, err)
 	}
 	// The rights to create namespaces and bindings were for the above only.
-	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: claimRoleName(id.User)}}
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ClaimRoleName(id.User)}}
 	if err := c.Delete(ctx, crb); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
 		return fmt.Errorf("dropping the peering user's claim rights: %w", err)
 	}
@@ -109,7 +116,7 @@ func Claim(ctx context.Context, c client.Client, id *Identity, consumer string, 
 // generic user, and waits until RBAC lets it read the namespace. The
 // policy reads the claim from an informer: a refusal right after the
 // claim is retried for a few seconds.
-func setUp(ctx context.Context, c client.Client, s spec, consumer string) error {
+func setUp(ctx context.Context, c client.Client, id *Identity, consumer string) error {
 	ns := consts.TenantNamespace(consumer)
 	adviseBound := fmt.Sprintf("ask the provider's administrator for a command bound to this cluster: liqoctl generate peer-command --consumer-cluster-id %s", consumer)
 	create := func(obj client.Object, what string) error {
@@ -137,11 +144,11 @@ func setUp(ctx context.Context, c client.Client, s spec, consumer string) error 
 			return fmt.Errorf("the provider refuses to let the peering user create %s (%w): the namespace exists already, made by an earlier peering; %s", what, refused, adviseBound)
 		}
 	}
-	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: TenantNamespaceLabels(consumer, s.user)}}
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: TenantNamespaceLabels(consumer, id.User)}}
 	if err := create(nsObj, "the tenant namespace "+ns); err != nil {
 		return err
 	}
-	if err := create(s.tenantRoleBinding(ns), "its RoleBinding in "+ns); err != nil {
+	if err := create(TenantRoleBinding(id.User, id.Namespace, ns), "its RoleBinding in "+ns); err != nil {
 		return err
 	}
 	var last error

@@ -1,5 +1,6 @@
-// Package wait holds the polling liqoctl commands use to wait for a
-// controller's reaction, on apimachinery's wait.
+// Package wait holds the polling used to wait for a controller's reaction,
+// on apimachinery's wait: by liqoctl's commands, and by the steps of
+// peering (pkg/peering) that liqoctl and the controller manager share.
 package wait
 
 import (

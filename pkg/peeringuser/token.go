@@ -81,10 +81,11 @@ func (t Token) RESTConfig(serverURL string) *rest.Config {
 }
 
 // Kubeconfig renders the token as a kubeconfig for the API server at
-// serverURL, naming the cluster and context after clusterID.
-func (t Token) Kubeconfig(serverURL, clusterID, user, namespace string) ([]byte, error) {
+// serverURL (through proxyURL, if not empty), naming the cluster and
+// context after clusterID.
+func (t Token) Kubeconfig(serverURL, proxyURL, clusterID, user, namespace string) ([]byte, error) {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[clusterID] = &clientcmdapi.Cluster{Server: serverURL, CertificateAuthorityData: t.CA}
+	cfg.Clusters[clusterID] = &clientcmdapi.Cluster{Server: serverURL, CertificateAuthorityData: t.CA, ProxyURL: proxyURL}
 	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: t.Bearer}
 	cfg.Contexts[clusterID] = &clientcmdapi.Context{Cluster: clusterID, AuthInfo: user, Namespace: namespace}
 	cfg.CurrentContext = clusterID
@@ -101,6 +102,13 @@ var ErrUntrustedServer = errors.New("the API server's certificate is not signed 
 // not chain to the CA (or does not name the host) fails with
 // ErrUntrustedServer, one that cannot be reached with its dial error.
 func VerifyServer(ctx context.Context, serverURL string, caPEM []byte, timeout time.Duration) error {
+	return VerifyServerVia(ctx, serverURL, "", caPEM, timeout)
+}
+
+// VerifyServerVia is VerifyServer through the proxy proxyURL (an http,
+// https or socks5 URL, as client-go takes), or directly if it is empty:
+// the proxy sees only the TLS handshake, which it cannot alter unnoticed.
+func VerifyServerVia(ctx context.Context, serverURL, proxyURL string, caPEM []byte, timeout time.Duration) error {
 	u, err := url.Parse(serverURL)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
 		return fmt.Errorf("%q is not an https:// URL", serverURL)
@@ -113,12 +121,20 @@ func VerifyServer(ctx context.Context, serverURL string, caPEM []byte, timeout t
 	if port == "" {
 		port = "443"
 	}
-	d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: &tls.Config{RootCAs: pool, ServerName: host, MinVersion: tls.VersionTLS12}}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
+	raw, err := dial(ctx, proxyURL, net.JoinHostPort(host, port), timeout)
+	if err != nil {
+		return err
+	}
+	conn := tls.Client(raw, &tls.Config{RootCAs: pool, ServerName: host, MinVersion: tls.VersionTLS12})
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	err = conn.HandshakeContext(ctx)
+	_ = conn.Close()
 	if err == nil {
-		return conn.Close()
+		return nil
 	}
 	var verr *tls.CertificateVerificationError
 	var herr x509.HostnameError

@@ -1,0 +1,74 @@
+package peer
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/util/cert"
+
+	"github.com/liqo-go/liqo/pkg/peering"
+	"github.com/liqo-go/liqo/pkg/peeringuser"
+)
+
+// TestOutOfBandRequest: the arguments are checked before anything is
+// recorded, and make the request the manager reads.
+func TestOutOfBandRequest(t *testing.T) {
+	tok := peeringuser.Token{CA: testCA(t), Bearer: "abc.def.ghi"}.String()
+	base := func() *outOfBandOptions {
+		o := &outOfBandOptions{name: "milan", clusterID: "milan", authURL: "https://milan.example:6443", authToken: tok}
+		o.CreateResourceSlice, o.CreateVirtualNode = true, true
+		o.ResourceFlags = ResourceFlags{CPU: "2", Memory: "4Gi", Pods: "20"}
+		return o
+	}
+	r, err := base().request()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ID == "" || r.ClusterID != "milan" || r.Token != tok || peering.FormatResources(r.Resources) != "cpu=2, memory=4Gi, pods=20" {
+		t.Errorf("request: %+v", r)
+	}
+	if again, _ := base().request(); again.ID == r.ID {
+		t.Error("two runs made requests of the same ID")
+	}
+	for _, c := range []struct {
+		name, want string
+		edit       func(*outOfBandOptions)
+	}{
+		{"NAME is not the cluster ID", `NAME must be "milan"`, func(o *outOfBandOptions) { o.name = "florence" }},
+		{"bad cluster ID", "--cluster-id", func(o *outOfBandOptions) { o.name, o.clusterID = "Milan", "Milan" }},
+		{"http URL", "--auth-url", func(o *outOfBandOptions) { o.authURL = "http://milan.example:6443" }},
+		{"garbled token", "--auth-token", func(o *outOfBandOptions) { o.authToken = "x" + tok }},
+		{"in band", "peer in-band", func(o *outOfBandOptions) { o.InBand = true }},
+		{"bad quantity", "--cpu", func(o *outOfBandOptions) { o.CPU = "lots" }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := base()
+			c.edit(o)
+			if _, err := o.request(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want an error naming %q", err, c.want)
+			}
+		})
+	}
+}
+
+// testCA is a self-signed CA certificate: any will do, the manager (not
+// liqoctl) checks it against the server.
+func testCA(t *testing.T) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := cert.NewSelfSignedCACert(cert.Config{CommonName: "test-ca"}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemCA, err := cert.EncodeCertificates(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pemCA
+}
