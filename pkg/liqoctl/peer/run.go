@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/wait"
@@ -78,6 +79,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return nil
 	}
 	want := ForgeResourceSlice(p.local.ID, p.remote.ID, p.remote.ID, requested, o.CreateVirtualNode)
+	want.Spec.Class = authv1beta1.ResourceSliceClass(o.ResourceSliceClass)
 	s, err := EnsureResourceSlice(ctx, o.Local.Client, o.out, want)
 	if err != nil {
 		return err
