@@ -27,9 +27,10 @@ import (
 // simulated nodes: everything up to the tunnel itself (which needs real
 // nodes, see test/networking). Each side gets the other's CIDRs remapped,
 // a gateway with the other's public key; disconnect removes the gateways
-// and keys but keeps the mapping; reset removes the mapping too.
+// and keys but keeps the mapping; reset removes the mapping too. With
+// --gw-server-service-location Local the gateways swap clusters.
 func TestNetworkConnect(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	naples, milan := newClient(t, "naples"), newClient(t, "milan")
 	// The tenant namespaces are this test's unless a peering made them.
@@ -138,6 +139,28 @@ func TestNetworkConnect(t *testing.T) {
 	// Bad flags fail before anything is touched.
 	if out, err := run(ctx, append([]string{"network", "connect", "--server-service-type", "ExternalName"}, args...)...); err == nil || !strings.Contains(err.Error(), "--server-service-type") {
 		t.Errorf("a bad service type: %v\n%s", err, out)
+	}
+
+	// --gw-server-service-location Local: the local cluster (naples) runs
+	// the gateway server, the remote one (milan) dials it.
+	out, err = run(ctx, append([]string{"network", "connect", "--server-service-type", "NodePort", "--wait=false", "--gw-server-service-location", "Local"}, args...)...)
+	if err != nil {
+		t.Fatalf("network connect --gw-server-service-location Local: %v\n%s", err, out)
+	}
+	if err := naples.Get(ctx, types.NamespacedName{Namespace: consts.TenantNamespace("milan"), Name: "milan"}, &netv1beta1.GatewayServer{}); err != nil {
+		t.Errorf("no gateway server on naples: %v", err)
+	}
+	if err := milan.Get(ctx, types.NamespacedName{Namespace: consts.TenantNamespace("naples"), Name: "naples"}, &netv1beta1.GatewayClient{}); err != nil {
+		t.Errorf("no gateway client on milan: %v", err)
+	}
+	if err := milan.Get(ctx, types.NamespacedName{Namespace: consts.TenantNamespace("naples"), Name: "naples"}, &netv1beta1.GatewayServer{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a gateway server on milan: %v", err)
+	}
+	if out, err := run(ctx, append([]string{"network", "reset", "--wait"}, args...)...); err != nil {
+		t.Fatalf("network reset --wait: %v\n%s", err, out)
+	}
+	if err := naples.Get(ctx, types.NamespacedName{Namespace: consts.TenantNamespace("milan"), Name: "milan"}, &netv1beta1.GatewayServer{}); !apierrors.IsNotFound(err) {
+		t.Errorf("reset --wait returned with naples's gateway server there: %v", err)
 	}
 }
 
