@@ -40,11 +40,14 @@ type manual struct {
 }
 
 // bind binds the flags; printDefault is -o's format without the flag ("":
-// the command creates the object unless -o is given).
-func (m *manual) bind(cmd *cobra.Command, printDefault, printWhat string, withWait bool) {
+// the command creates the object unless -o is given); withPeer adds
+// --remote-cluster-id.
+func (m *manual) bind(cmd *cobra.Command, printDefault, printWhat string, withPeer, withWait bool) {
 	fs := cmd.Flags()
 	m.cluster.AddLocalFlags(fs)
-	fs.StringVar(&m.remoteID, "remote-cluster-id", "", "cluster ID of the peer")
+	if withPeer {
+		fs.StringVar(&m.remoteID, "remote-cluster-id", "", "cluster ID of the peer")
+	}
 	fs.DurationVar(&m.timeout, "timeout", 5*time.Minute, "give up after this long")
 	if withWait {
 		fs.BoolVar(&m.wait, "wait", true, "wait until the object is processed (with -o, nothing is created and nothing waited for)")
@@ -152,7 +155,7 @@ Configuration is printed instead of created.`,
 		Example: `  liqoctl create configuration --remote-cluster-id milan --pod-cidr 10.244.0.0/16 --external-cidr 10.70.0.0/16`,
 		Args:    cobra.MaximumNArgs(1),
 	}
-	m.bind(cmd, "", "print the Configuration instead of creating it", true)
+	m.bind(cmd, "", "print the Configuration instead of creating it", true, true)
 	fs := cmd.Flags()
 	fs.StringVar(&pod, "pod-cidr", "", "the peer's pod CIDR, as it sees it")
 	fs.StringVar(&external, "external-cidr", "", "the peer's external CIDR, as it sees it")
@@ -202,9 +205,8 @@ create nonce, or any peering step, makes it).`,
   kubectl apply -f rome-configuration.yaml --kubeconfig ~/.kube/milan`,
 		Args: cobra.NoArgs,
 	}
-	m.bind(cmd, "yaml", "print the Configuration", false)
+	m.bind(cmd, "yaml", "print the Configuration", false, false)
 	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, _ []string, s *side) error {
-		s.ns = s.c.Namespace // where localCIDRs reads the Networks
 		if err := localCIDRs(ctx, s); err != nil {
 			return err
 		}
@@ -234,7 +236,7 @@ GatewayServer is printed instead of created.`,
 		Example: `  liqoctl create gatewayserver --remote-cluster-id rome --service-type NodePort --kubeconfig ~/.kube/milan`,
 		Args:    cobra.MaximumNArgs(1),
 	}
-	m.bind(cmd, "", "print the GatewayServer instead of creating it", true)
+	m.bind(cmd, "", "print the GatewayServer instead of creating it", true, true)
 	fs := cmd.Flags()
 	fs.StringVar(&o.ServerServiceType, "service-type", string(corev1.ServiceTypeLoadBalancer), "type of the Service exposing the server: LoadBalancer, NodePort or ClusterIP")
 	fs.Int32Var(&o.ServerPort, "port", netv1beta1.DefaultGatewayPort, "UDP port of the Service")
@@ -290,7 +292,7 @@ GatewayClient is printed instead of created.`,
 		Example: `  liqoctl create gatewayclient --remote-cluster-id milan --addresses 203.0.113.7 --port 31840 --kubeconfig ~/.kube/rome`,
 		Args:    cobra.MaximumNArgs(1),
 	}
-	m.bind(cmd, "", "print the GatewayClient instead of creating it", true)
+	m.bind(cmd, "", "print the GatewayClient instead of creating it", true, true)
 	fs := cmd.Flags()
 	fs.StringSliceVar(&addresses, "addresses", nil, "addresses of the peer's gateway server (comma-separated or repeated)")
 	fs.Int32Var(&port, "port", 0, "port of the peer's gateway server")
@@ -345,7 +347,7 @@ PublicKey is printed instead of created.`,
 		Example: `  liqoctl create publickey --remote-cluster-id milan --public-key 7+5hRCDFfd0qjpHu729rg9U1bCKIFVvg8nO++YbjuFA=`,
 		Args:    cobra.MaximumNArgs(1),
 	}
-	m.bind(cmd, "", "print the PublicKey instead of creating it", false)
+	m.bind(cmd, "", "print the PublicKey instead of creating it", true, false)
 	cmd.Flags().BytesBase64Var(&key, "public-key", nil, "the peer gateway's WireGuard public key, in base64")
 	for _, f := range []string{"remote-cluster-id", "public-key"} {
 		_ = cmd.MarkFlagRequired(f)
@@ -379,7 +381,7 @@ them), or the gateway of that name is looked for in every tenant namespace.`,
   kubectl apply -f milan-key.yaml --kubeconfig ~/.kube/rome`,
 		Args: cobra.NoArgs,
 	}
-	m.bind(cmd, "yaml", "print the PublicKey", false)
+	m.bind(cmd, "yaml", "print the PublicKey", true, false)
 	fs := cmd.Flags()
 	fs.StringVar(&gatewayName, "gateway-name", "", "name of this cluster's gateway (default: --remote-cluster-id)")
 	fs.StringVar(&gatewayType, "gateway-type", "", "type of this cluster's gateway: server or client")
