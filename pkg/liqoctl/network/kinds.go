@@ -81,4 +81,3 @@ func find(ctx context.Context, c client.Client, k fabricKind, name, remoteID str
 	}
 	return nil, fmt.Errorf("%ss named %s are in several tenant namespaces (%s): give --remote-cluster-id", k.kind, name, strings.Join(where, ", "))
 }
-
