@@ -185,12 +185,18 @@ func TestManualNetworkFabric(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	naples, milan := newClient(t, "naples"), newClient(t, "milan")
-	// The tenant namespaces are this test's unless a peering made them.
+	// The tenant namespaces are this test's unless a peering made them;
+	// one an earlier test is deleting is waited for.
 	for _, x := range []struct {
 		c  client.Client
 		ns string
 	}{{naples, consts.TenantNamespace("milan")}, {milan, consts.TenantNamespace("naples")}} {
-		if err := x.c.Get(ctx, types.NamespacedName{Name: x.ns}, &corev1.Namespace{}); apierrors.IsNotFound(err) {
+		var ns corev1.Namespace
+		harness.Eventually(ctx, t, "namespace "+x.ns+" not being deleted", func() (bool, error) {
+			err := x.c.Get(ctx, types.NamespacedName{Name: x.ns}, &ns)
+			return apierrors.IsNotFound(err) || (err == nil && ns.DeletionTimestamp.IsZero()), client.IgnoreNotFound(err)
+		})
+		if err := x.c.Get(ctx, types.NamespacedName{Name: x.ns}, &ns); apierrors.IsNotFound(err) {
 			t.Cleanup(func() {
 				_ = x.c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: x.ns}})
 			})
