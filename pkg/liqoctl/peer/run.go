@@ -79,7 +79,9 @@ func (o *Options) Run(ctx context.Context) error {
 		return nil
 	}
 	want := ForgeResourceSlice(p.local.ID, p.remote.ID, p.remote.ID, requested, o.CreateVirtualNode)
-	want.Spec.Class = authv1beta1.ResourceSliceClass(o.ResourceSliceClass)
+	if o.ResourceSliceClass != "" {
+		want.Spec.Class = authv1beta1.ResourceSliceClass(o.ResourceSliceClass)
+	}
 	s, err := EnsureResourceSlice(ctx, o.Local.Client, o.out, want)
 	if err != nil {
 		return err
