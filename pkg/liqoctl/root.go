@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/liqo-go/liqo/pkg/liqoctl/compat"
 	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/info"
 	"github.com/liqo-go/liqo/pkg/liqoctl/install"
@@ -59,14 +61,17 @@ the kubectl plugin "kubectl liqo".`,
 	root.AddCommand(version.NewCommand(), completion.NewCommand(), install.NewCommand(), install.NewUninstallCommand())
 	root.AddCommand(peer.NewAuthenticateCommand(), peer.NewUnauthenticateCommand(), peer.NewForceCommand())
 	root.AddCommand(
-		group("create", "Create Liqo resources: a nonce, a ResourceSlice, a virtual node",
+		group("create", "Create Liqo resources: a nonce, a ResourceSlice, a virtual node, the network fabric's objects",
 			`Create, one at a time, what liqoctl peer creates: the provider's nonce (the
 manual peering's first step), a ResourceSlice asking a provider for
-resources, a virtual node standing for a provider.`,
+resources, a virtual node standing for a provider; and what liqoctl network
+connect creates on each cluster: the Configuration of a peer's CIDRs, a
+gateway server or client, a peer gateway's PublicKey.`,
 			`  liqoctl create nonce --remote-cluster-id rome --kubeconfig ~/.kube/milan
   liqoctl create resourceslice pool --remote-cluster-id milan --cpu 4 --memory 8Gi
-  liqoctl create virtualnode mynode --remote-cluster-id milan --resource-slice-name pool`,
-			peer.NewCreateCommands()...),
+  liqoctl create virtualnode mynode --remote-cluster-id milan --resource-slice-name pool
+  liqoctl create gatewayserver --remote-cluster-id rome --service-type NodePort --kubeconfig ~/.kube/milan`,
+			append(peer.NewCreateCommands(), network.NewCreateCommands()...)...),
 		group("get", "Print what a peering step produced: a nonce, a kubeconfig",
 			`Print what a step of the manual peering produced, for the administrator of
 the other cluster: the nonce a provider issued for a consumer (on the
@@ -80,19 +85,23 @@ the consumer).`,
 peerings between administrators who each have access to their own cluster
 only: the Tenant (on the consumer) and the Identity (on the provider) of the
 manual peering, a peering user's kubeconfig or a ready-made liqoctl peer
-out-of-band command (on the provider).`,
+out-of-band command (on the provider), and for the manual network fabric
+this cluster's Configuration and its gateway's PublicKey.`,
 			`  liqoctl generate tenant --remote-cluster-id milan --nonce NONCE > tenant.yaml
   liqoctl generate identity --remote-cluster-id rome > identity.yaml
-  liqoctl generate peering-user --consumer-cluster-id rome --output rome-on-milan.kubeconfig`,
-			append(peeringuser.NewGenerateCommands(), peer.NewGenerateCommands()...)...),
-		group("delete", "Delete Liqo resources: a ResourceSlice, a virtual node, a peering user",
+  liqoctl generate peering-user --consumer-cluster-id rome --output rome-on-milan.kubeconfig
+  liqoctl generate configuration > configuration.yaml`,
+			slices.Concat(peeringuser.NewGenerateCommands(), peer.NewGenerateCommands(), network.NewGenerateCommands())...),
+		group("delete", "Delete Liqo resources: a ResourceSlice, a virtual node, a peering user, the network fabric's objects",
 			`Delete, one at a time, what liqoctl create and liqoctl generate
 peering-user made: a ResourceSlice with its virtual nodes, a virtual node,
-the peering users of a consumer.`,
+the peering users of a consumer, a Configuration, a gateway server or
+client, a PublicKey.`,
 			`  liqoctl delete resourceslice pool --remote-cluster-id milan
   liqoctl delete virtualnode mynode --remote-cluster-id milan
-  liqoctl delete peering-user --consumer-cluster-id rome --kubeconfig ~/.kube/milan`,
-			append(peer.NewDeleteCommands(), peeringuser.NewDeleteCommands()...)...),
+  liqoctl delete peering-user --consumer-cluster-id rome --kubeconfig ~/.kube/milan
+  liqoctl delete gatewayclient milan --kubeconfig ~/.kube/rome`,
+			slices.Concat(peer.NewDeleteCommands(), peeringuser.NewDeleteCommands(), network.NewDeleteCommands())...),
 	)
 	addGlobalFlags(root)
 	// completion.NewCommand is the only completion command, with the help on
@@ -218,7 +227,7 @@ func addGlobalFlags(root *cobra.Command) {
 	for _, name := range []string{"global-labels", "global-annotations"} {
 		pf.Lookup(name).DefValue = ""
 	}
-	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		cmd.Flags().Visit(func(f *pflag.Flag) {
 			// A command's own --verbose shadows the global one, which
 			// then is not the flag the command parsed.
@@ -226,5 +235,10 @@ func addGlobalFlags(root *cobra.Command) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "WARN: --%s is accepted and ignored by %s\n", f.Name, cmd.CommandPath())
 			}
 		})
+		// The reference's flags a command accepts without their meaning.
+		if err := compat.Check(cmd.Flags(), cmd.ErrOrStderr(), cmd.CommandPath()); err != nil {
+			return usageError{err}
+		}
+		return nil
 	}
 }

@@ -67,3 +67,33 @@ func TestGlobalFlags(t *testing.T) {
 		t.Errorf("info's own --verbose reported as ignored: %q", errOut.String())
 	}
 }
+
+// TestCompatFlags: through Run, a reference flag refused here exits with
+// ExitUsage and its reason before any cluster is reached, and an ignored
+// one warns.
+func TestCompatFlags(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"create", "virtualnode", "vn", "--remote-cluster-id", "milan", "--vk-options-template", "liqo/vk"}, ExitUsage,
+			"--vk-options-template is not supported by liqoctl create virtualnode: there is no VkOptionsTemplate here"},
+		{[]string{"move", "volume", "data", "--target-node", "n1", "--restic-image", "restic"}, ExitUsage, "--mover-image"},
+		{[]string{"test", "network", "--lb"}, ExitUsage, "no NodePort, LoadBalancer or external-IP check here"},
+		{[]string{"network", "connect", "--remote-context", "milan", "--gw-server-type", "custom"}, ExitUsage, "only the reference's default"},
+		{[]string{"generate", "peering-user", "--consumer-cluster-id", "rome", "--tls-compatibility-mode", "true"}, ExitFailure,
+			"WARN: --tls-compatibility-mode is accepted and ignored by liqoctl generate peering-user"},
+		{[]string{"create", "nonce", "--remote-cluster-id", "rome", "-n", "liqo", "--liqo-namespace", "other"}, ExitUsage,
+			"both name the namespace where Liqo runs"},
+	} {
+		var out, errOut bytes.Buffer
+		code := Run(context.Background(), c.args, &out, &errOut)
+		if code != c.code || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("liqoctl %s: exit %d, stderr %q: want %d and %q", strings.Join(c.args, " "), code, errOut.String(), c.code, c.want)
+		}
+	}
+}

@@ -60,7 +60,7 @@ func EnsureNonce(ctx context.Context, c client.Client, out Progress, consumer st
 	start := time.Now()
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: consts.NonceSecret, Namespace: consts.TenantNamespace(consumer)}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, c, s, func() error {
-		s.Labels = nonceLabels(consts.NonceIssued, consumer)
+		s.Labels = ForgeNonceSecret(consumer).Labels
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("creating the nonce Secret on the provider: %w", err)
@@ -80,6 +80,14 @@ func EnsureNonce(ctx context.Context, c client.Client, out Progress, consumer st
 	}
 	out.Timed(start, "Nonce generated successfully")
 	return s.Data[consts.NonceKey], nil
+}
+
+// ForgeNonceSecret is the Secret, without its nonce, asking the provider's
+// controller manager for a nonce for consumer: EnsureNonce creates it, and
+// liqoctl create nonce -o prints it.
+func ForgeNonceSecret(consumer string) *corev1.Secret {
+	return &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: consts.NonceSecret, Namespace: consts.TenantNamespace(consumer), Labels: nonceLabels(consts.NonceIssued, consumer)}}
 }
 
 // GetNonce returns the nonce the provider (c) issued for consumer, without

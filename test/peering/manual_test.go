@@ -212,15 +212,27 @@ func TestManualPeering(t *testing.T) {
 	}
 
 	t.Run("every -o prints JSON, and --get a field of it", func(t *testing.T) {
+		// A gateway whose key generate publickey prints; deleted after.
+		liqo(append([]string{"create", "gatewayserver", "--remote-cluster-id", provider, "--service-type", "NodePort", "--timeout", "60s"}, onConsumer...)...)
+		defer liqo(append([]string{"delete", "gatewayserver", provider}, onConsumer...)...)
+		fabric := []string{"--remote-cluster-id", provider}
 		outputJSON(t, map[string][]string{
-			"liqoctl info":                 append([]string{"info"}, onConsumer...),
-			"liqoctl info peer":            append([]string{"info", "peer", provider}, onConsumer...),
-			"liqoctl version":              append([]string{"version"}, onConsumer...),
-			"liqoctl offload namespace":    append([]string{"offload", "namespace", "default"}, onConsumer...),
-			"liqoctl create resourceslice": append([]string{"create", "resourceslice", "other", "--remote-cluster-id", provider}, onConsumer...),
-			"liqoctl create virtualnode":   append([]string{"create", "virtualnode", "other", "--remote-cluster-id", provider, "--resource-slice-name", "pool"}, onConsumer...),
-			"liqoctl generate tenant":      append([]string{"generate", "tenant", "--remote-cluster-id", provider, "--nonce", nonce}, onConsumer...),
-			"liqoctl generate identity":    append([]string{"generate", "identity", "--remote-cluster-id", consumer}, onProvider...),
+			"liqoctl create nonce":           append([]string{"create", "nonce", "--remote-cluster-id", consumer}, onProvider...),
+			"liqoctl generate nonce":         append([]string{"generate", "nonce", "--remote-cluster-id", consumer}, onProvider...),
+			"liqoctl create configuration":   slices.Concat([]string{"create", "configuration", "--pod-cidr", "10.99.0.0/16", "--external-cidr", "10.98.0.0/16"}, fabric, onConsumer),
+			"liqoctl create gatewayserver":   slices.Concat([]string{"create", "gatewayserver"}, fabric, onConsumer),
+			"liqoctl create gatewayclient":   slices.Concat([]string{"create", "gatewayclient", "--addresses", "192.0.2.1", "--port", "51840"}, fabric, onConsumer),
+			"liqoctl create publickey":       slices.Concat([]string{"create", "publickey", "--public-key", "7+5hRCDFfd0qjpHu729rg9U1bCKIFVvg8nO++YbjuFA="}, fabric, onConsumer),
+			"liqoctl generate configuration": append([]string{"generate", "configuration"}, onConsumer...),
+			"liqoctl generate publickey":     slices.Concat([]string{"generate", "publickey", "--gateway-type", "server"}, fabric, onConsumer),
+			"liqoctl info":                   append([]string{"info"}, onConsumer...),
+			"liqoctl info peer":              append([]string{"info", "peer", provider}, onConsumer...),
+			"liqoctl version":                append([]string{"version"}, onConsumer...),
+			"liqoctl offload namespace":      append([]string{"offload", "namespace", "default"}, onConsumer...),
+			"liqoctl create resourceslice":   append([]string{"create", "resourceslice", "other", "--remote-cluster-id", provider}, onConsumer...),
+			"liqoctl create virtualnode":     append([]string{"create", "virtualnode", "other", "--remote-cluster-id", provider, "--resource-slice-name", "pool"}, onConsumer...),
+			"liqoctl generate tenant":        append([]string{"generate", "tenant", "--remote-cluster-id", provider, "--nonce", nonce}, onConsumer...),
+			"liqoctl generate identity":      append([]string{"generate", "identity", "--remote-cluster-id", consumer}, onProvider...),
 		}, liqo)
 		if got := strings.TrimSpace(liqo(append([]string{"info", "--get", "local.clusterID"}, onConsumer...)...)); got != consumer {
 			t.Errorf("info --get local.clusterID = %q, want %s", got, consumer)

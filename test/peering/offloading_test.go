@@ -356,3 +356,60 @@ func checkSchedulingLabel(t *testing.T, ns string, want bool) {
 		t.Errorf("namespace %s: label %s=true present %v, want %v", ns, consts.SchedulingEnabledLabel, has, want)
 	}
 }
+
+// TestOffloadNsSelector: offload and unoffload namespace --ns-selector act
+// on every namespace of rome the label selector matches, and on no other;
+// -o prints one manifest per namespace; a selector matching none fails.
+func TestOffloadNsSelector(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	peer(t, "rome", "milan")
+	rome := clusterClient(t, "rome")
+	cs := tb.Cluster("rome").Client().CoreV1().Namespaces()
+	for name, labels := range map[string]map[string]string{"sel-a": {"team": "sel"}, "sel-b": {"team": "sel"}, "sel-c": {"team": "other"}} {
+		if _, err := cs.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	}
+	base := []string{"--kubeconfig", kubeconfigs["rome"], "--timeout", "90s"}
+
+	out, err := run(ctx, append([]string{"offload", "namespace", "--ns-selector", "team=sel", "-o", "yaml"}, base...)...)
+	if err != nil || strings.Count(out, "kind: NamespaceOffloading") != 2 || !strings.Contains(out, "\n---\n") ||
+		!strings.Contains(out, "namespace: sel-a") || !strings.Contains(out, "namespace: sel-b") {
+		t.Errorf("-o yaml: %v\n%s", err, out)
+	}
+	if err := rome.Get(ctx, types.NamespacedName{Namespace: "sel-a", Name: offv1beta1.NamespaceOffloadingName}, &offv1beta1.NamespaceOffloading{}); !apierrors.IsNotFound(err) {
+		t.Errorf("-o applied the NamespaceOffloading: %v", err)
+	}
+
+	out, err = run(ctx, append([]string{"offload", "namespace", "--ns-selector", "team=sel", "--pod-offloading-strategy", "Remote"}, base...)...)
+	if err != nil || !strings.Contains(out, `selects 2 namespaces: [sel-a sel-b]`) {
+		t.Fatalf("offload --ns-selector: %v\n%s", err, out)
+	}
+	for _, ns := range []string{"sel-a", "sel-b"} {
+		if nsof := getOffloading(t, rome, ns); nsof.Spec.PodOffloadingStrategy != offv1beta1.RemotePodOffloadingStrategy || nsof.Status.OffloadingPhase != offv1beta1.ReadyOffloadingPhase {
+			t.Errorf("%s: %+v", ns, nsof.Status)
+		}
+		checkTwin(t, "milan", ns+"-rome")
+	}
+	if err := rome.Get(ctx, types.NamespacedName{Namespace: "sel-c", Name: offv1beta1.NamespaceOffloadingName}, &offv1beta1.NamespaceOffloading{}); !apierrors.IsNotFound(err) {
+		t.Errorf("sel-c, not selected, is offloaded: %v", err)
+	}
+
+	if out, err := run(ctx, append([]string{"unoffload", "namespace", "--ns-selector", "team=sel"}, base...)...); err != nil {
+		t.Fatalf("unoffload --ns-selector: %v\n%s", err, out)
+	}
+	for _, ns := range []string{"sel-a", "sel-b"} {
+		if err := rome.Get(ctx, types.NamespacedName{Namespace: ns, Name: offv1beta1.NamespaceOffloadingName}, &offv1beta1.NamespaceOffloading{}); !apierrors.IsNotFound(err) {
+			t.Errorf("%s is still offloaded: %v", ns, err)
+		}
+	}
+
+	if out, err := run(ctx, append([]string{"offload", "namespace", "--ns-selector", "team=nobody"}, base...)...); err == nil || !strings.Contains(err.Error(), "no namespace matches") {
+		t.Errorf("a selector matching nothing: %v\n%s", err, out)
+	}
+	if out, err := run(ctx, append([]string{"offload", "namespace", "sel-a", "--ns-selector", "team=sel"}, base...)...); err == nil || !strings.Contains(err.Error(), "not both") {
+		t.Errorf("NAME and --ns-selector: %v\n%s", err, out)
+	}
+}

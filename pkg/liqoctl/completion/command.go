@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/liqo-go/liqo/pkg/liqoctl/compat"
 )
 
 // Shells returns the shells liqoctl writes completion scripts for.
@@ -16,7 +18,8 @@ func Shells() []string { return []string{"bash", "zsh", "fish", "powershell"} }
 // command: the root disables cobra's default one, so the tree has a single
 // place that documents how to load the scripts.
 func NewCommand() *cobra.Command {
-	return &cobra.Command{
+	var noDescriptions bool
+	cmd := &cobra.Command{
 		Use:   "completion " + strings.Join(Shells(), "|"),
 		Short: "Print the shell completion script for liqoctl",
 		Long: `Print a script that makes the shell complete liqoctl's commands, flags and
@@ -61,9 +64,16 @@ in $PATH: link it to the same binary, which answers as the completion then.
 		ValidArgs: Shells(),
 		Args:      checkShell,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return Generate(cmd.Root(), args[0], cmd.OutOrStdout())
+			return Generate(cmd.Root(), args[0], cmd.OutOrStdout(), !noDescriptions)
 		},
 	}
+	fs := cmd.Flags()
+	fs.BoolVar(&noDescriptions, "no-descriptions", false, "complete without the commands' and flags' descriptions")
+	for _, name := range []string{"kubeconfig", "context", "cluster", "user"} {
+		fs.String(name, "", "")
+		compat.Ignore(fs, name, "the script reaches no cluster; on Tab, liqoctl reads the connection flags of the command line being completed")
+	}
+	return cmd
 }
 
 // checkShell accepts exactly one supported shell.
@@ -79,16 +89,23 @@ func checkShell(_ *cobra.Command, args []string) error {
 }
 
 // Generate writes root's completion script for shell to w, with the
-// commands' and flags' descriptions where the shell shows them.
-func Generate(root *cobra.Command, shell string, w io.Writer) error {
+// commands' and flags' descriptions where the shell shows them if
+// descriptions.
+func Generate(root *cobra.Command, shell string, w io.Writer, descriptions bool) error {
 	switch shell {
 	case "bash":
-		return root.GenBashCompletionV2(w, true)
+		return root.GenBashCompletionV2(w, descriptions)
 	case "zsh":
+		if !descriptions {
+			return root.GenZshCompletionNoDesc(w)
+		}
 		return root.GenZshCompletion(w)
 	case "fish":
-		return root.GenFishCompletion(w, true)
+		return root.GenFishCompletion(w, descriptions)
 	case "powershell":
+		if !descriptions {
+			return root.GenPowerShellCompletion(w)
+		}
 		return root.GenPowerShellCompletionWithDesc(w)
 	default:
 		return fmt.Errorf("unsupported shell %q: choose one of %s", shell, strings.Join(Shells(), ", "))

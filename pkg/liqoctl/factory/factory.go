@@ -31,6 +31,9 @@ type Cluster struct {
 	Kubeconfig string
 	Context    string
 	Namespace  string
+	// namespaceFlag is the flag that set Namespace, of --namespace and
+	// its reference-named alias (namespaceValue).
+	namespaceFlag string
 	// RESTConfig, if set, is used instead of a kubeconfig: credentials
 	// built in memory (liqoctl peer out-of-band).
 	RESTConfig *rest.Config
@@ -52,13 +55,58 @@ type Cluster struct {
 // AddLocalFlags binds the local cluster's flags, named as kubectl names
 // them: --kubeconfig, --context, the rest of kubectl's connection flags
 // (k8s.io/cli-runtime's ConfigFlags) and --namespace, which names the
-// namespace where Liqo runs.
+// namespace where Liqo runs (also as --liqo-namespace, the reference's
+// name for it).
 func (c *Cluster) AddLocalFlags(fs *pflag.FlagSet) {
+	c.AddLocalConnectionFlags(fs)
+	c.bindNamespace(fs, "")
+}
+
+// AddLocalConnectionFlags binds the local cluster's flags but --namespace:
+// for the commands whose -n, as kubectl's, names the namespace of the
+// object they act on.
+func (c *Cluster) AddLocalConnectionFlags(fs *pflag.FlagSet) {
 	c.Role = "local"
 	fs.Var(kubeconfigFlag{c}, "kubeconfig", "path to the kubeconfig of the local cluster (default: $KUBECONFIG or ~/.kube/config)")
 	fs.StringVar(&c.Context, "context", "", "kubeconfig context of the local cluster")
-	fs.StringVarP(&c.Namespace, "namespace", "n", consts.DefaultNamespace, "namespace where Liqo runs in the local cluster")
 	c.conn = bindConnectionFlags(fs, "", c.Role)
+}
+
+// bindNamespace binds --namespace (-n for the local cluster) and
+// --liqo-namespace, the reference's name for it on the commands where its
+// --namespace names a tenant namespace, prefixed with prefix. Here a peer's
+// tenant namespace is always liqo-tenant-<its cluster ID>, so both name
+// where Liqo runs; given different values, the parse fails.
+func (c *Cluster) bindNamespace(fs *pflag.FlagSet, prefix string) {
+	c.Namespace = consts.DefaultNamespace
+	short := "n"
+	if prefix != "" {
+		short = ""
+	}
+	fs.VarP(namespaceValue{c, prefix + "namespace"}, prefix+"namespace", short, "namespace where Liqo runs in the "+c.Role+" cluster")
+	fs.Lookup(prefix + "namespace").DefValue = consts.DefaultNamespace
+	alias := prefix + "liqo-namespace"
+	fs.Var(namespaceValue{c, alias}, alias, "the same as --"+prefix+"namespace (the reference's name)")
+	fs.Lookup(alias).DefValue = consts.DefaultNamespace
+	_ = fs.MarkHidden(alias)
+}
+
+// namespaceValue is the value of --namespace and --liqo-namespace (and
+// their --remote- twins), which set the same Cluster's Namespace.
+type namespaceValue struct {
+	c    *Cluster
+	name string
+}
+
+func (v namespaceValue) String() string { return v.c.Namespace }
+func (v namespaceValue) Type() string   { return "string" }
+func (v namespaceValue) Set(s string) error {
+	if prev := v.c.namespaceFlag; prev != "" && prev != v.name && s != v.c.Namespace {
+		return fmt.Errorf("--%s is %q: both name the namespace where Liqo runs (a peer's tenant namespace is always %s<its cluster ID>); give one",
+			prev, v.c.Namespace, consts.TenantNamespace(""))
+	}
+	v.c.Namespace, v.c.namespaceFlag = s, v.name
+	return nil
 }
 
 // AddRemoteFlags binds the remote cluster's flags: those of AddLocalFlags
@@ -71,8 +119,8 @@ func (c *Cluster) AddRemoteFlags(fs *pflag.FlagSet, local *Cluster) {
 	c.local = local
 	fs.Var(kubeconfigFlag{c}, "remote-kubeconfig", "path to the kubeconfig of the remote cluster (default: the local cluster's, with --remote-context)")
 	fs.StringVar(&c.Context, "remote-context", "", "kubeconfig context of the remote cluster; without --remote-kubeconfig, a context of the local cluster's kubeconfig")
-	fs.StringVar(&c.Namespace, "remote-namespace", consts.DefaultNamespace, "namespace where Liqo runs in the remote cluster")
 	c.conn = bindConnectionFlags(fs, "remote-", c.Role)
+	c.bindNamespace(fs, "remote-")
 }
 
 // kubeconfigFlag is the value of --kubeconfig and --remote-kubeconfig: it

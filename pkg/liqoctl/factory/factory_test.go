@@ -104,3 +104,25 @@ func TestNoKubeconfig(t *testing.T) {
 		t.Fatalf("got %v, want an error saying %q", err, want)
 	}
 }
+
+// TestLiqoNamespaceAlias: --liqo-namespace (and --remote-liqo-namespace)
+// set the namespace where Liqo runs, as --namespace does; both given
+// different values are refused, the same value accepted.
+func TestLiqoNamespaceAlias(t *testing.T) {
+	local, remote := bind(t, "--liqo-namespace", "a", "--remote-liqo-namespace", "b")
+	if local.Namespace != "a" || remote.Namespace != "b" {
+		t.Errorf("namespaces %q, %q", local.Namespace, remote.Namespace)
+	}
+	local, _ = bind(t, "-n", "a", "--liqo-namespace", "a")
+	if local.Namespace != "a" {
+		t.Errorf("-n a --liqo-namespace a: %q", local.Namespace)
+	}
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	(&Cluster{}).AddLocalFlags(fs)
+	if err := fs.Parse([]string{"-n", "a", "--liqo-namespace", "b"}); err == nil || !strings.Contains(err.Error(), "both name the namespace where Liqo runs") {
+		t.Errorf("-n a --liqo-namespace b: %v", err)
+	}
+	if l, _ := bind(t); l.Namespace != "liqo" {
+		t.Errorf("default %q", l.Namespace)
+	}
+}

@@ -90,7 +90,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "also show URLs, tenant namespaces, resource slices and module conditions")
 	o.print = output.NewDocumentFlags()
 	o.print.AddFlags(cmd, "print the report as a document (default: the human-readable summary)")
-	fs.StringVar(&o.get, "get", "", "print one field of the -o json document, by its dotted path (local.clusterID, peerings.0.role; in info peer: milan.role), for scripts")
+	fs.StringVarP(&o.get, "get", "g", "", "print one field of the -o json document, by its dotted path (local.clusterID, peerings.0.role; in info peer: milan.role), for scripts")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the cluster's answers")
 }
 

@@ -156,6 +156,7 @@ the git repository --repo-url at --version (a commit), or the chart at
 	fs.StringArrayVar(&o.values.StringValues, "set-string", nil, "chart value as key=value, always a string (repeatable)")
 	fs.BoolVar(&o.onlyOutputValues, "only-output-values", false, "write the merged chart values to --dump-values-path and install nothing")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "how long to wait for the components to be ready before undoing the install or upgrade")
+	addUnsupportedFlags(fs)
 	return cmd
 }
 

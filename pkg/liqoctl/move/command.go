@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/liqo-go/liqo/pkg/images"
+	"github.com/liqo-go/liqo/pkg/liqoctl/compat"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/version"
@@ -28,7 +30,9 @@ type VolumeOptions struct {
 	TargetNode string
 	// MoverImage runs the two sides of the copy.
 	MoverImage string
-	Timeout    time.Duration
+	// Resources are the movers' container requests and limits.
+	Resources corev1.ResourceRequirements
+	Timeout   time.Duration
 	// ConnectTimeout bounds how long the movers wait for each other: a
 	// fabric that is down fails the copy after it.
 	ConnectTimeout time.Duration
@@ -59,9 +63,14 @@ No pod may use the PVC meanwhile (scale its workload to zero first). Two
 liqo-mover pods copy the files through the network fabric and compare the
 SHA-256 digests of both trees; only then is the PVC bound to the new volume
 and the old one deleted. A copy that fails (the fabric down, the target
-full) leaves the PVC bound to its source volume, unchanged.`,
+full) leaves the PVC bound to its source volume, unchanged.
+
+The movers run with no resource requests or limits unless the
+--containers-cpu-* and --containers-ram-* flags give them (a namespace
+whose LimitRange or ResourceQuota demands them needs them).`,
 		Example: `  liqoctl move volume data-db-0 -n shop --target-node liqo-milan
-  liqoctl move volume data-db-0 --namespace shop --node worker-1`,
+  liqoctl move volume data-db-0 --namespace shop --node worker-1
+  liqoctl move volume data-db-0 -n shop --target-node liqo-milan --containers-cpu-limits 1000m --containers-ram-limits 512Mi`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Name = args[0]
@@ -73,15 +82,18 @@ full) leaves the PVC bound to its source volume, unchanged.`,
 	}
 	fs := vol.Flags()
 	// -n is the PVC's namespace here, as kubectl's, not Liqo's.
-	o.Local.Role = "local"
-	fs.StringVar(&o.Local.Kubeconfig, "kubeconfig", "", "path to the kubeconfig of the local cluster (default: $KUBECONFIG or ~/.kube/config)")
-	fs.StringVar(&o.Local.Context, "context", "", "kubeconfig context of the local cluster")
+	o.Local.AddLocalConnectionFlags(fs)
 	fs.StringVarP(&o.Namespace, "namespace", "n", "default", "namespace of the PVC")
 	fs.StringVar(&o.TargetNode, "target-node", "", "node to move the volume to: a local node or a virtual node")
 	fs.StringVar(&o.TargetNode, "node", "", "the same as --target-node (the v0.5 manual's name)")
 	fs.StringVar(&o.MoverImage, "mover-image", DefaultMoverImage(), "image of the pods that copy the data")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "give up after this long (a failed copy still leaves the source as it was)")
 	fs.DurationVar(&o.ConnectTimeout, "connect-timeout", time.Minute, "how long the two sides of the copy wait to reach each other")
+	bindResources(fs, &o.Resources)
+	for _, name := range []string{"restic-image", "restic-server-image"} {
+		fs.String(name, "", "")
+		compat.Refuse(fs, name, "the volume is copied by liqo-mover pods, not by restic: give their image with --mover-image")
+	}
 	vol.MarkFlagsOneRequired("target-node", "node")
 	vol.MarkFlagsMutuallyExclusive("target-node", "node")
 	cmd.AddCommand(vol)

@@ -281,6 +281,7 @@ func (m *mover) pod(role string, s side, addr string) *corev1.Pod {
 				Name: "mover", Image: m.o.MoverImage,
 				Args:                     []string{"--role=" + role, "--dir=/data", addr, "--timeout=" + m.o.ConnectTimeout.String()},
 				VolumeMounts:             []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+				Resources:                *m.o.Resources.DeepCopy(),
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 			}},
 			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{

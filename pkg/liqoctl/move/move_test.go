@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,5 +88,39 @@ func TestFlags(t *testing.T) {
 	}
 	if img, _ := vol.Flags().GetString("mover-image"); !strings.HasPrefix(img, "ghcr.io/liqo-go/liqo-mover:") {
 		t.Errorf("default mover image %q", img)
+	}
+}
+
+// TestMoverResources: the reference's --containers-* flags become the
+// movers' container requests and limits (none when not given); a bad
+// quantity is refused by the parser, a request above its limit before any
+// cluster is reached.
+func TestMoverResources(t *testing.T) {
+	parse := func(args ...string) (corev1.ResourceRequirements, error) {
+		var r corev1.ResourceRequirements
+		fs := pflag.NewFlagSet("volume", pflag.ContinueOnError)
+		bindResources(fs, &r)
+		return r, fs.Parse(args)
+	}
+	r, err := parse("--containers-cpu-limits", "1000m", "--containers-ram-requests", "128Mi")
+	if err != nil || r.Limits.Cpu().String() != "1" || r.Requests.Memory().String() != "128Mi" || len(r.Requests) != 1 || len(r.Limits) != 1 {
+		t.Errorf("resources %+v, %v", r, err)
+	}
+	for _, bad := range []string{"-1", "lots", "0"} {
+		if _, err := parse("--containers-cpu-requests", bad); err == nil {
+			t.Errorf("--containers-cpu-requests %s is accepted", bad)
+		}
+	}
+	withFlags := &mover{o: &VolumeOptions{MoverImage: "img", Resources: r}}
+	if p := withFlags.pod("send", side{claim: "data"}, "addr"); p.Spec.Containers[0].Resources.Limits.Cpu().String() != "1" {
+		t.Errorf("the mover pod's resources: %+v", p.Spec.Containers[0].Resources)
+	}
+	without := &mover{o: &VolumeOptions{MoverImage: "img"}}
+	if p := without.pod("send", side{claim: "data"}, "addr"); len(p.Spec.Containers[0].Resources.Limits)+len(p.Spec.Containers[0].Resources.Requests) != 0 {
+		t.Errorf("no flag, yet resources: %+v", p.Spec.Containers[0].Resources)
+	}
+	over, _ := parse("--containers-cpu-requests", "2", "--containers-cpu-limits", "1")
+	if err := checkResources(over); err == nil || !strings.Contains(err.Error(), "--containers-cpu-requests 2 is above --containers-cpu-limits 1") {
+		t.Errorf("request above limit: %v", err)
 	}
 }

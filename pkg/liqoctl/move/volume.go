@@ -87,6 +87,9 @@ func (o *VolumeOptions) validate() error {
 	if o.MoverImage == "" {
 		return errors.New("--mover-image is required")
 	}
+	if err := checkResources(o.Resources); err != nil {
+		return err
+	}
 	if o.ConnectTimeout <= 0 {
 		return errors.New("--connect-timeout must be positive")
 	}

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
+	"github.com/liqo-go/liqo/pkg/liqoctl/compat"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 )
@@ -34,6 +35,9 @@ type Options struct {
 	MTU                int32
 	Wait               bool
 	DisableSharingKeys bool
+	// ServerLocation is the cluster that runs the gateway server:
+	// ServerRemote ("" too) or ServerLocal.
+	ServerLocation string
 	// connectFlags are the flags AddConnectFlags bound: they tell whether
 	// the user chose the Service type or left it to the default.
 	connectFlags *pflag.FlagSet
@@ -86,11 +90,18 @@ has the consumer's Configuration.`,
 	return cmd
 }
 
+// Where the gateway server runs (--gw-server-service-location).
+const (
+	ServerRemote = "Remote"
+	ServerLocal  = "Local"
+)
+
 func (o *Options) addCommon(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	o.Local.AddLocalFlags(fs)
 	o.Remote.AddRemoteFlags(fs, &o.Local)
 	factory.RequireRemote(cmd)
+	AddSkipValidationFlag(fs)
 	// Long enough for a cloud load balancer, or the NodePort fallback.
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print how long each step took")
@@ -136,6 +147,37 @@ complete one.`,
 	return cmd
 }
 
+// AddSkipValidationFlag adds the reference's --skip-validation, ignored
+// here, to the network commands and liqoctl peer.
+func AddSkipValidationFlag(fs *pflag.FlagSet) {
+	fs.Bool("skip-validation", false, "")
+	compat.Ignore(fs, "skip-validation", "liqoctl checks only what it cannot go on without (the flags, both clusters reachable and running Liqo), "+
+		"and a failed check already names what to fix")
+}
+
+// The reference's gateway templates, the only ones accepted: the gateways
+// here are built in (WireGuard), rendered from no template.
+const (
+	defaultServerTemplate = "wireguard-server"
+	defaultClientTemplate = "wireguard-client"
+	defaultServerType     = "networking.liqo.io/v1beta1/wggatewayservertemplates"
+	defaultClientType     = "networking.liqo.io/v1beta1/wggatewayclienttemplates"
+)
+
+// addTemplateFlags adds the reference's flags choosing a gateway's
+// template, named nameFlag, nsFlag and typeFlag: their defaults (def and
+// defType), which name the WireGuard gateways built in here, are accepted;
+// another template is refused.
+func addTemplateFlags(fs *pflag.FlagSet, nameFlag, nsFlag, typeFlag, def, defType string) {
+	const why = "the gateways here are WireGuard, built in and rendered from no template: only the reference's default, %s, is accepted"
+	fs.String(nameFlag, def, "")
+	compat.Refuse(fs, nameFlag, fmt.Sprintf(why, def))
+	fs.String(typeFlag, defType, "")
+	compat.Refuse(fs, typeFlag, fmt.Sprintf(why, defType))
+	fs.String(nsFlag, "", "")
+	compat.Ignore(fs, nsFlag, "the gateways here are rendered from no template, so there is no template namespace to look in")
+}
+
 // AddConnectFlags binds the flags of network connect, which liqoctl peer
 // takes too.
 func (o *Options) AddConnectFlags(fs *pflag.FlagSet) {
@@ -151,6 +193,11 @@ func (o *Options) AddConnectFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&o.MTU, "mtu", netv1beta1.DefaultMTU, "MTU of the tunnel; both ends use it")
 	fs.BoolVar(&o.Wait, "wait", true, "wait until both gateways report the tunnel Connected")
 	fs.BoolVar(&o.DisableSharingKeys, "disable-sharing-keys", false, "do not exchange the gateways' public keys (create the PublicKeys yourself)")
+	fs.StringVar(&o.ServerLocation, "gw-server-service-location", ServerRemote,
+		"the cluster that runs the gateway server: Remote (the default; the local cluster dials it) or Local (the remote cluster dials the local one, "+
+			"which must then be reachable from it; the remote cluster's user must be allowed to create GatewayClients)")
+	addTemplateFlags(fs, "gw-server-template-name", "gw-server-template-namespace", "gw-server-type", defaultServerTemplate, defaultServerType)
+	addTemplateFlags(fs, "gw-client-template-name", "gw-client-template-namespace", "gw-client-type", defaultClientTemplate, defaultClientType)
 	// The reference system's names for the same flags.
 	fs.StringVar(&o.ServerServiceType, "gw-server-service-type", string(corev1.ServiceTypeLoadBalancer), "alias of --server-service-type")
 	fs.Int32Var(&o.ServerPort, "gw-server-service-port", netv1beta1.DefaultGatewayPort, "alias of --server-port")
@@ -176,6 +223,7 @@ remote pods the same addresses as before.`,
 		Args: cobra.NoArgs,
 		RunE: o.runE(func(ctx context.Context) error { return o.Disconnect(ctx, false) }),
 	}
+	cmd.Flags().BoolVar(&o.Wait, "wait", false, "wait until the gateways (and with reset the Configurations) are gone on both clusters")
 	if reset {
 		cmd.Use, cmd.Short = "reset", "Remove the network fabric between the local and a remote cluster, address mapping included"
 		cmd.Long = `Do what disconnect does, then remove the Configurations on both clusters:
@@ -195,24 +243,48 @@ func (o *Options) serverServiceTypeChosen() bool {
 }
 
 func (o *Options) validate() error {
+	if err := o.validateServer("--server-service-type", "--server-port", "--server-node-port"); err != nil {
+		return err
+	}
+	if err := checkPort("--client-port", o.ClientPort, true); err != nil {
+		return err
+	}
+	switch o.ServerLocation {
+	case "", ServerRemote, ServerLocal:
+	default:
+		return fmt.Errorf("--gw-server-service-location must be %s or %s, not %q", ServerRemote, ServerLocal, o.ServerLocation)
+	}
+	return checkMTU(o.MTU)
+}
+
+// validateServer checks the gateway server's flags, named as the command
+// names them.
+func (o *Options) validateServer(typeFlag, portFlag, nodePortFlag string) error {
 	switch corev1.ServiceType(o.ServerServiceType) {
 	case corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeNodePort, corev1.ServiceTypeClusterIP:
 	default:
-		return fmt.Errorf("--server-service-type must be LoadBalancer, NodePort or ClusterIP, not %q", o.ServerServiceType)
+		return fmt.Errorf("%s must be LoadBalancer, NodePort or ClusterIP, not %q", typeFlag, o.ServerServiceType)
 	}
-	for _, p := range []struct {
-		flag string
-		v    int32
-	}{{"--server-port", o.ServerPort}, {"--server-node-port", o.ServerNodePort}, {"--client-port", o.ClientPort}} {
-		if p.v < 0 || p.v > 65535 {
-			return fmt.Errorf("%s must be a port number, not %d", p.flag, p.v)
-		}
+	if err := checkPort(portFlag, o.ServerPort, false); err != nil {
+		return err
 	}
-	if o.ServerPort == 0 {
-		return fmt.Errorf("--server-port must be a port number, not 0")
+	if err := checkPort(nodePortFlag, o.ServerNodePort, true); err != nil {
+		return err
 	}
-	if o.MTU < 576 || o.MTU > 9000 {
-		return fmt.Errorf("--mtu must be between 576 and 9000, not %d", o.MTU)
+	return checkMTU(o.MTU)
+}
+
+// checkPort checks a port flag's value; zeroOK when 0 means "unset".
+func checkPort(flag string, v int32, zeroOK bool) error {
+	if v < 0 || v > 65535 || (v == 0 && !zeroOK) {
+		return fmt.Errorf("%s must be a port number, not %d", flag, v)
+	}
+	return nil
+}
+
+func checkMTU(mtu int32) error {
+	if mtu < 576 || mtu > 9000 {
+		return fmt.Errorf("--mtu must be between 576 and 9000, not %d", mtu)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -68,21 +69,28 @@ func (o *Options) Connect(ctx context.Context) error {
 		return err
 	}
 	steps := o.initSteps()
-	reverse, err := reversed(ctx, local, remote)
+	client, server := local, remote
+	if o.ServerLocation == ServerLocal {
+		client, server = remote, local
+	}
+	reverse, err := reversed(ctx, client, server)
 	if err != nil {
 		return err
 	}
-	client, server := local, remote
 	if reverse {
-		// The clusters are connected the other way already (the remote
-		// one dials this one): one fabric serves both peerings, a second
-		// pair of gateways would claim the same routes.
+		// The clusters are connected the other way already (the server's
+		// cluster dials the client's): one fabric serves both peerings, a
+		// second pair of gateways would claim the same routes.
 		o.Out.Info("The clusters are already connected the other way: reusing that tunnel")
-		client, server = remote, local
+		client, server = server, client
 	} else {
-		steps = append(steps, step{"Gateway server ready", o.ensureServer}, step{"Gateway client ready", o.ensureClient})
+		// The gateway steps take the client's side first, wherever it is.
+		between := func(do func(context.Context, *side, *side) error) func(context.Context, *side, *side) error {
+			return func(ctx context.Context, _, _ *side) error { return do(ctx, client, server) }
+		}
+		steps = append(steps, step{"Gateway server ready", between(o.ensureServer)}, step{"Gateway client ready", between(o.ensureClient)})
 		if !o.DisableSharingKeys {
-			steps = append(steps, step{"Public keys exchanged", o.exchangeKeys})
+			steps = append(steps, step{"Public keys exchanged", between(o.exchangeKeys)})
 		}
 	}
 	if o.Wait {
@@ -132,8 +140,8 @@ func (o *Options) run(ctx context.Context, local, remote *side, steps []step) er
 	return nil
 }
 
-// reversed tells whether the remote cluster already runs the client of a
-// tunnel whose server is the local cluster.
+// reversed tells whether the cluster meant to run the server already runs
+// the client of a tunnel whose server is the one meant to run the client.
 func reversed(ctx context.Context, local, remote *side) (bool, error) {
 	var gws netv1beta1.GatewayServer
 	err := local.c.Client.Get(ctx, types.NamespacedName{Namespace: local.ns, Name: remote.id}, &gws)
@@ -141,7 +149,7 @@ func reversed(ctx context.Context, local, remote *side) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("looking for a gateway server for %q in the local cluster: %w", remote.id, err)
+		return false, fmt.Errorf("looking for a gateway server for %q in the %s cluster: %w", remote.id, local.c.Role, err)
 	}
 	var gwc netv1beta1.GatewayClient
 	err = remote.c.Client.Get(ctx, types.NamespacedName{Namespace: remote.ns, Name: local.id}, &gwc)
@@ -202,35 +210,57 @@ func (o *Options) ensureConfigurations(ctx context.Context, local, remote *side)
 			other = local
 		}
 		cfg := &netv1beta1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: other.id, Namespace: s.ns}}
-		if _, err := controllerutil.CreateOrUpdate(ctx, s.c.Client, cfg, func() error {
-			labels(&cfg.ObjectMeta, other.id)
-			cfg.Spec.Remote = netv1beta1.ClusterConfig{CIDR: other.cidr}
-			return nil
-		}); err != nil {
-			return fmt.Errorf("the %s cluster's Configuration for %q: %w", s.c.Role, other.id, err)
+		if err := apply(ctx, s, cfg, func() { forgeConfiguration(cfg, other.id, other.cidr) }); err != nil {
+			return err
 		}
 	}
 	for _, s := range []*side{local, remote} {
-		cfg := &netv1beta1.Configuration{}
-		key := types.NamespacedName{Namespace: s.ns, Name: otherID(s, local, remote)}
-		err := wait.For(ctx, s.c.Client, key, cfg, "the "+s.c.Role+" cluster's Configuration to be remapped", func(c *netv1beta1.Configuration) error {
-			cond := meta.FindStatusCondition(c.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition)
-			switch {
-			case cond == nil || cond.ObservedGeneration != c.Generation:
-				return wait.NotYet("no NetworkCIDRsConfigured condition for the current spec")
-			case cond.Status == metav1.ConditionTrue:
-				return nil
-			case cond.Reason == ipam.ReasonWaiting:
-				return wait.NotYet("%s", cond.Message)
-			}
-			return fmt.Errorf("the %s cluster cannot remap the peer's CIDRs: %s (%s)", s.c.Role, cond.Message, cond.Reason)
-		})
+		cfg, err := waitConfigured(ctx, s, otherID(s, local, remote))
 		if err != nil {
 			return err
 		}
 		o.Out.Info("The %s cluster reaches %q's pods at %v", s.c.Role, otherID(s, local, remote), cfg.Status.Remote.CIDR.Pod)
 	}
 	return nil
+}
+
+// apply creates or updates obj on s's cluster as forge makes it.
+func apply(ctx context.Context, s *side, obj client.Object, forge func()) error {
+	if _, err := controllerutil.CreateOrUpdate(ctx, s.c.Client, obj, func() error { forge(); return nil }); err != nil {
+		return fmt.Errorf("the %s cluster's %s %s/%s: %w", s.c.Role, kindOf(obj), obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
+
+// kindOf names obj's kind for messages.
+func kindOf(obj client.Object) string {
+	return strings.TrimPrefix(fmt.Sprintf("%T", obj), "*v1beta1.")
+}
+
+// forgeConfiguration makes cfg give its cluster the CIDRs of peer.
+func forgeConfiguration(cfg *netv1beta1.Configuration, peer string, cidr netv1beta1.ClusterConfigCIDR) {
+	labels(&cfg.ObjectMeta, peer)
+	cfg.Spec.Remote = netv1beta1.ClusterConfig{CIDR: cidr}
+}
+
+// waitConfigured waits until s's IPAM remapped the CIDRs of the
+// Configuration name in s's tenant namespace, and returns it.
+func waitConfigured(ctx context.Context, s *side, name string) (*netv1beta1.Configuration, error) {
+	cfg := &netv1beta1.Configuration{}
+	key := types.NamespacedName{Namespace: s.ns, Name: name}
+	err := wait.For(ctx, s.c.Client, key, cfg, "the "+s.c.Role+" cluster's Configuration to be remapped", func(c *netv1beta1.Configuration) error {
+		cond := meta.FindStatusCondition(c.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition)
+		switch {
+		case cond == nil || cond.ObservedGeneration != c.Generation:
+			return wait.NotYet("no NetworkCIDRsConfigured condition for the current spec")
+		case cond.Status == metav1.ConditionTrue:
+			return nil
+		case cond.Reason == ipam.ReasonWaiting:
+			return wait.NotYet("%s", cond.Message)
+		}
+		return fmt.Errorf("the %s cluster cannot remap the peer's CIDRs: %s (%s)", s.c.Role, cond.Message, cond.Reason)
+	})
+	return cfg, err
 }
 
 func otherID(s, local, remote *side) string {
@@ -254,8 +284,8 @@ func labels(m *metav1.ObjectMeta, remoteID string) {
 // cluster that has no implementation at all.
 const loadBalancerWait = 90 * time.Second
 
-// ensureServer has the remote cluster run the gateway server and waits for
-// its endpoint. The Service type defaults to LoadBalancer; where the user
+// ensureServer has the server's cluster (remote: the other side of the
+// client's, local) run the gateway server and waits for its endpoint. The Service type defaults to LoadBalancer; where the user
 // did not choose it, a load balancer that gives no address in
 // loadBalancerWait is taken for a missing implementation and the server is
 // exposed by a NodePort instead, saying so.
@@ -269,44 +299,49 @@ func (o *Options) ensureServer(ctx context.Context, local, remote *side) error {
 	if err := o.applyServer(ctx, remote, local.id, gws, typ); err != nil {
 		return err
 	}
-	ready := func(g *netv1beta1.GatewayServer) error {
-		return gatewayReady(g.Status.Conditions, g.Generation, g.Status.Endpoint != nil && len(g.Status.Endpoint.Addresses) > 0 && g.Status.SecretRef != nil)
-	}
+	what := "the " + remote.c.Role + " gateway server to be ready"
+	ready := serverReady
 	if typ != corev1.ServiceTypeLoadBalancer || o.serverServiceTypeChosen() {
-		return wait.For(ctx, remote.c.Client, client.ObjectKeyFromObject(gws), gws, "the remote gateway server to be ready", ready)
+		return wait.For(ctx, remote.c.Client, client.ObjectKeyFromObject(gws), gws, what, ready)
 	}
 	lbCtx, cancel := context.WithTimeout(ctx, loadBalancerWait)
-	err := wait.For(lbCtx, remote.c.Client, client.ObjectKeyFromObject(gws), gws, "the remote gateway server to be ready", ready)
+	err := wait.For(lbCtx, remote.c.Client, client.ObjectKeyFromObject(gws), gws, what, ready)
 	cancel()
 	if err == nil || ctx.Err() != nil || !waitingForLoadBalancer(gws) {
 		return err
 	}
-	o.Out.Info("The remote cluster gave the gateway server's LoadBalancer Service no address in %s (no load-balancer implementation, as on kind or k3s?): "+
-		"exposing it as a NodePort instead (--server-service-type chooses)", loadBalancerWait)
+	o.Out.Info("The %s cluster gave the gateway server's LoadBalancer Service no address in %s (no load-balancer implementation, as on kind or k3s?): "+
+		"exposing it as a NodePort instead (--server-service-type chooses)", remote.c.Role, loadBalancerWait)
 	if err := o.applyServer(ctx, remote, local.id, gws, corev1.ServiceTypeNodePort); err != nil {
 		return err
 	}
-	return wait.For(ctx, remote.c.Client, client.ObjectKeyFromObject(gws), gws, "the remote gateway server to be ready", ready)
+	return wait.For(ctx, remote.c.Client, client.ObjectKeyFromObject(gws), gws, what, ready)
 }
 
-// applyServer creates or updates the remote GatewayServer for the local
-// cluster, exposed by a Service of type typ.
+// serverReady tells whether a gateway server is ready, with the endpoint
+// its clients dial.
+func serverReady(g *netv1beta1.GatewayServer) error {
+	return gatewayReady(g.Status.Conditions, g.Generation, g.Status.Endpoint != nil && len(g.Status.Endpoint.Addresses) > 0 && g.Status.SecretRef != nil)
+}
+
+// applyServer creates or updates, on the server's cluster (remote), the
+// GatewayServer for the cluster localID, exposed by a Service of type typ.
 func (o *Options) applyServer(ctx context.Context, remote *side, localID string, gws *netv1beta1.GatewayServer, typ corev1.ServiceType) error {
-	if _, err := controllerutil.CreateOrUpdate(ctx, remote.c.Client, gws, func() error {
-		labels(&gws.ObjectMeta, localID)
-		gws.Spec.MTU = o.MTU
-		gws.Spec.Endpoint = netv1beta1.Endpoint{Port: o.ServerPort, ServiceType: typ}
-		if o.ServerNodePort != 0 {
-			gws.Spec.Endpoint.NodePort = &o.ServerNodePort
-		}
-		if o.ServerLoadBalancer != "" && typ == corev1.ServiceTypeLoadBalancer {
-			gws.Spec.Endpoint.LoadBalancerIP = &o.ServerLoadBalancer
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("the remote GatewayServer: %w", err)
+	return apply(ctx, remote, gws, func() { o.forgeServer(gws, localID, typ) })
+}
+
+// forgeServer makes gws the gateway server for peer the flags describe,
+// exposed by a Service of type typ.
+func (o *Options) forgeServer(gws *netv1beta1.GatewayServer, peer string, typ corev1.ServiceType) {
+	labels(&gws.ObjectMeta, peer)
+	gws.Spec.MTU = o.MTU
+	gws.Spec.Endpoint = netv1beta1.Endpoint{Port: o.ServerPort, ServiceType: typ}
+	if o.ServerNodePort != 0 {
+		gws.Spec.Endpoint.NodePort = &o.ServerNodePort
 	}
-	return nil
+	if o.ServerLoadBalancer != "" && typ == corev1.ServiceTypeLoadBalancer {
+		gws.Spec.Endpoint.LoadBalancerIP = &o.ServerLoadBalancer
+	}
 }
 
 // waitingForLoadBalancer tells whether the gateway server is held up only
@@ -334,8 +369,8 @@ func gatewayReady(conds []metav1.Condition, gen int64, complete bool) error {
 	return nil
 }
 
-// ensureClient has the local cluster run the gateway client, dialling the
-// server's published endpoint.
+// ensureClient has the client's cluster (local) run the gateway client,
+// dialling the published endpoint of the server's (remote).
 func (o *Options) ensureClient(ctx context.Context, local, remote *side) error {
 	var gws netv1beta1.GatewayServer
 	if err := remote.c.Client.Get(ctx, types.NamespacedName{Namespace: remote.ns, Name: local.id}, &gws); err != nil {
@@ -350,17 +385,22 @@ func (o *Options) ensureClient(ctx context.Context, local, remote *side) error {
 	}
 	o.Out.Info("The gateway client dials %v port %d", ep.Addresses, ep.Port)
 	gwc := &netv1beta1.GatewayClient{ObjectMeta: metav1.ObjectMeta{Name: remote.id, Namespace: local.ns}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, local.c.Client, gwc, func() error {
-		labels(&gwc.ObjectMeta, remote.id)
-		gwc.Spec.MTU = o.MTU
-		gwc.Spec.Endpoint = ep
-		return nil
-	}); err != nil {
-		return fmt.Errorf("the local GatewayClient: %w", err)
+	if err := apply(ctx, local, gwc, func() { forgeClient(gwc, remote.id, o.MTU, ep) }); err != nil {
+		return err
 	}
-	return wait.For(ctx, local.c.Client, client.ObjectKeyFromObject(gwc), gwc, "the local gateway client to be ready", func(g *netv1beta1.GatewayClient) error {
-		return gatewayReady(g.Status.Conditions, g.Generation, g.Status.SecretRef != nil)
-	})
+	return wait.For(ctx, local.c.Client, client.ObjectKeyFromObject(gwc), gwc, "the "+local.c.Role+" gateway client to be ready", clientReady)
+}
+
+// forgeClient makes gwc the gateway client dialling peer's server at ep.
+func forgeClient(gwc *netv1beta1.GatewayClient, peer string, mtu int32, ep netv1beta1.EndpointStatus) {
+	labels(&gwc.ObjectMeta, peer)
+	gwc.Spec.MTU = mtu
+	gwc.Spec.Endpoint = ep
+}
+
+// clientReady tells whether a gateway client is ready.
+func clientReady(g *netv1beta1.GatewayClient) error {
+	return gatewayReady(g.Status.Conditions, g.Generation, g.Status.SecretRef != nil)
 }
 
 // exchangeKeys copies each gateway's public key into a PublicKey in the
@@ -388,16 +428,18 @@ func (o *Options) exchangeKeys(ctx context.Context, local, remote *side) error {
 		key []byte
 	}{{local, remote.id, serverKey}, {remote, local.id, clientKey}} {
 		pk := &netv1beta1.PublicKey{ObjectMeta: metav1.ObjectMeta{Name: x.id, Namespace: x.to.ns}}
-		if _, err := controllerutil.CreateOrUpdate(ctx, x.to.c.Client, pk, func() error {
-			labels(&pk.ObjectMeta, x.id)
-			pk.Labels[netv1beta1.GatewayResourceLabel] = "true"
-			pk.Spec.PublicKey = x.key
-			return nil
-		}); err != nil {
-			return fmt.Errorf("the %s cluster's PublicKey of %q: %w", x.to.c.Role, x.id, err)
+		if err := apply(ctx, x.to, pk, func() { forgePublicKey(pk, x.id, x.key) }); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// forgePublicKey makes pk hold the public key of peer's gateway.
+func forgePublicKey(pk *netv1beta1.PublicKey, peer string, key []byte) {
+	labels(&pk.ObjectMeta, peer)
+	pk.Labels[netv1beta1.GatewayResourceLabel] = "true"
+	pk.Spec.PublicKey = key
 }
 
 // publicKey reads a gateway's public key from its key Secret.
@@ -470,6 +512,13 @@ func (o *Options) Disconnect(ctx context.Context, reset bool) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	if o.Wait {
+		for _, s := range []*side{local, remote} {
+			if err := waitFabricGone(ctx, s.c, s.ns, otherID(s, local, remote), reset); err != nil {
+				return err
+			}
+		}
+	}
 	what := "Gateways and public keys removed on both clusters; the address mapping is kept"
 	if reset {
 		what = "Gateways, public keys and network configurations removed on both clusters"
@@ -484,17 +533,37 @@ func (o *Options) Disconnect(ctx context.Context, reset bool) error {
 // Configuration of the peer's CIDRs (its address mapping). Disconnect and
 // reset do it on both clusters; liqoctl unpeer on each side it unpeers.
 func RemoveFabric(ctx context.Context, c client.Client, ns, peer string, configurations bool) error {
-	objs := []client.Object{&netv1beta1.GatewayServer{}, &netv1beta1.GatewayClient{}, &netv1beta1.PublicKey{}}
-	if configurations {
-		objs = append(objs, &netv1beta1.Configuration{})
-	}
 	var errs []error
-	for _, obj := range objs {
-		obj.SetNamespace(ns)
-		obj.SetName(peer)
+	for _, obj := range fabricObjects(ns, peer, configurations) {
 		if err := c.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("deleting %T %s/%s: %w", obj, ns, peer, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// fabricObjects are the objects of the network fabric with peer in its
+// tenant namespace ns, which RemoveFabric deletes.
+func fabricObjects(ns, peer string, configurations bool) []client.Object {
+	objs := []client.Object{&netv1beta1.GatewayServer{}, &netv1beta1.GatewayClient{}, &netv1beta1.PublicKey{}}
+	if configurations {
+		objs = append(objs, &netv1beta1.Configuration{})
+	}
+	for _, obj := range objs {
+		obj.SetNamespace(ns)
+		obj.SetName(peer)
+	}
+	return objs
+}
+
+// waitFabricGone waits until the objects RemoveFabric deleted on cluster c
+// are gone: the gateways once their controller took their pods down.
+func waitFabricGone(ctx context.Context, c *factory.Cluster, ns, peer string, configurations bool) error {
+	for _, obj := range fabricObjects(ns, peer, configurations) {
+		what := fmt.Sprintf("%s %s/%s in the %s cluster", kindOf(obj), ns, peer, c.Role)
+		if err := wait.Gone(ctx, c.Client, client.ObjectKeyFromObject(obj), obj, what); err != nil {
+			return err
+		}
+	}
+	return nil
 }

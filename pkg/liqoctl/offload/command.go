@@ -25,6 +25,9 @@ type Options struct {
 	RemoteNamespaceName      string
 	PodOffloadingStrategy    string
 	Selectors                []string
+	// NsSelector, instead of Namespace, selects the namespaces to offload
+	// by their labels.
+	NsSelector string
 	// Print, when it asks for a format (-o), prints the NamespaceOffloading
 	// instead of applying it.
 	Print   *output.Flags
@@ -52,7 +55,7 @@ stand for the providers, in twin namespaces there.`,
 func newNamespaceCommand() *cobra.Command {
 	o := &Options{}
 	cmd := &cobra.Command{
-		Use:     "namespace NAME",
+		Use:     "namespace [NAME]",
 		Aliases: []string{"ns"},
 		Short:   "Offload a namespace to remote clusters",
 		Long: `Offload a namespace to the peered (remote) clusters: twin namespaces are
@@ -72,6 +75,11 @@ the namespace and offload it again.
 --selector are ANDed, separate --selector flags are ORed. With none, every
 peered cluster is selected.
 
+With --ns-selector instead of NAME, every namespace whose labels the
+selector matches is offloaded with the same flags (Liqo's own namespaces
+are never selected); the command goes through all of them and fails, naming
+them, if some fail.
+
 With --output (yaml, json, or kubectl's other formats) the
 NamespaceOffloading is printed and nothing is applied, e.g. for GitOps.`,
 		Example: `  liqoctl offload namespace liqo-demo
@@ -79,15 +87,34 @@ NamespaceOffloading is printed and nothing is applied, e.g. for GitOps.`,
       --pod-offloading-strategy LocalAndRemote --selector 'topology.liqo.io/region=south'
   liqoctl offload namespace liqo-demo --selector 'region in (europe,us-west), !staging'
   liqoctl offload namespace liqo-demo --selector 'region in (europe,us-west)' --selector '!staging'
+  liqoctl offload namespace --ns-selector team=shop --pod-offloading-strategy Remote
   liqoctl offload namespace foo --output yaml`,
-		Args:              cobra.ExactArgs(1),
+		Args:              namespaceArgs(&o.NsSelector),
 		ValidArgsFunction: completion.Namespace,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Namespace = args[0]
 			o.out = &output.Printer{W: cmd.OutOrStdout()}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
 			defer cancel()
-			return o.Run(ctx)
+			if len(args) == 1 {
+				o.Namespace = args[0]
+				return o.Run(ctx)
+			}
+			progress := o.out
+			if o.Print.Requested() {
+				// stdout holds the manifests alone.
+				progress = &output.Printer{W: cmd.ErrOrStderr()}
+			}
+			first := true
+			return forEachSelected(ctx, &o.Local, o.Timeout, o.NsSelector, progress, func(ns string) error {
+				if o.Print.Requested() && !first {
+					if err := o.Print.PrintSeparator(o.out.W); err != nil {
+						return err
+					}
+				}
+				first = false
+				o.Namespace = ns
+				return o.Run(ctx)
+			})
 		},
 	}
 	fs := cmd.Flags()
@@ -98,6 +125,7 @@ NamespaceOffloading is printed and nothing is applied, e.g. for GitOps.`,
 	fs.StringVar(&o.PodOffloadingStrategy, "pod-offloading-strategy", string(offv1beta1.LocalAndRemotePodOffloadingStrategy),
 		"where the namespace's pods may run: LocalAndRemote, Local or Remote")
 	fs.StringArrayVarP(&o.Selectors, "selector", "l", nil, "label selector over the virtual nodes' labels choosing the clusters (repeatable: ORed)")
+	fs.StringVar(&o.NsSelector, NsSelectorFlag, "", "instead of NAME, a label selector over the namespaces' labels: offload every namespace it matches")
 	o.Print = output.NewObjectFlags("")
 	o.Print.AddFlags(cmd, "print the NamespaceOffloading instead of applying it")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up waiting after this long")
@@ -108,7 +136,10 @@ NamespaceOffloading is printed and nothing is applied, e.g. for GitOps.`,
 type UnoffloadOptions struct {
 	Local     factory.Cluster
 	Namespace string
-	Timeout   time.Duration
+	// NsSelector, instead of Namespace, selects the namespaces to
+	// unoffload by their labels.
+	NsSelector string
+	Timeout    time.Duration
 	// DeleteRemoteVolumes lets the unoffloading delete the volumes the
 	// storage fabric keeps in the twins.
 	DeleteRemoteVolumes bool
@@ -130,7 +161,7 @@ deleted.`,
 	}
 	o := &UnoffloadOptions{}
 	ns := &cobra.Command{
-		Use:     "namespace NAME",
+		Use:     "namespace [NAME]",
 		Aliases: []string{"ns"},
 		Short:   "Unoffload a namespace from remote clusters",
 		Long: `Stop offloading a namespace: its twin namespaces are deleted in the remote
@@ -142,21 +173,33 @@ provider (the liqo StorageClass), the command refuses, naming them, unless
 
 The command deletes the namespace's NamespaceOffloading and waits until the
 controller manager confirms the twins are gone (a cluster that cannot be
-reached is not waited for: it removes its twin when it can be reached again).`,
-		Example:           `  liqoctl unoffload namespace liqo-demo`,
-		Args:              cobra.ExactArgs(1),
+reached is not waited for: it removes its twin when it can be reached again).
+
+With --ns-selector instead of NAME, every namespace whose labels the
+selector matches is unoffloaded (those not offloaded are left as they are);
+the command goes through all of them and fails, naming them, if some fail.`,
+		Example: `  liqoctl unoffload namespace liqo-demo
+  liqoctl unoffload namespace --ns-selector team=shop`,
+		Args:              namespaceArgs(&o.NsSelector),
 		ValidArgsFunction: completion.OffloadedNamespace,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Namespace = args[0]
 			o.out = &output.Printer{W: cmd.OutOrStdout()}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
 			defer cancel()
-			return o.Run(ctx)
+			if len(args) == 1 {
+				o.Namespace = args[0]
+				return o.Run(ctx)
+			}
+			return forEachSelected(ctx, &o.Local, o.Timeout, o.NsSelector, o.out, func(ns string) error {
+				o.Namespace = ns
+				return o.Run(ctx)
+			})
 		},
 	}
 	fs := ns.Flags()
 	o.Local.AddLocalFlags(fs)
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up waiting after this long")
+	fs.StringVar(&o.NsSelector, NsSelectorFlag, "", "instead of NAME, a label selector over the namespaces' labels: unoffload every namespace it matches")
 	fs.BoolVar(&o.DeleteRemoteVolumes, volumes.Flag, false, "unoffload even though PVCs of the namespace have their volumes on providers, deleting their data")
 	cmd.AddCommand(ns)
 	return cmd

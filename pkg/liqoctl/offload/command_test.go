@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
 )
 
 // terms renders a NodeSelector compactly: terms joined by " | ",
@@ -149,5 +150,42 @@ func TestOutcome(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNsSelectorArgs: a namespace command takes a NAME or --ns-selector,
+// exactly one of them.
+func TestNsSelectorArgs(t *testing.T) {
+	for _, c := range []struct {
+		args     []string
+		selector string
+		ok       bool
+	}{
+		{[]string{"shop"}, "", true}, {nil, "team=shop", true},
+		{nil, "", false}, {[]string{"shop"}, "team=shop", false}, {[]string{"a", "b"}, "", false},
+	} {
+		sel := c.selector
+		if err := namespaceArgs(&sel)(nil, c.args); (err == nil) != c.ok {
+			t.Errorf("%v --ns-selector %q: %v", c.args, c.selector, err)
+		}
+	}
+}
+
+// TestLiqoOwnNamespaces: --ns-selector never selects Liqo's namespace, a
+// tenant namespace or a twin made for a consumer.
+func TestLiqoOwnNamespaces(t *testing.T) {
+	ns := func(name string, labels map[string]string) *corev1.Namespace {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	}
+	for n, want := range map[*corev1.Namespace]bool{
+		ns("liqo", nil):              true,
+		ns("liqo-tenant-milan", nil): true,
+		ns("shop-rome", map[string]string{consts.TwinNamespaceLabel: "true"}): true,
+		ns("tenant", map[string]string{consts.TenantNamespaceLabel: "true"}):  true,
+		ns("shop", map[string]string{"team": "shop"}):                         false,
+	} {
+		if got := liqoOwn(n, "liqo"); got != want {
+			t.Errorf("%s: %v", n.Name, got)
+		}
 	}
 }

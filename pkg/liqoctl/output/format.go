@@ -99,6 +99,16 @@ func (f *Flags) PrintObject(w io.Writer, obj runtime.Object) error {
 	})).PrintObj(obj, w)
 }
 
+// PrintSeparator writes what keeps apart two objects PrintObject prints in
+// a row: a YAML document separator; the other formats need none.
+func (f *Flags) PrintSeparator(w io.Writer) error {
+	if *f.print.OutputFormat == "yaml" {
+		_, err := fmt.Fprintln(w, "---")
+		return err
+	}
+	return nil
+}
+
 // PrintDocument prints doc, a value with a JSON form that is no Kubernetes
 // object (info's report, version's): as JSON or YAML, or through a template
 // of its JSON form.

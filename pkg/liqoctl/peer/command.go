@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/network"
@@ -35,6 +36,9 @@ type Options struct {
 	// peering after the authentication, or after the provider granted the
 	// resources.
 	CreateResourceSlice, CreateVirtualNode bool
+	// ResourceSliceClass is the class of the ResourceSlice asked for,
+	// which selects the provider's policy.
+	ResourceSliceClass string
 	// ProxyURL is the proxy through which the consumer's components reach
 	// the provider's API server (--proxy-url), if any.
 	ProxyURL string
@@ -127,6 +131,8 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	o.bind(fs, "ask the provider for")
 	fs.BoolVar(&o.CreateResourceSlice, "create-resource-slice", true, "ask the provider for resources; false stops once authenticated (as liqoctl authenticate)")
 	fs.BoolVar(&o.CreateVirtualNode, "create-virtual-node", true, "make the virtual node of the granted resources; false stops once the provider granted them")
+	fs.StringVar(&o.ResourceSliceClass, "resource-slice-class", string(authv1beta1.DefaultResourceSliceClass), "class of the ResourceSlice asked for, which selects the provider's policy")
+	network.AddSkipValidationFlag(fs)
 	// The reference's default: a peering with the network fabric may wait
 	// for a cloud load balancer (and fall back to a NodePort after that).
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "give up after this long")

@@ -39,6 +39,18 @@ type onePeer struct {
 	// print is -o, on the commands that print a manifest.
 	print *output.Flags
 	local *factory.ClusterInfo
+	// remoteTenantNS is --remote-tenant-namespace, on the commands
+	// printing a manifest for the other cluster.
+	remoteTenantNS string
+}
+
+// bindRemoteTenantNamespace adds the reference's --remote-tenant-namespace,
+// the namespace of the other cluster the printed manifest goes to: here
+// always the tenant namespace named after this cluster's ID, which the
+// flag may only repeat (runE checks).
+func (o *onePeer) bindRemoteTenantNamespace(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.remoteTenantNS, "remote-tenant-namespace", "",
+		"namespace of the other cluster the manifest goes to: always liqo-tenant-<this cluster's ID> here, which the flag may only repeat")
 }
 
 // bind binds the flags; withOutput adds -o for the commands that print a
@@ -74,6 +86,10 @@ func (o *onePeer) runE(f func(ctx context.Context, cmd *cobra.Command, args []st
 		if local.ID == o.remoteID {
 			return fmt.Errorf("--remote-cluster-id %q is this cluster's own ID: give the ID of the other cluster", o.remoteID)
 		}
+		if want := consts.TenantNamespace(local.ID); o.remoteTenantNS != "" && o.remoteTenantNS != want {
+			return fmt.Errorf("--remote-tenant-namespace %q: the other cluster keeps this cluster's objects in %s (a tenant namespace is named after the peer's cluster ID, "+
+				"and the controllers look for them there only); leave the flag out", o.remoteTenantNS, want)
+		}
 		o.local = local
 		return f(ctx, cmd, args)
 	}
@@ -90,7 +106,9 @@ each have access to their own cluster only. It ensures the consumer's tenant
 namespace and the nonce Secret in it, waits for the controller manager to
 fill it, and prints the nonce. Hand it to the consumer's administrator, who
 runs liqoctl generate tenant --remote-cluster-id <this cluster's ID> --nonce
-<NONCE>. liqoctl get nonce prints it again.
+<NONCE>. liqoctl get nonce prints it again. With --output the nonce Secret
+is printed instead, without its nonce, for the provider's controller
+manager to fill once it is applied there.
 
 A nonce is replaced once a Tenant authenticated with it, and after a day
 unused: a leaked signature cannot be replayed.`,
@@ -98,7 +116,12 @@ unused: a leaked signature cannot be replayed.`,
 		Args:    cobra.NoArgs,
 	}
 	o.bind(cmd, "consumer", false, time.Minute)
+	o.print = output.NewObjectFlags("")
+	o.print.AddFlags(cmd, "print the nonce Secret instead of creating it")
 	cmd.RunE = o.runE(func(ctx context.Context, cmd *cobra.Command, _ []string) error {
+		if o.print.Requested() {
+			return o.print.PrintObject(cmd.OutOrStdout(), peering.ForgeNonceSecret(o.remoteID))
+		}
 		out := &output.Printer{W: cmd.OutOrStdout()}
 		c := o.cluster.Client
 		if err := peering.EnsureTenantNamespaces(ctx, out, peering.TenantOf{Client: c, Peer: o.remoteID, Role: "local"}); err != nil {
@@ -175,6 +198,7 @@ into the kubeconfig this cluster builds.`,
 		Args: cobra.NoArgs,
 	}
 	o.bind(cmd, "provider", true, time.Minute)
+	o.bindRemoteTenantNamespace(cmd)
 	cmd.Flags().StringVar(&nonceFlag, "nonce", "", "the nonce the provider issued, as liqoctl get nonce prints it there")
 	_ = cmd.MarkFlagRequired("nonce")
 	addProxyURLFlag(cmd.Flags(), &proxyURL)
@@ -221,6 +245,7 @@ create resourceslice.`,
 		Args:    cobra.NoArgs,
 	}
 	o.bind(cmd, "consumer", true, time.Minute)
+	o.bindRemoteTenantNamespace(cmd)
 	cmd.RunE = o.runE(func(ctx context.Context, cmd *cobra.Command, _ []string) error {
 		id, err := peering.IdentityFor(ctx, o.cluster.Client, o.remoteID, o.local.ID)
 		if err != nil {

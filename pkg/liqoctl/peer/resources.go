@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,6 +26,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 	liqoslices "github.com/liqo-go/liqo/pkg/controllermanager/slices"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode/forge"
+	"github.com/liqo-go/liqo/pkg/liqoctl/compat"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/peering"
 	"github.com/liqo-go/liqo/pkg/wait"
@@ -249,6 +251,7 @@ with an Event naming those it offers.`,
 	o.print = output.NewObjectFlags("")
 	o.print.AddFlags(cmd, "print the VirtualNode instead of creating it")
 	cmd.MarkFlagsMutuallyExclusive("resource-slice-name", "kubeconfig-secret-name")
+	addUnsupportedVirtualNodeFlags(fs)
 	cmd.RunE = o.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 		return o.run(ctx, &output.Printer{W: cmd.OutOrStdout()}, args[0])
 	})
@@ -348,6 +351,30 @@ func (o *virtualNodeOptions) run(ctx context.Context, out *output.Printer, name 
 		return nil
 	}
 	return peering.WaitVirtualNode(ctx, c, out, name, vn.Spec.ResourceQuota.Hard)
+}
+
+// addUnsupportedVirtualNodeFlags adds the reference's create virtualnode
+// flags whose settings nothing here reads: given, they would change nothing,
+// so they are refused (or, for the network check, ignored) saying why.
+func addUnsupportedVirtualNodeFlags(fs *pflag.FlagSet) {
+	fs.Bool("disable-network-check", false, "")
+	compat.Ignore(fs, "disable-network-check", "the virtual node runs no network check here to disable")
+	fs.StringToString("node-selector", nil, "")
+	fs.String("runtime-class-name", "", "")
+	fs.StringSlice("ingress-classes", nil, "")
+	fs.StringSlice("load-balancer-classes", nil, "")
+	fs.String("vk-options-template", "", "")
+	for name, why := range map[string]string{
+		"node-selector": "the VirtualNode's offloadingPatch is not applied to the remote pods here: the provider's scheduler places them " +
+			"(a provider restricts its nodes for consumers itself)",
+		"runtime-class-name": "the VirtualNode's offloadingPatch is not applied to the remote pods here: give runtimeClassName in the pods' own spec",
+		"ingress-classes": "the class of a reflected Ingress is the provider's reflected-object policy's to allow (allowedIngressClasses), " +
+			"not the virtual node's",
+		"load-balancer-classes": "a reflected Service keeps the load-balancer class it names; the virtual node's classes are not read",
+		"vk-options-template":   "there is no VkOptionsTemplate here: the virtual kubelets take their settings from the controller manager (the chart's values)",
+	} {
+		compat.Refuse(fs, name, why)
+	}
 }
 
 // checkNodeName refuses a name a Node that does not stand for provider

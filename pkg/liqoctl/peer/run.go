@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/peering"
@@ -76,6 +77,9 @@ func (o *Options) Run(ctx context.Context) error {
 		return nil
 	}
 	want := peering.ForgeResourceSlice(p.local.ID, p.remote.ID, p.remote.ID, requested, o.CreateVirtualNode)
+	if o.ResourceSliceClass != "" {
+		want.Spec.Class = authv1beta1.ResourceSliceClass(o.ResourceSliceClass)
+	}
 	s, err := peering.EnsureResourceSlice(ctx, o.Local.Client, o.out, want)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/liqo-go/liqo/pkg/liqoctl/compat"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 )
@@ -106,6 +107,9 @@ included.`,
 	fs.StringVarP(&o.output, "output", "o", "", "file to write the kubeconfig to (default: stdout)")
 	fs.StringVar(&o.apiServerURL, "api-server-url", "", "URL at which peers reach this cluster's API server (default: the controller manager's --api-server-url, else the kubeconfig's server)")
 	_ = cmd.MarkFlagRequired("consumer-cluster-id")
+	fs.String("tls-compatibility-mode", "auto", "")
+	compat.Ignore(fs, "tls-compatibility-mode", "the peering user authenticates with a ServiceAccount token, not a client certificate: "+
+		"there is no key algorithm to choose for an API server that lacks Ed25519")
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/liqo-go/liqo/pkg/liqoctl/compat"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 )
@@ -27,10 +28,16 @@ type Options struct {
 	Remove   bool
 	FailFast bool
 	// Basic runs only the checks by pod address from the local pod.
-	Basic     bool
-	Verbose   bool
-	Attempts  int
-	namespace string
+	Basic    bool
+	Verbose  bool
+	Attempts int
+	// Info prints how the local cluster sees each provider's networks
+	// before the checks.
+	Info bool
+	// RemoteKubeconfigs, if any, reach the providers to check: only
+	// those are (default: every provider).
+	RemoteKubeconfigs []string
+	namespace         string
 	// localNodes are the local nodes that run containers, where the local
 	// test pods go.
 	localNodes []string
@@ -75,10 +82,19 @@ It prints a table of the checks (FROM, TO, and each way: OK, FAILED, or -
 when not checked) and fails naming the checks that failed.
 
 Only the local cluster's kubeconfig is needed: the remote pods are reached
-through their virtual nodes.`,
+through their virtual nodes. With --remote-kubeconfigs (-p) only the
+providers those kubeconfigs reach are checked (each must be one); with
+--info the command first prints how the local cluster sees each provider's
+networks (its pod and external CIDRs, remapped where they overlap local
+ones) and the state of the tunnel to it.
+
+The checks of NodePorts, LoadBalancers and remapped external IPs the
+reference runs (--pod-np, --np-ext, --lb, --ip) are not implemented: those
+flags are refused rather than passing without checking anything.`,
 		Example: `  liqoctl test network
   liqoctl test network --basic
-  liqoctl test network --kubeconfig ~/.kube/rome --rm=false`,
+  liqoctl test network --kubeconfig ~/.kube/rome --rm=false
+  liqoctl test network --info -p ~/.kube/milan -p ~/.kube/florence`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.out = &output.Printer{W: cmd.OutOrStdout(), Verbose: o.Verbose}
@@ -96,5 +112,15 @@ through their virtual nodes.`,
 	fs.BoolVar(&o.Basic, "basic", false, "only check pod to pod by address, from the local pod (no Services, no node)")
 	fs.IntVar(&o.Attempts, "attempts", 5, "tries of each check before it counts as failed (a Service's rules reach the nodes a moment after its pods)")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "print how long each step took")
+	fs.BoolVar(&o.Info, "info", false, "first print how the local cluster sees each provider's networks and the state of the tunnel to it")
+	fs.StringSliceVarP(&o.RemoteKubeconfigs, "remote-kubeconfigs", "p", nil, "kubeconfigs of the providers to check (repeatable or comma-separated; default: every provider)")
+	const notChecked = "this test checks pod to pod by address and by Service name only; there is no NodePort, LoadBalancer or external-IP check here: " +
+		"test those with a client of your own"
+	for _, name := range []string{"ip", "lb", "np-ext", "pod-np"} {
+		fs.Bool(name, false, "")
+		compat.Refuse(fs, name, notChecked)
+	}
+	fs.String("np-nodes", "all", "")
+	compat.Ignore(fs, "np-nodes", "it chooses the nodes of the NodePort checks, which do not exist here (--pod-np and --np-ext are refused)")
 	return cmd
 }

@@ -69,12 +69,15 @@ func (o *Options) Run(ctx context.Context) error {
 	if _, err := o.Local.FindComponents(ctx); err != nil {
 		return err
 	}
-	vnodes, err := o.virtualNodes(ctx)
+	vnodes, providers, err := o.virtualNodes(ctx)
 	if err != nil {
 		return err
 	}
 	if len(vnodes) == 0 {
 		return fmt.Errorf("the local cluster has no virtual node: peer it with a provider first (liqoctl peer)")
+	}
+	if o.Info {
+		o.printInfo(ctx, providers)
 	}
 	if o.localNodes, err = o.containerNodes(ctx); err != nil {
 		return err
@@ -155,20 +158,6 @@ func matrix(checks []check) string {
 	var b strings.Builder
 	_ = output.Table(&b, []string{"from", "to", viaPodIP, viaService}, table)
 	return strings.TrimRight(b.String(), "\n")
-}
-
-// virtualNodes lists the local cluster's virtual nodes.
-func (o *Options) virtualNodes(ctx context.Context) ([]string, error) {
-	var nodes corev1.NodeList
-	if err := o.Local.Client.List(ctx, &nodes, client.MatchingLabels{consts.TypeLabel: consts.TypeVirtualNode}); err != nil {
-		return nil, fmt.Errorf("listing the virtual nodes: %w", err)
-	}
-	var out []string
-	for _, n := range nodes.Items {
-		out = append(out, n.Name)
-	}
-	sort.Strings(out)
-	return out, nil
 }
 
 // kwokNodeAnnotation marks the nodes kwok simulates: their pods only
