@@ -187,6 +187,7 @@ func TestPeeringUser(t *testing.T) {
 func TestPeerCommandVerbatim(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	cleanPeeringUsers(t, "rome") // as in TestPeerOutOfBandByTheManager
 	t.Cleanup(func() { cleanPeeringUsers(t, "rome") })
 
 	out, err := run(ctx, "generate", "peer-command", "--kubeconfig", kubeconfigs["milan"])
