@@ -40,6 +40,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
 	"github.com/liqo-go/liqo/pkg/controllermanager/teardown"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode"
+	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/remote"
 	"github.com/liqo-go/liqo/pkg/storage"
@@ -70,6 +71,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return err
 	}
+	if o.owner, err = kit.NewInstallOwner(ctx, cs, o.InstallOwner); err != nil {
+		return err
+	}
+	o.Gateway.Owner, o.IPAM.Owner, o.Fabric.Owner = o.owner, o.owner, o.owner
 
 	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
 	// Only the Pods made for ShadowPods: a provider's own Pods can be many,

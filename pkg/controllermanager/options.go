@@ -22,6 +22,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/controllermanager/teardown"
+	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/reflection"
 	"github.com/liqo-go/liqo/pkg/storage"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
@@ -99,6 +100,12 @@ type Options struct {
 	// playground and tests, which run it as a local process on a bare
 	// cluster; RunLocal sets it.
 	SelfProvision bool
+	// InstallOwner names the ClusterRole of the Helm release (the chart's
+	// own for the manager) that owns what the manager makes for the
+	// install, so that helm uninstall removes it too; "" for none.
+	InstallOwner string
+	// owner is InstallOwner's reference, read at start.
+	owner kit.InstallOwner
 	// KubeletAPIAddr is the host:port the virtual nodes' kubelet API
 	// (logs, exec, port-forward) listens on (port 0: a free port);
 	// KubeletAPIAdvertiseIP is the IP the nodes publish, the host of
@@ -211,6 +218,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"and the serving certificate, shared by the replicas, lives in the Secret NAME-certs (unset: the server registers itself by URL, for a local process)")
 	fs.BoolVar(&o.SelfProvision, "self-provision", o.SelfProvision, "create at start what the Helm chart installs in a cluster (the CRDs, the namespace, the peering ClusterRoles, the webhook configurations): "+
 		"for a manager run as a local process on a bare cluster")
+	fs.StringVar(&o.InstallOwner, "install-owner", o.InstallOwner, "ClusterRole of the Helm release that owns what the manager makes for the install as a whole (the fabric agent, the webhook's keys, the local CIDRs' Networks), so that helm uninstall removes them too (empty: nothing is owned)")
 	fs.StringVar(&o.KubeletAPIAddr, "kubelet-api-address", o.KubeletAPIAddr, "host:port of the virtual nodes' kubelet API, which serves kubectl logs, exec and port-forward on offloaded pods (port 0 picks a free port)")
 	fs.StringVar(&o.KubeletAPIAdvertiseIP, "kubelet-api-advertise-ip", o.KubeletAPIAdvertiseIP, "IP the virtual nodes publish, at which the API server reaches their kubelet API (default: the host of --kubelet-api-address)")
 	o.addReflectionFlags(fs)
@@ -379,7 +387,7 @@ func (o *Options) webhookOptions() webhook.Options {
 		pods.VirtualStorageClass = o.Storage.VirtualClass
 	}
 	return webhook.Options{Addr: o.WebhookAddr, AdvertiseHost: o.WebhookAdvertiseHost, Pods: pods, Reflected: reflected,
-		Serving: o.Webhook, Service: o.WebhookService}
+		Serving: o.Webhook, Service: o.WebhookService, Owner: o.owner}
 }
 
 // kubeletAPIConfig is the kubelet API's configuration but for its client,

@@ -18,6 +18,10 @@ package controllermanager
 // on a role it may bind it could grant itself anything.
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=get,resourceNames=liqo-remote-controlplane;liqo-remote-offloading;liqo-gateway;liqo-gateway-nodes
 
+// The manager's own ClusterRole, the owner of what it makes for the install
+// (see kit.InstallOwner).
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=get,resourceNames=liqo-controller-manager
+
 // Leader election, and the Events it and every controller's recorder
 // write.
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;update,resourceNames=liqo-controller-manager

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // ServiceRef names the Service in front of the webhook server when it runs
@@ -68,6 +69,7 @@ type certPublisher struct {
 	reader   client.Reader
 	writer   client.Client
 	service  ServiceRef
+	owner    kit.InstallOwner
 	lifetime time.Duration
 	interval time.Duration
 	// lag is how long replicas may serve a certificate after the Secret
@@ -116,6 +118,7 @@ func (p *certPublisher) sync(ctx context.Context, now time.Time) (time.Duration,
 		}
 		s = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: p.service.secret().Name, Namespace: p.service.Namespace,
 			Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue}}}
+		p.owner.Own(s)
 		if err := k.toSecret(s); err != nil {
 			return 0, err
 		}

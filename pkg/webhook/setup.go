@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // Options configure the webhook server.
@@ -39,6 +41,8 @@ type Options struct {
 	// is not used. Unset, the server registers itself by URL (the
 	// manager as a local process).
 	Service *ServiceRef
+	// Owner owns the Secret of the serving keys.
+	Owner kit.InstallOwner
 }
 
 // Endpoint returns the host to listen on, the host to advertise and the
@@ -155,7 +159,7 @@ func addKeeper(mgr manager.Manager, o Options, keys *servingKeys, base string) e
 		return err
 	}
 	return mgr.Add(&certPublisher{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), service: *o.Service,
-		lifetime: o.Serving.lifetime(), interval: o.Serving.interval(), lag: 3 * follow,
+		owner: o.Owner, lifetime: o.Serving.lifetime(), interval: o.Serving.interval(), lag: 3 * follow,
 		mutating: MutatingConfigurationName, validating: ValidatingConfigurationName, log: log})
 }
 

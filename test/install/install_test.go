@@ -81,6 +81,19 @@ func TestInstallPeerOffload(t *testing.T) {
 	if out, err := run(ctx, "unpeer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"], "--timeout", "3m", "--delete-namespaces"); err != nil {
 		t.Fatalf("unpeer: %v\n%s", err, out)
 	}
+	// milan's release goes with plain helm uninstall, as a Helm user removes
+	// it: the chart's objects and what the controller manager made go too.
+	helmUninstall(t, milan)
+	// Deletion by the garbage collector takes a moment; a minute is plenty.
+	var left []string
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Second) {
+		if left = leftovers(ctx, t, milan, keptByHelmUninstall); len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("milan: left after helm uninstall (besides the CRDs and the cluster's identity): %v", left)
+	}
 	for _, c := range []*testbed.Cluster{rome, milan} {
 		if out, err := run(ctx, "uninstall", "--purge", "--kubeconfig", kubeconfigs[c.Name], "--timeout", "3m"); err != nil {
 			t.Fatalf("uninstall --purge on %s: %v\n%s", c.Name, err, out)

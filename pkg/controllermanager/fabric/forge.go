@@ -28,6 +28,8 @@ type Options struct {
 	PullPolicy corev1.PullPolicy
 	// PodCIDR is the cluster's pod network.
 	PodCIDR netip.Prefix
+	// Owner owns the agent's objects.
+	Owner kit.InstallOwner
 	// MTU of the overlay links.
 	MTU int
 }
@@ -60,7 +62,11 @@ func Objects(o Options, namespace string) []client.Object {
 	binding := &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
 		ObjectMeta: meta, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: Name},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: Name}}}
-	return []client.Object{sa, role, binding, DaemonSet(o, namespace)}
+	objs := []client.Object{sa, role, binding, DaemonSet(o, namespace)}
+	for _, obj := range objs {
+		o.Owner.Own(obj)
+	}
+	return objs
 }
 
 // DaemonSet is the agent on every node but the virtual ones: in the node's

@@ -15,6 +15,8 @@ type Options struct {
 	// NodeSelector, when set, restricts the nodes the gateway pods run on
 	// (those with a public address, say), besides never a virtual node.
 	NodeSelector map[string]string
+	// Owner owns the gateways' node binding (one for all peerings).
+	Owner kit.InstallOwner
 }
 
 // Validate tells what is wrong with o, if anything.

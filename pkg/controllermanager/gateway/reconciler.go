@@ -228,7 +228,9 @@ func (r *Reconciler) syncNodesBinding(ctx context.Context) error {
 			names = append(names, client.ObjectKeyFromObject(&g))
 		}
 	}
-	return r.Client.Patch(ctx, NodesBindingFor(names), client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership)
+	b := NodesBindingFor(names)
+	r.Options.Owner.Own(b)
+	return r.Client.Patch(ctx, b, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership)
 }
 
 // SetupWithManager registers the reconciler: its kind, the objects it owns

@@ -18,6 +18,7 @@ import (
 	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // APIServerIPName is the IP that gives this cluster's API server (the
@@ -36,6 +37,7 @@ type APIServerIP struct {
 	// manager caches no Services.
 	Reader    client.Reader
 	Namespace string
+	Owner     kit.InstallOwner
 }
 
 // Start makes the IP once the manager runs, retrying until it exists, and
@@ -72,6 +74,7 @@ func (a *APIServerIP) ensure(ctx context.Context) error {
 			Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue}},
 		Spec: ipamv1alpha1.IPSpec{IP: netv1beta1.IP(addr.String()), Masquerade: ptr.To(true)},
 	}
+	a.Owner.Own(want)
 	var have ipamv1alpha1.IP
 	switch err := a.Client.Get(ctx, client.ObjectKeyFromObject(want), &have); {
 	case apierrors.IsNotFound(err):

@@ -58,6 +58,7 @@ func (l *LocalNetworks) ensure(ctx context.Context, name string, p netip.Prefix)
 		}},
 		Spec: ipamv1alpha1.NetworkSpec{CIDR: netv1beta1.CIDR(p.String()), PreAllocated: pre},
 	}
+	l.Options.Owner.Own(want)
 	var have ipamv1alpha1.Network
 	err := l.Client.Get(ctx, client.ObjectKeyFromObject(want), &have)
 	switch {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // Options are this cluster's own networks.
@@ -26,6 +28,8 @@ type Options struct {
 	Pools []netip.Prefix
 	// Namespace holds the Networks of the local CIDRs.
 	Namespace string
+	// Owner owns the Networks of the local CIDRs and the API server's IP.
+	Owner kit.InstallOwner
 }
 
 // DefaultExternalCIDR is the external CIDR when none is given, as in the

@@ -21,5 +21,5 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := mgr.Add(&LocalNetworks{Client: mgr.GetClient(), Options: o}); err != nil {
 		return err
 	}
-	return mgr.Add(&APIServerIP{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: o.Namespace})
+	return mgr.Add(&APIServerIP{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: o.Namespace, Owner: o.Owner})
 }
