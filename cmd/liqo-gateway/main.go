@@ -41,6 +41,7 @@ func run() int {
 		addresses   = fs.String("endpoint-addresses", "", "comma-separated addresses of the server, for a client (the first one is dialled)")
 		port        = fs.Int("endpoint-port", 0, "UDP port of the server, for a client")
 		podIP       = fs.String("pod-ip", os.Getenv("POD_IP"), "the gateway pod's address, behind which nodes' traffic enters the tunnel")
+		podName     = fs.String("pod-name", os.Getenv("POD_NAME"), "the gateway pod's name: the replica holding the gateway's Lease labels it active")
 		showVersion = fs.Bool("version", false, "print the version and exit")
 	)
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -58,7 +59,7 @@ func run() int {
 		return 1
 	}
 	cfg := gateway.Config{Mode: gateway.Mode(*mode), Name: *name, Namespace: *namespace, RemoteClusterID: *remote,
-		MTU: *mtu, HealthPort: *healthPort}
+		MTU: *mtu, HealthPort: *healthPort, PodName: *podName}
 	if *podIP != "" {
 		self, err := netip.ParseAddr(*podIP)
 		if err != nil || !self.Is4() {

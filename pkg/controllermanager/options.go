@@ -231,6 +231,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.MaxGracePeriod, "max-grace-period", o.MaxGracePeriod,
 		"longest grace period consumers' pods run with on this provider: a longer terminationGracePeriodSeconds, a probe's, or a preStop sleep is lowered to it (a deleted pod counts against its consumer's quota until it is gone)")
 	o.Teardown.AddFlags(fs)
+	fs.Int32Var(&o.Gateway.Replicas, "gateway-replicas", o.Gateway.Replicas, "replicas of each network gateway: one carries the tunnel, the others stand by and take over within seconds when it goes (0 or 1: one replica, scalable by hand)")
 	fs.Var(newLabelsValue(&o.Gateway.NodeSelector), "gateway-node-selector", "labels of the nodes the gateway pods may run on, as k=v,k=v (default: any node but virtual ones)")
 	fs.StringVar((*string)(&o.Gateway.PullPolicy), "gateway-image-pull-policy", string(o.Gateway.PullPolicy), "pull policy of the gateway pods' image: Always, IfNotPresent or Never (default: the cluster's)")
 	o.IPAM.AddFlags(fs)

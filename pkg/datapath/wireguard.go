@@ -109,6 +109,20 @@ func (t *Tunnel) SetPeer(public []byte, endpoint string, keepalive time.Duration
 	return nil
 }
 
+// Rehandshake starts the peer's session over: the peer is replaced by
+// itself, dropping its keys, and (with a keepalive) a handshake goes out
+// at once. For a client whose server was replaced by one that never had
+// the session.
+func (t *Tunnel) Rehandshake() error {
+	if t.peer == "" {
+		return nil
+	}
+	if err := t.dev.IpcSet(t.peer); err != nil {
+		return fmt.Errorf("setting the WireGuard peer again: %w", err)
+	}
+	return nil
+}
+
 // Close tears the device down; the TUN interface goes with it.
 func (t *Tunnel) Close() {
 	t.dev.Close()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/google/nftables"
@@ -57,6 +58,8 @@ type Kernel struct {
 	// Endpoint is the server's host:port, for a client.
 	Endpoint string
 
+	// mu orders Apply and Rehandshake, which run in different goroutines.
+	mu     sync.Mutex
 	tunnel *datapath.Tunnel
 }
 
@@ -64,6 +67,8 @@ var _ Applier = (*Kernel)(nil)
 
 // Apply brings the namespace in line with s.
 func (k *Kernel) Apply(_ context.Context, s State) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	if k.tunnel == nil {
 		if err := forwarding(); err != nil {
 			return err
@@ -123,8 +128,20 @@ func (k *Kernel) Apply(_ context.Context, s State) error {
 	return errors.Join(errs...)
 }
 
+// Rehandshake starts the tunnel's session over (see Tunnel.Rehandshake).
+func (k *Kernel) Rehandshake() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.tunnel == nil {
+		return nil
+	}
+	return k.tunnel.Rehandshake()
+}
+
 // Close removes everything Apply added.
 func (k *Kernel) Close() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	errs := []error{
 		datapath.DeleteTable(NATTable),
 		datapath.SyncRules([]int{NodesTable, TunnelTable}, nil),

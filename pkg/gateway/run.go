@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -48,6 +49,9 @@ type Config struct {
 	HealthPort  int
 	// Self is the gateway pod's address (State.Self).
 	Self netip.Addr
+	// PodName is the gateway pod's name: the replica holding the gateway's
+	// Lease labels its pod active (see election.go).
+	PodName string
 }
 
 // Run runs the gateway until ctx ends: it watches the peer's PublicKey and
@@ -68,13 +72,28 @@ func Run(ctx context.Context, restCfg *rest.Config, cfg Config, dp Applier) erro
 		}},
 		Metrics:                metricsOff,
 		HealthProbeBindAddress: "0",
+		// Only the replica holding the Lease runs the tunnel and the
+		// controllers below; the others stand by (election.go).
+		LeaderElection:                true,
+		LeaderElectionID:              LeaseName(cfg.Name),
+		LeaderElectionNamespace:       cfg.Namespace,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 ptr.To(leaseDuration),
+		RenewDeadline:                 ptr.To(renewDeadline),
+		RetryPeriod:                   ptr.To(retryPeriod),
 	})
 	if err != nil {
 		return err
 	}
-	var ready atomic.Bool
+	if err := standBy(ctx, mgr.GetClient(), cfg); err != nil {
+		return err
+	}
+	var ready, active atomic.Bool
 	r := &syncer{c: mgr.GetClient(), cfg: cfg, dp: dp, ready: &ready}
 	if err := r.setup(mgr); err != nil {
+		return err
+	}
+	if err := mgr.Add(runnable(func(ctx context.Context) error { return activate(ctx, mgr.GetClient(), cfg, &active) })); err != nil {
 		return err
 	}
 	check := &Checker{Local: cfg.Local, Peer: cfg.Peer, Interval: 2 * time.Second, Lost: 5}
@@ -87,6 +106,11 @@ func Run(ctx context.Context, restCfg *rest.Config, cfg Config, dp Applier) erro
 	if err := mgr.Add(runnable(func(ctx context.Context) error { rep.run(ctx, check); return nil })); err != nil {
 		return err
 	}
+	if r, ok := dp.(Rehandshaker); ok && cfg.Mode == Client {
+		if err := mgr.Add(runnable(func(ctx context.Context) error { redial(ctx, check, r); return nil })); err != nil {
+			return err
+		}
+	}
 	metrics := dropMetricsHandler(dp)
 	srv := &http.Server{Addr: ":" + strconv.Itoa(cfg.HealthPort), ReadHeaderTimeout: 5 * time.Second,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -94,7 +118,8 @@ func Run(ctx context.Context, restCfg *rest.Config, cfg Config, dp Applier) erro
 				metrics.ServeHTTP(w, req)
 				return
 			}
-			if req.URL.Path == "/readyz" && !ready.Load() {
+			// A standby replica is ready: ready to take over.
+			if req.URL.Path == "/readyz" && active.Load() && !ready.Load() {
 				http.Error(w, "the tunnel is not configured yet", http.StatusServiceUnavailable)
 				return
 			}

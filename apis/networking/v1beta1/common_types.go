@@ -38,6 +38,12 @@ const ReadyCondition = "Ready"
 // the PublicKey of the peer, so that the gateway's controllers select them.
 const GatewayResourceLabel = "networking.liqo.io/gateway-resource"
 
+// GatewayActiveLabel (value "true") marks the one gateway pod of a gateway
+// that carries the tunnel: the replica holding the gateway's Lease. The
+// server's Service selects only it, and the nodes route to it; the other
+// replicas stand by, ready to take over.
+const GatewayActiveLabel = "networking.liqo.io/active"
+
 // DefaultMTU is the MTU of the tunnel when a gateway does not set one: it
 // leaves room for the WireGuard and node-tunnel headers on a 1500-byte
 // underlay. Both ends of a tunnel must use the same value.

@@ -10,12 +10,13 @@ import (
 
 // activePod is the gateway pod that carries the traffic: the running one
 // of this gateway object (uid; a pod of an earlier gateway of the same name
-// may linger while the garbage collector removes it) not being deleted
-// (Recreate leaves at most one), nil if none is.
+// may linger while the garbage collector removes it) that holds the
+// gateway's Lease (labelled active), not being deleted, nil if none is.
 func activePod(pods []corev1.Pod, uid string) *corev1.Pod {
 	for i := range pods {
 		p := &pods[i]
-		if p.Annotations[GatewayUIDAnnotation] == uid && p.DeletionTimestamp.IsZero() && p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" {
+		if p.Annotations[GatewayUIDAnnotation] == uid && p.Labels[netv1beta1.GatewayActiveLabel] == "true" &&
+			p.DeletionTimestamp.IsZero() && p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" {
 			return p
 		}
 	}

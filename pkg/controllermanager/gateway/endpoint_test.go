@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 )
 
 func TestServerEndpoint(t *testing.T) {
@@ -55,16 +57,19 @@ func TestServerEndpoint(t *testing.T) {
 func TestActivePod(t *testing.T) {
 	now := metav1.Now()
 	ours := map[string]string{GatewayUIDAnnotation: "uid-2"}
-	running := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "new", Annotations: ours}, Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.9"}}
+	active := map[string]string{netv1beta1.GatewayActiveLabel: "true"}
+	running := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "new", Annotations: ours, Labels: active}, Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.9"}}
+	// A replica standing by: running, not holding the Lease.
+	standby := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "standby", Annotations: ours}, Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.10"}}
 	leaving := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "old", DeletionTimestamp: &now, Annotations: ours}, Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.8"}}
 	pending := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pending", Annotations: ours}, Status: corev1.PodStatus{Phase: corev1.PodPending}}
 	// The pod of an earlier gateway of the same name, with the old keys.
 	earlier := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "earlier", Annotations: map[string]string{GatewayUIDAnnotation: "uid-1"}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.7"}}
-	if p := activePod([]corev1.Pod{earlier, leaving, pending, running}, "uid-2"); p == nil || p.Name != "new" {
+	if p := activePod([]corev1.Pod{earlier, leaving, pending, standby, running}, "uid-2"); p == nil || p.Name != "new" {
 		t.Fatalf("active pod %v, want new", p)
 	}
-	if p := activePod([]corev1.Pod{earlier, leaving, pending}, "uid-2"); p != nil {
-		t.Fatalf("active pod %s among an earlier gateway's, a leaving and a pending one", p.Name)
+	if p := activePod([]corev1.Pod{earlier, leaving, pending, standby}, "uid-2"); p != nil {
+		t.Fatalf("active pod %s among an earlier gateway's, a leaving, a pending and a standing-by one", p.Name)
 	}
 }

@@ -105,6 +105,14 @@ func (d desc) selector() map[string]string {
 	return map[string]string{ComponentLabel: ComponentValue, NameLabel: d.Name, ModeLabel: string(d.Mode)}
 }
 
+// activeSelector picks the one pod carrying the tunnel (the replica holding
+// the gateway's Lease labels itself).
+func (d desc) activeSelector() map[string]string {
+	s := d.selector()
+	s[netv1beta1.GatewayActiveLabel] = "true"
+	return s
+}
+
 func (d desc) meta(name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name: name, Namespace: d.Namespace, Labels: d.labels(),
@@ -157,7 +165,7 @@ func (d desc) Service() *corev1.Service {
 	svc := &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: d.meta(ResourceName(d.Name)),
-		Spec:       corev1.ServiceSpec{Type: typ, Selector: d.selector(), Ports: []corev1.ServicePort{sp}},
+		Spec:       corev1.ServiceSpec{Type: typ, Selector: d.activeSelector(), Ports: []corev1.ServicePort{sp}},
 	}
 	if typ == corev1.ServiceTypeLoadBalancer && d.Endpoint.LoadBalancerIP != nil {
 		svc.Spec.LoadBalancerIP = *d.Endpoint.LoadBalancerIP
@@ -192,10 +200,13 @@ func (d desc) args() []string {
 	return a
 }
 
-// Deployment is the gateway's one pod. Recreate, never two at once: both
-// would hold the same key and fight over the peer's endpoint. The pod is
-// privileged: it creates the TUN device and sets routes, NAT rules and
-// forwarding in its own network namespace (and nowhere else).
+// Deployment is the gateway's pods: one, or o.Replicas. Whatever their
+// number, only the one holding the gateway's Lease opens the tunnel (two
+// would hold the same key and fight over the peer's endpoint), so an
+// update rolls: the new pod stands by until the old one, stopping,
+// releases the Lease. The pod is privileged: it creates the TUN device and
+// sets routes, NAT rules and forwarding in its own network namespace (and
+// nowhere else).
 func (d desc) Deployment(o Options) *appsv1.Deployment {
 	env := func(name, path string) corev1.EnvVar {
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
@@ -215,15 +226,22 @@ func (d desc) Deployment(o Options) *appsv1.Deployment {
 	if d.Mode == Server {
 		c.Ports = append(c.Ports, corev1.ContainerPort{Name: "wireguard", ContainerPort: TunnelPort, Protocol: corev1.ProtocolUDP})
 	}
+	var replicas *int32
+	if o.Replicas > 1 {
+		replicas = ptr.To(o.Replicas)
+	}
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment"},
 		ObjectMeta: d.meta(ResourceName(d.Name)),
 		Spec: appsv1.DeploymentSpec{
-			// Replicas is left to the Deployment's default (one) and not
-			// applied: an administrator may scale a gateway to zero to cut
-			// the tunnel for a while, and the controller does not undo it.
+			// Without o.Replicas, left to the Deployment's default (one)
+			// and not applied: an administrator may scale a gateway to zero
+			// to cut the tunnel for a while, and the controller does not
+			// undo it.
+			Replicas: replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: d.selector()},
-			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
+				MaxUnavailable: ptr.To(intstr.FromInt32(0)), MaxSurge: ptr.To(intstr.FromInt32(1))}},
 			Template: corev1.PodTemplateSpec{
 				// The gateway's UID in the template: a gateway deleted and
 				// created again under the same name (network reset, then

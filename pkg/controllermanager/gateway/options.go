@@ -15,6 +15,11 @@ type Options struct {
 	// NodeSelector, when set, restricts the nodes the gateway pods run on
 	// (those with a public address, say), besides never a virtual node.
 	NodeSelector map[string]string
+	// Replicas of each gateway, when more than one: one active, the
+	// others standing by (liqoctl install --enable-ha gives 2). Zero or
+	// one leaves the count to the Deployment (one), so that an
+	// administrator may scale a gateway.
+	Replicas int32
 	// Owner owns the gateways' node binding (one for all peerings).
 	Owner kit.InstallOwner
 }

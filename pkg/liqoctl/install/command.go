@@ -148,7 +148,7 @@ the git repository --repo-url at --version (a commit), or the chart at
 	fs.StringVar(&o.podCIDR, "pod-cidr", "", "network of the cluster's pods (default: detected, but for the generic provider)")
 	fs.StringVar(&o.serviceCIDR, "service-cidr", "", "network of the cluster's Services (default: detected, but for the generic provider)")
 	fs.StringVar(&o.apiServerURL, "api-server-url", "", "URL at which peers reach this cluster's API server (default: the kubeconfig's server, unless it is a loopback address)")
-	fs.BoolVar(&o.enableHA, "enable-ha", false, "run two controller manager replicas: one active, the other serving the webhooks and ready to take over")
+	fs.BoolVar(&o.enableHA, "enable-ha", false, "run two replicas of the controller manager (one active, the other serving the webhooks and ready to take over) and of each network gateway (active/standby)")
 	fs.StringVar(&o.version, "version", version.Version(), "version of the components (their images' tag)")
 	fs.StringVar(&o.repository, "repository", "", "registry and path prefix of the components' images (default: the chart's, ghcr.io/liqo-go)")
 	fs.StringSliceVarP(&o.values.ValueFiles, "values", "f", nil, "YAML file of chart values (repeatable)")
@@ -474,6 +474,7 @@ func (o *options) mergedValues(id, apiURL string, nets networks) (map[string]any
 	}
 	if o.enableHA {
 		base["controllerManager"] = map[string]any{"replicas": 2}
+		base["gateway"] = map[string]any{"replicas": 2}
 	}
 	if o.repository != "" {
 		base["image"] = map[string]any{"repository": o.repository}

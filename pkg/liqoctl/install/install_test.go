@@ -114,6 +114,9 @@ func TestOnlyOutputValues(t *testing.T) {
 			t.Errorf("merged values: got %q, want %q", s, want)
 		}
 	}
+	if s := strings.TrimSuffix(strings.TrimSpace(yamlString(get("gateway", "replicas"))), ".0"); s != "2" {
+		t.Errorf("--enable-ha: gateway.replicas %q, want 2 (active/standby gateways)", s)
+	}
 	if !strings.Contains(errOut, "Finding the cluster's networks") {
 		t.Errorf("the progress is not on stderr: %q", errOut)
 	}

@@ -13,3 +13,8 @@ package gateway
 // +kubebuilder:rbac:groups=networking.liqo.io,resources=connections,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=networking.liqo.io,resources=connections/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Active/standby replicas: the gateway's Lease, and the active label on
+// its own pod (the tenant namespace holds only gateway pods).
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=patch
