@@ -168,7 +168,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		},
 		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
-			return (&outofband.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), ClusterID: local}).SetupWithManager(mgr)
+			return (&outofband.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), ClusterID: local, Namespace: o.Namespace}).SetupWithManager(mgr)
 		},
 		func() error {
 			return (&shadowpod.Reconciler{Client: mgr.GetClient(), NodeSelector: o.OffloadedPodNodeSelector,

@@ -54,6 +54,7 @@ const (
 	oobResources           = "resources"
 	oobCreateResourceSlice = "create-resource-slice"
 	oobCreateVirtualNode   = "create-virtual-node"
+	oobNetwork             = "network"
 )
 
 // The reasons of OutOfBandCondition. Pending: the step in progress.
@@ -64,6 +65,7 @@ const (
 	ReasonVerifyingServer     = "VerifyingServer"
 	ReasonClaiming            = "ClaimingPeeringUser"
 	ReasonAuthenticating      = "Authenticating"
+	ReasonConnectingNetwork   = "ConnectingNetwork"
 	ReasonRequestingResources = "RequestingResources"
 	ReasonPeered              = "Peered"
 	ReasonAuthenticated       = "Authenticated"
@@ -95,6 +97,42 @@ type OutOfBandRequest struct {
 	// authenticated; CreateVirtualNode has the slice make its virtual node.
 	CreateResourceSlice, CreateVirtualNode bool
 	Resources                              corev1.ResourceList
+	// Network, if set, has the manager set up the network fabric with the
+	// provider once authenticated; nil peers without (networking
+	// disabled).
+	Network *OutOfBandNetwork
+}
+
+// OutOfBandNetwork is how the network fabric of an out-of-band peering is
+// made: liqoctl's network connect flags (netsetup.Settings).
+type OutOfBandNetwork struct {
+	ServerServiceType  string `json:"serverServiceType,omitempty"`
+	ServiceTypeChosen  bool   `json:"serviceTypeChosen,omitempty"`
+	ServerPort         int32  `json:"serverPort,omitempty"`
+	ServerNodePort     int32  `json:"serverNodePort,omitempty"`
+	ServerLoadBalancer string `json:"serverLoadBalancer,omitempty"`
+	ClientAddress      string `json:"clientAddress,omitempty"`
+	ClientPort         int32  `json:"clientPort,omitempty"`
+	MTU                int32  `json:"mtu,omitempty"`
+	DisableSharingKeys bool   `json:"disableSharingKeys,omitempty"`
+}
+
+// Validate checks the fields the gateways are made from. Pure.
+func (n OutOfBandNetwork) Validate() error {
+	switch corev1.ServiceType(n.ServerServiceType) {
+	case corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeNodePort, corev1.ServiceTypeClusterIP:
+	default:
+		return fmt.Errorf("network: server Service type %q is not LoadBalancer, NodePort or ClusterIP", n.ServerServiceType)
+	}
+	for what, p := range map[string]int32{"server port": n.ServerPort, "server node port": n.ServerNodePort, "client port": n.ClientPort} {
+		if p < 0 || p > 65535 {
+			return fmt.Errorf("network: %s %d is not a port", what, p)
+		}
+	}
+	if n.MTU < 0 || n.MTU > 65535 {
+		return fmt.Errorf("network: MTU %d out of range", n.MTU)
+	}
+	return nil
 }
 
 // Validate checks the request's fields. Pure.
@@ -121,6 +159,9 @@ func (r OutOfBandRequest) Validate() error {
 			return fmt.Errorf("resource %s: %s is negative", name, q.String())
 		}
 	}
+	if r.Network != nil {
+		return r.Network.Validate()
+	}
 	return nil
 }
 
@@ -130,6 +171,12 @@ func (r OutOfBandRequest) Secret() (*corev1.Secret, error) {
 	res, err := json.Marshal(r.Resources)
 	if err != nil {
 		return nil, err
+	}
+	var network []byte
+	if r.Network != nil {
+		if network, err = json.Marshal(r.Network); err != nil {
+			return nil, err
+		}
 	}
 	return &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -144,6 +191,7 @@ func (r OutOfBandRequest) Secret() (*corev1.Secret, error) {
 			oobProxyURL: []byte(r.ProxyURL), oobResources: res,
 			oobCreateResourceSlice: []byte(strconv.FormatBool(r.CreateResourceSlice)),
 			oobCreateVirtualNode:   []byte(strconv.FormatBool(r.CreateVirtualNode)),
+			oobNetwork:             network,
 		},
 	}, nil
 }
@@ -167,6 +215,12 @@ func ParseOutOfBandRequest(s *corev1.Secret) (OutOfBandRequest, error) {
 	if len(d[oobResources]) > 0 {
 		if err := json.Unmarshal(d[oobResources], &r.Resources); err != nil {
 			return r, fmt.Errorf("%s: %w", oobResources, err)
+		}
+	}
+	if len(d[oobNetwork]) > 0 {
+		r.Network = &OutOfBandNetwork{}
+		if err := json.Unmarshal(d[oobNetwork], r.Network); err != nil {
+			return r, fmt.Errorf("%s: %w", oobNetwork, err)
 		}
 	}
 	if err := r.Validate(); err != nil {

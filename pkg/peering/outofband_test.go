@@ -21,6 +21,7 @@ func validRequest() OutOfBandRequest {
 func TestOutOfBandRequestRoundTrip(t *testing.T) {
 	want := validRequest()
 	want.ProxyURL = "socks5://proxy.rome:1080"
+	want.Network = &OutOfBandNetwork{ServerServiceType: "NodePort", ServiceTypeChosen: true, ServerNodePort: 30001, MTU: 1340}
 	s, err := want.Secret()
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +35,8 @@ func TestOutOfBandRequestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.ID != want.ID || got.AuthURL != want.AuthURL || got.ClusterID != want.ClusterID || got.Token != want.Token ||
-		got.ProxyURL != want.ProxyURL || !got.CreateResourceSlice || !got.CreateVirtualNode || FormatResources(got.Resources) != FormatResources(want.Resources) {
+		got.ProxyURL != want.ProxyURL || !got.CreateResourceSlice || !got.CreateVirtualNode || FormatResources(got.Resources) != FormatResources(want.Resources) ||
+		got.Network == nil || *got.Network != *want.Network {
 		t.Errorf("round trip: got %+v, want %+v", got, want)
 	}
 }
@@ -53,6 +55,11 @@ func TestParseOutOfBandRequestRefuses(t *testing.T) {
 		{"negative resource", "negative", func(s *corev1.Secret) { s.Data["resources"] = []byte(`{"cpu":"-1"}`) }},
 		{"garbled resources", "resources", func(s *corev1.Secret) { s.Data["resources"] = []byte(`{`) }},
 		{"another tenant namespace", "tenant namespace", func(s *corev1.Secret) { s.Namespace = consts.TenantNamespace("naples") }},
+		{"garbled network", "network", func(s *corev1.Secret) { s.Data["network"] = []byte(`{`) }},
+		{"bad Service type", "Service type", func(s *corev1.Secret) { s.Data["network"] = []byte(`{"serverServiceType":"ExternalName"}`) }},
+		{"bad port", "not a port", func(s *corev1.Secret) {
+			s.Data["network"] = []byte(`{"serverServiceType":"NodePort","serverNodePort":70000}`)
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := validRequest().Secret()

@@ -46,13 +46,13 @@ func TestPeerOutOfBandByTheManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	hidden := "kubernetes:" + milanURL.Port()
-	proxy := startConnectProxy(t)
-	proxy.alias = map[string]string{"kubernetes": milanURL.Hostname()}
-	defer proxy.stop()
+	proxy := harness.StartConnectProxy(t)
+	proxy.Alias = map[string]string{"kubernetes": milanURL.Hostname()}
+	defer proxy.Stop()
 
 	waitNodesReady(ctx, t, "milan")
 	out, err = run(ctx, "peer", "out-of-band", "milan", "--auth-url", "https://"+hidden, "--cluster-id", "milan",
-		"--auth-token", flagOf(t, line, "--auth-token"), "--proxy-url", proxy.url(),
+		"--auth-token", flagOf(t, line, "--auth-token"), "--proxy-url", proxy.URL(),
 		"--kubeconfig", kubeconfigs["rome"], "--networking-disabled", "--cpu", "1", "--memory", "1Gi", "--pods", "10")
 	if err != nil {
 		t.Fatalf("peer out-of-band through the manager: %v\n%s", err, out)
@@ -66,7 +66,7 @@ func TestPeerOutOfBandByTheManager(t *testing.T) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}
 	}
-	if !proxy.sawTarget(hidden) {
+	if !proxy.SawTarget(hidden) {
 		t.Errorf("the proxy relayed no tunnel to %s: the handshake was not the manager's", hidden)
 	}
 	waitNode(t, "rome", "milan", "Ready", testbed.NodeReady)
@@ -107,8 +107,8 @@ func TestPeerOutOfBandByTheManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := kc.Clusters[kc.Contexts[kc.CurrentContext].Cluster]; c.Server != "https://"+hidden || c.ProxyURL != proxy.url() {
-		t.Errorf("the kept kubeconfig reaches %s through %q, want %s through %s", c.Server, c.ProxyURL, "https://"+hidden, proxy.url())
+	if c := kc.Clusters[kc.Contexts[kc.CurrentContext].Cluster]; c.Server != "https://"+hidden || c.ProxyURL != proxy.URL() {
+		t.Errorf("the kept kubeconfig reaches %s through %q, want %s through %s", c.Server, c.ProxyURL, "https://"+hidden, proxy.URL())
 	}
 	out, err = run(ctx, "unpeer", "out-of-band", "milan", "--kubeconfig", kubeconfigs["rome"], "--delete-namespaces")
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/clientcfg"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/peering"
+	"github.com/liqo-go/liqo/pkg/peering/netsetup"
 	"github.com/liqo-go/liqo/pkg/peeringuser"
 )
 
@@ -47,6 +48,9 @@ func (h *handshake) run(ctx context.Context) (state, error) {
 		{peering.ReasonVerifyingServer, "checking that the API server at " + h.req.AuthURL + " presents a certificate of the CA in the token", h.verify},
 		{peering.ReasonClaiming, "asking who the token is, and claiming the peering user for this cluster", h.claim},
 		{peering.ReasonAuthenticating, "authenticating with the provider (nonce, Tenant, Identity)", h.authenticate},
+	}
+	if h.req.Network != nil {
+		phases = append(phases, phase{peering.ReasonConnectingNetwork, "setting up the network fabric with the provider (Configurations, gateways, keys)", h.network})
 	}
 	if h.req.CreateResourceSlice {
 		phases = append(phases, phase{peering.ReasonRequestingResources, "asking the provider for resources (ResourceSlice " + h.req.ClusterID + ")", h.slice})
@@ -176,6 +180,24 @@ func (h *handshake) authenticate(ctx context.Context) error {
 	}
 	if err := peering.ApplyIdentity(ctx, h.r.Client, h.progress, peering.ForgeIdentity(t, provider)); err != nil {
 		return fail(peering.ReasonStepFailed, false, err)
+	}
+	return nil
+}
+
+// network sets up the network fabric as liqoctl network connect does, with
+// the peering user's client on the provider (it may write the fabric's
+// objects in its tenant namespace there), and waits for the tunnel.
+func (h *handshake) network(ctx context.Context) error {
+	n := h.req.Network
+	local, provider := netsetup.Pair(
+		netsetup.Side{Client: h.r.Client, Role: "local", Namespace: h.r.Namespace, ID: h.r.ClusterID},
+		netsetup.Side{Client: h.remote, Role: "provider", Namespace: h.user.Namespace, ID: h.req.ClusterID})
+	s := netsetup.Settings{ServerServiceType: n.ServerServiceType, ServiceTypeChosen: n.ServiceTypeChosen,
+		ServerPort: n.ServerPort, ServerNodePort: n.ServerNodePort, ServerLoadBalancer: n.ServerLoadBalancer,
+		ClientAddress: n.ClientAddress, ClientPort: n.ClientPort, MTU: n.MTU, DisableSharingKeys: n.DisableSharingKeys,
+		Wait: true, Out: h.progress}
+	if err := netsetup.Connect(ctx, s, local, provider); err != nil {
+		return fail(peering.ReasonStepFailed, false, fmt.Errorf("setting up the network fabric: %w", err))
 	}
 	return nil
 }

@@ -28,12 +28,15 @@ type Reconciler struct {
 	// of their conditions.
 	Client client.Client
 	Reader client.Reader
-	// ClusterID is this cluster's.
+	// ClusterID is this cluster's; Namespace is where it runs Liqo (the
+	// Networks of its CIDRs, for the network fabric).
 	ClusterID string
+	Namespace string
 	Recorder  record.EventRecorder
 	// Timeout bounds one attempt at the whole handshake: its steps wait
-	// for the controllers of both clusters (usually milliseconds each) and
-	// for the provider's decision on the ResourceSlice.
+	// for the controllers of both clusters (usually milliseconds each), for
+	// the gateways and their tunnel, and for the provider's decision on the
+	// ResourceSlice.
 	Timeout time.Duration
 	// Reach bounds the connection to the provider's API server.
 	Reach time.Duration
@@ -43,7 +46,7 @@ type Reconciler struct {
 
 // Defaults of Timeout and Reach.
 const (
-	DefaultTimeout = 3 * time.Minute
+	DefaultTimeout = 5 * time.Minute
 	DefaultReach   = 10 * time.Second
 )
 

@@ -17,6 +17,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/compat"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
+	"github.com/liqo-go/liqo/pkg/peering/netsetup"
 )
 
 // Options of the network commands.
@@ -184,7 +185,7 @@ func (o *Options) AddConnectFlags(fs *pflag.FlagSet) {
 	o.connectFlags = fs
 	fs.StringVar(&o.ServerServiceType, "server-service-type", string(corev1.ServiceTypeLoadBalancer),
 		"type of the Service exposing the gateway server: LoadBalancer, NodePort or ClusterIP; left to the default, a LoadBalancer that gets no address within "+
-			loadBalancerWait.String()+" (a cluster without a load-balancer implementation, as kind or k3s may be) is replaced by a NodePort")
+			netsetup.LoadBalancerWait.String()+" (a cluster without a load-balancer implementation, as kind or k3s may be) is replaced by a NodePort")
 	fs.Int32Var(&o.ServerPort, "server-port", netv1beta1.DefaultGatewayPort, "UDP port of the gateway server's Service")
 	fs.Int32Var(&o.ServerNodePort, "server-node-port", 0, "node port of the gateway server's Service, with --server-service-type NodePort (default: one the cluster picks)")
 	fs.StringVar(&o.ServerLoadBalancer, "server-load-balancer-ip", "", "address asked of the load balancer, with --server-service-type LoadBalancer")

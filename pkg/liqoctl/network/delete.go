@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
+	"github.com/liqo-go/liqo/pkg/peering/netsetup"
 )
 
 // NewDeleteCommands returns the subcommands of liqoctl delete removing the
@@ -47,12 +48,12 @@ clusters.`,
 	m.cluster.AddLocalFlags(fs)
 	fs.StringVar(&m.remoteID, "remote-cluster-id", "", "cluster ID of the peer, whose tenant namespace holds the object (default: any)")
 	fs.DurationVar(&m.timeout, "timeout", time.Minute, "give up after this long")
-	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, args []string, s *side) error {
-		obj, err := find(ctx, s.c.Client, k, args[0], m.remoteID)
+	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, args []string, s *netsetup.Side) error {
+		obj, err := find(ctx, s.Client, k, args[0], m.remoteID)
 		if err != nil {
 			return err
 		}
-		if err := client.IgnoreNotFound(s.c.Client.Delete(ctx, obj)); err != nil {
+		if err := client.IgnoreNotFound(s.Client.Delete(ctx, obj)); err != nil {
 			return fmt.Errorf("deleting %s %s/%s: %w", k.kind, obj.GetNamespace(), obj.GetName(), err)
 		}
 		(&output.Printer{W: cmd.OutOrStdout()}).Info("%s %s/%s deleted", k.kind, obj.GetNamespace(), obj.GetName())

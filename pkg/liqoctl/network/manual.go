@@ -18,6 +18,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/peering"
+	"github.com/liqo-go/liqo/pkg/peering/netsetup"
 	"github.com/liqo-go/liqo/pkg/wait"
 )
 
@@ -60,7 +61,7 @@ func (m *manual) bind(cmd *cobra.Command, printDefault, printWhat string, withPe
 // runE runs f with the cluster connected, under the timeout, once the
 // flags are checked; s is this cluster's side, its ns the peer's tenant
 // namespace when --remote-cluster-id is given.
-func (m *manual) runE(f func(ctx context.Context, cmd *cobra.Command, args []string, s *side) error) func(*cobra.Command, []string) error {
+func (m *manual) runE(f func(ctx context.Context, cmd *cobra.Command, args []string, s *netsetup.Side) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		if m.remoteID != "" {
 			if err := consts.ValidateClusterID(m.remoteID); err != nil {
@@ -79,9 +80,9 @@ func (m *manual) runE(f func(ctx context.Context, cmd *cobra.Command, args []str
 		if local.ID == m.remoteID {
 			return fmt.Errorf("--remote-cluster-id %q is this cluster's own ID: give the ID of the other cluster", m.remoteID)
 		}
-		s := &side{c: &m.cluster, id: local.ID}
+		s := &netsetup.Side{Client: m.cluster.Client, Role: m.cluster.Role, Namespace: m.cluster.Namespace, ID: local.ID}
 		if m.remoteID != "" {
-			s.ns = consts.TenantNamespace(m.remoteID)
+			s.NS = consts.TenantNamespace(m.remoteID)
 		}
 		return f(ctx, cmd, args, s)
 	}
@@ -98,18 +99,18 @@ func (m *manual) name(args []string) string {
 
 // create prints obj with -o, else ensures the peer's tenant namespace and
 // creates or updates obj there as forge makes it.
-func (m *manual) create(ctx context.Context, cmd *cobra.Command, s *side, obj client.Object, forge func()) error {
+func (m *manual) create(ctx context.Context, cmd *cobra.Command, s *netsetup.Side, obj client.Object, forge func()) error {
 	if m.print.Requested() {
 		forge()
 		return m.print.PrintObject(cmd.OutOrStdout(), obj)
 	}
-	if err := peering.EnsureTenantNamespace(ctx, s.c.Client, s.ns, m.remoteID); err != nil {
-		return fmt.Errorf("tenant namespace %s: %w", s.ns, err)
+	if err := peering.EnsureTenantNamespace(ctx, s.Client, s.NS, m.remoteID); err != nil {
+		return fmt.Errorf("tenant namespace %s: %w", s.NS, err)
 	}
-	if err := apply(ctx, s, obj, forge); err != nil {
+	if err := netsetup.Apply(ctx, s, obj, forge); err != nil {
 		return err
 	}
-	(&output.Printer{W: cmd.OutOrStdout()}).Info("%s %s/%s in place", kindOf(obj), obj.GetNamespace(), obj.GetName())
+	(&output.Printer{W: cmd.OutOrStdout()}).Info("%s %s/%s in place", netsetup.KindOf(obj), obj.GetNamespace(), obj.GetName())
 	return nil
 }
 
@@ -163,7 +164,7 @@ Configuration is printed instead of created.`,
 	for _, f := range []string{"remote-cluster-id", "pod-cidr", "external-cidr"} {
 		_ = cmd.MarkFlagRequired(f)
 	}
-	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, args []string, s *side) error {
+	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, args []string, s *netsetup.Side) error {
 		var cidr netv1beta1.ClusterConfigCIDR
 		for _, f := range []struct {
 			flag, v string
@@ -176,11 +177,11 @@ Configuration is printed instead of created.`,
 			*f.into = []netv1beta1.CIDR{c}
 		}
 		name := m.name(args)
-		cfg := &netv1beta1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns}}
-		if err := m.create(ctx, cmd, s, cfg, func() { forgeConfiguration(cfg, m.remoteID, cidr) }); err != nil || m.print.Requested() || !m.wait {
+		cfg := &netv1beta1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.NS}}
+		if err := m.create(ctx, cmd, s, cfg, func() { netsetup.ForgeConfiguration(cfg, m.remoteID, cidr) }); err != nil || m.print.Requested() || !m.wait {
 			return err
 		}
-		got, err := waitConfigured(ctx, s, name)
+		got, err := netsetup.WaitConfigured(ctx, s, name)
 		if err != nil {
 			return err
 		}
@@ -207,12 +208,12 @@ create nonce, or any peering step, makes it).`,
 		Args: cobra.NoArgs,
 	}
 	m.bind(cmd, "yaml", "print the Configuration", false, false)
-	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, _ []string, s *side) error {
-		if err := localCIDRs(ctx, s); err != nil {
+	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, _ []string, s *netsetup.Side) error {
+		if err := netsetup.LocalCIDRs(ctx, s); err != nil {
 			return err
 		}
-		cfg := &netv1beta1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: s.id, Namespace: consts.TenantNamespace(s.id)}}
-		forgeConfiguration(cfg, s.id, s.cidr)
+		cfg := &netv1beta1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: s.ID, Namespace: consts.TenantNamespace(s.ID)}}
+		netsetup.ForgeConfiguration(cfg, s.ID, s.CIDR)
 		return m.print.PrintObject(cmd.OutOrStdout(), cfg)
 	})
 	return cmd
@@ -246,20 +247,20 @@ GatewayServer is printed instead of created.`,
 	fs.Int32Var(&o.MTU, "mtu", netv1beta1.DefaultMTU, "MTU of the tunnel; the client must use the same")
 	addTemplateFlags(fs, "template-name", "template-namespace", "type", defaultServerTemplate, defaultServerType)
 	_ = cmd.MarkFlagRequired("remote-cluster-id")
-	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, args []string, s *side) error {
+	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, args []string, s *netsetup.Side) error {
 		if err := o.validateServer("--service-type", "--port", "--node-port"); err != nil {
 			return err
 		}
-		gws := &netv1beta1.GatewayServer{ObjectMeta: metav1.ObjectMeta{Name: m.name(args), Namespace: s.ns}}
-		if err := m.create(ctx, cmd, s, gws, func() { o.forgeServer(gws, m.remoteID, corev1.ServiceType(o.ServerServiceType)) }); err != nil || m.print.Requested() || !m.wait {
+		gws := &netv1beta1.GatewayServer{ObjectMeta: metav1.ObjectMeta{Name: m.name(args), Namespace: s.NS}}
+		if err := m.create(ctx, cmd, s, gws, func() { o.settings().ForgeServer(gws, m.remoteID, corev1.ServiceType(o.ServerServiceType)) }); err != nil || m.print.Requested() || !m.wait {
 			return err
 		}
-		if err := wait.For(ctx, s.c.Client, client.ObjectKeyFromObject(gws), gws, "the gateway server to be ready", serverReady); err != nil {
+		if err := wait.For(ctx, s.Client, client.ObjectKeyFromObject(gws), gws, "the gateway server to be ready", netsetup.ServerReady); err != nil {
 			return err
 		}
 		ep := gws.Status.Endpoint
 		(&output.Printer{W: cmd.OutOrStdout()}).Info("Gateway server ready at %v port %d: on %s, liqoctl create gatewayclient --remote-cluster-id %s --addresses %s --port %d",
-			ep.Addresses, ep.Port, m.remoteID, s.id, joinAddresses(ep.Addresses), ep.Port)
+			ep.Addresses, ep.Port, m.remoteID, s.ID, joinAddresses(ep.Addresses), ep.Port)
 		return nil
 	})
 	return cmd
@@ -303,7 +304,7 @@ GatewayClient is printed instead of created.`,
 	for _, f := range []string{"remote-cluster-id", "addresses", "port"} {
 		_ = cmd.MarkFlagRequired(f)
 	}
-	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, args []string, s *side) error {
+	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, args []string, s *netsetup.Side) error {
 		if err := checkPort("--port", port, false); err != nil {
 			return err
 		}
@@ -317,11 +318,11 @@ GatewayClient is printed instead of created.`,
 		for _, a := range addresses {
 			ep.Addresses = append(ep.Addresses, netv1beta1.Address(a))
 		}
-		gwc := &netv1beta1.GatewayClient{ObjectMeta: metav1.ObjectMeta{Name: m.name(args), Namespace: s.ns}}
-		if err := m.create(ctx, cmd, s, gwc, func() { forgeClient(gwc, m.remoteID, mtu, ep) }); err != nil || m.print.Requested() || !m.wait {
+		gwc := &netv1beta1.GatewayClient{ObjectMeta: metav1.ObjectMeta{Name: m.name(args), Namespace: s.NS}}
+		if err := m.create(ctx, cmd, s, gwc, func() { netsetup.ForgeClient(gwc, m.remoteID, mtu, ep) }); err != nil || m.print.Requested() || !m.wait {
 			return err
 		}
-		if err := wait.For(ctx, s.c.Client, client.ObjectKeyFromObject(gwc), gwc, "the gateway client to be ready", clientReady); err != nil {
+		if err := wait.For(ctx, s.Client, client.ObjectKeyFromObject(gwc), gwc, "the gateway client to be ready", netsetup.ClientReady); err != nil {
 			return err
 		}
 		(&output.Printer{W: cmd.OutOrStdout()}).Info("Gateway client ready")
@@ -353,12 +354,12 @@ PublicKey is printed instead of created.`,
 	for _, f := range []string{"remote-cluster-id", "public-key"} {
 		_ = cmd.MarkFlagRequired(f)
 	}
-	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, args []string, s *side) error {
+	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, args []string, s *netsetup.Side) error {
 		if len(key) != netv1beta1.PublicKeyLength {
 			return fmt.Errorf("--public-key holds %d bytes, a WireGuard public key %d", len(key), netv1beta1.PublicKeyLength)
 		}
-		pk := &netv1beta1.PublicKey{ObjectMeta: metav1.ObjectMeta{Name: m.name(args), Namespace: s.ns}}
-		return m.create(ctx, cmd, s, pk, func() { forgePublicKey(pk, m.remoteID, key) })
+		pk := &netv1beta1.PublicKey{ObjectMeta: metav1.ObjectMeta{Name: m.name(args), Namespace: s.NS}}
+		return m.create(ctx, cmd, s, pk, func() { netsetup.ForgePublicKey(pk, m.remoteID, key) })
 	})
 	return cmd
 }
@@ -388,7 +389,7 @@ them), or the gateway of that name is looked for in every tenant namespace.`,
 	fs.StringVar(&gatewayType, "gateway-type", "", "type of this cluster's gateway: server or client")
 	_ = cmd.MarkFlagRequired("gateway-type")
 	cmd.MarkFlagsOneRequired("gateway-name", "remote-cluster-id")
-	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, _ []string, s *side) error {
+	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, _ []string, s *netsetup.Side) error {
 		k, ok := gatewayKinds[gatewayType]
 		if !ok {
 			return fmt.Errorf("--gateway-type must be server or client, not %q", gatewayType)
@@ -397,17 +398,17 @@ them), or the gateway of that name is looked for in every tenant namespace.`,
 		if name == "" {
 			name = m.remoteID
 		}
-		gw, err := find(ctx, s.c.Client, k, name, m.remoteID)
+		gw, err := find(ctx, s.Client, k, name, m.remoteID)
 		if err != nil {
 			return err
 		}
 		ref := k.secretRef(gw)
-		key, err := publicKey(ctx, &side{c: s.c, ns: gw.GetNamespace()}, ref)
+		key, err := netsetup.PublicKey(ctx, &netsetup.Side{Client: s.Client, Role: s.Role, NS: gw.GetNamespace()}, ref)
 		if err != nil {
 			return err
 		}
-		pk := &netv1beta1.PublicKey{ObjectMeta: metav1.ObjectMeta{Name: s.id, Namespace: consts.TenantNamespace(s.id)}}
-		forgePublicKey(pk, s.id, key)
+		pk := &netv1beta1.PublicKey{ObjectMeta: metav1.ObjectMeta{Name: s.ID, Namespace: consts.TenantNamespace(s.ID)}}
+		netsetup.ForgePublicKey(pk, s.ID, key)
 		return m.print.PrintObject(cmd.OutOrStdout(), pk)
 	})
 	return cmd

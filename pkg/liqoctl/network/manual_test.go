@@ -9,6 +9,7 @@ import (
 
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/peering/netsetup"
 )
 
 // TestParseCIDR: a CIDR flag is taken in canonical form; host bits set or
@@ -29,13 +30,13 @@ func TestParseCIDR(t *testing.T) {
 func TestForge(t *testing.T) {
 	o := &Options{MTU: 1400, ServerPort: 51840, ServerNodePort: 31840, ServerLoadBalancer: "203.0.113.7"}
 	gws := &netv1beta1.GatewayServer{}
-	o.forgeServer(gws, "rome", corev1.ServiceTypeNodePort)
+	o.settings().ForgeServer(gws, "rome", corev1.ServiceTypeNodePort)
 	if gws.Labels[consts.RemoteClusterIDLabel] != "rome" || gws.Spec.MTU != 1400 || gws.Spec.Endpoint.Port != 51840 ||
 		*gws.Spec.Endpoint.NodePort != 31840 || gws.Spec.Endpoint.LoadBalancerIP != nil {
 		t.Errorf("server %+v", gws)
 	}
 	pk := &netv1beta1.PublicKey{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"keep": "me"}}}
-	forgePublicKey(pk, "rome", []byte("k"))
+	netsetup.ForgePublicKey(pk, "rome", []byte("k"))
 	if pk.Labels[netv1beta1.GatewayResourceLabel] != "true" || pk.Labels["keep"] != "me" || string(pk.Spec.PublicKey) != "k" {
 		t.Errorf("public key %+v", pk)
 	}

@@ -74,10 +74,11 @@ gives up, the command says why and withdraws the request; when it times
 out, the manager keeps trying (liqoctl unpeer out-of-band NAME withdraws
 the request).
 
-The network fabric is still set up by liqoctl itself, unless
---networking-disabled is given: for it, the machine running the command
-must reach the provider's API server too (through --auth-url, with the
-kept kubeconfig). --in-band is not supported here (liqoctl peer in-band).
+The manager also sets up the network fabric, as liqoctl network connect
+would, unless --networking-disabled is given: the network flags are
+recorded with the request, and the gateway server runs on the provider
+(--gw-server-service-location Local is refused). --in-band is not
+supported here (liqoctl peer in-band).
 
 NAME names the peering: the ForeignCluster and the virtual node are named
 after the provider's cluster ID, so NAME must be that ID (the generated
@@ -125,6 +126,12 @@ func (o *outOfBandOptions) request() (peering.OutOfBandRequest, error) {
 	}
 	r := peering.OutOfBandRequest{ID: string(uuid.NewUUID()), AuthURL: o.authURL, ClusterID: o.clusterID, Token: o.authToken,
 		ProxyURL: o.ProxyURL, CreateResourceSlice: o.CreateResourceSlice, CreateVirtualNode: o.CreateVirtualNode}
+	if !o.NetworkingDisabled {
+		var err error
+		if r.Network, err = o.Network.OutOfBand(); err != nil {
+			return r, err
+		}
+	}
 	if o.CreateResourceSlice {
 		var err error
 		if r.Resources, err = o.requested(); err != nil {
@@ -171,11 +178,6 @@ func (o *outOfBandOptions) run(ctx context.Context) error {
 			o.withdraw(req.ClusterID, createdNS && gaveUp.beforeClaim())
 		}
 		return err
-	}
-	if !o.NetworkingDisabled {
-		if err := o.connectNetwork(ctx, req.ClusterID); err != nil {
-			return err
-		}
 	}
 	if !o.CreateResourceSlice || !o.CreateVirtualNode {
 		return nil
@@ -294,29 +296,6 @@ func withdrawOutOfBand(ctx context.Context, c client.Client, provider string) er
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: peering.OutOfBandRequestSecret, Namespace: consts.TenantNamespace(provider)}}
 	if err := client.IgnoreNotFound(c.Delete(ctx, s)); err != nil {
 		return fmt.Errorf("withdrawing the out-of-band request %s/%s: %w", s.Namespace, s.Name, err)
-	}
-	return nil
-}
-
-// connectNetwork sets up the network fabric as liqoctl peer does, with the
-// peering user's kubeconfig the manager kept: the one step of an
-// out-of-band peering that still needs this machine to reach the
-// provider.
-func (o *outOfBandOptions) connectNetwork(ctx context.Context, provider string) error {
-	var s corev1.Secret
-	key := types.NamespacedName{Namespace: consts.TenantNamespace(provider), Name: OutOfBandSecret}
-	if err := o.Local.Client.Get(ctx, key, &s); err != nil {
-		return fmt.Errorf("reading the peering user's kubeconfig %s: %w", key, err)
-	}
-	remote, err := keptRemote(&s)
-	if err != nil {
-		return err
-	}
-	n := o.Network
-	n.Local, n.Remote, n.Timeout, n.Out = o.Local, remote, o.Timeout, o.out
-	o.out.Step("Connecting the networks (liqoctl reaches %s for it; --networking-disabled peers without)", remote.RESTConfig.Host)
-	if err := n.Connect(ctx); err != nil {
-		return fmt.Errorf("connecting the networks (--networking-disabled peers without): %w", err)
 	}
 	return nil
 }

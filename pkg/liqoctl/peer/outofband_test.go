@@ -21,6 +21,7 @@ func TestOutOfBandRequest(t *testing.T) {
 		o := &outOfBandOptions{name: "milan", clusterID: "milan", authURL: "https://milan.example:6443", authToken: tok}
 		o.CreateResourceSlice, o.CreateVirtualNode = true, true
 		o.ResourceFlags = ResourceFlags{CPU: "2", Memory: "4Gi", Pods: "20"}
+		o.Network.ServerServiceType, o.Network.ServerPort, o.Network.MTU = "NodePort", 51840, 1340
 		return o
 	}
 	r, err := base().request()
@@ -29,6 +30,14 @@ func TestOutOfBandRequest(t *testing.T) {
 	}
 	if r.ID == "" || r.ClusterID != "milan" || r.Token != tok || peering.FormatResources(r.Resources) != "cpu=2, memory=4Gi, pods=20" {
 		t.Errorf("request: %+v", r)
+	}
+	if r.Network == nil || r.Network.ServerServiceType != "NodePort" || r.Network.MTU != 1340 {
+		t.Errorf("the request's network: %+v, want the connect flags for the manager", r.Network)
+	}
+	disabled := base()
+	disabled.NetworkingDisabled = true
+	if r, err := disabled.request(); err != nil || r.Network != nil {
+		t.Errorf("--networking-disabled: network %+v (%v), want none", r.Network, err)
 	}
 	if again, _ := base().request(); again.ID == r.ID {
 		t.Error("two runs made requests of the same ID")
@@ -43,6 +52,8 @@ func TestOutOfBandRequest(t *testing.T) {
 		{"garbled token", "--auth-token", func(o *outOfBandOptions) { o.authToken = "x" + tok }},
 		{"in band", "peer in-band", func(o *outOfBandOptions) { o.InBand = true }},
 		{"bad quantity", "--cpu", func(o *outOfBandOptions) { o.CPU = "lots" }},
+		{"bad Service type", "--server-service-type", func(o *outOfBandOptions) { o.Network.ServerServiceType = "ExternalName" }},
+		{"server on the consumer", "peering user may not create", func(o *outOfBandOptions) { o.Network.ServerLocation = "Local" }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := base()

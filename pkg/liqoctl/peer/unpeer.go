@@ -20,11 +20,11 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
-	"github.com/liqo-go/liqo/pkg/liqoctl/network"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/peeringuser"
 	"github.com/liqo-go/liqo/pkg/liqoctl/volumes"
 	"github.com/liqo-go/liqo/pkg/peering"
+	"github.com/liqo-go/liqo/pkg/peering/netsetup"
 	"github.com/liqo-go/liqo/pkg/wait"
 )
 
@@ -397,7 +397,7 @@ func (o *UnpeerOptions) settleTenantNamespace(ctx context.Context, c client.Clie
 		o.out.Info("Namespace %s kept for peering user %s", ns, peeringuser.Name(user))
 		return nil
 	}
-	if err := network.RemoveFabric(ctx, c, ns, peer, true); err != nil {
+	if err := netsetup.RemoveFabric(ctx, c, ns, peer, true); err != nil {
 		return fmt.Errorf("removing the network fabric with %s: %w", peer, err)
 	}
 	var maps offv1beta1.NamespaceMapList
