@@ -112,7 +112,7 @@ func connected(t testing.TB) (rome, milan *cluster) {
 	} {
 		uid := "uid-" + side.c.name
 		vni := gateway.OverlayVNI(uid, side.c.name+"-node")
-		k := gateway.Kernel{Mode: side.mode, PrivateKey: side.c.private, ListenPort: 51840, MTU: 1340}
+		k := &gateway.Kernel{Mode: side.mode, PrivateKey: side.c.private, ListenPort: 51840, MTU: 1340}
 		if side.mode == gateway.Client {
 			k.Endpoint = net.JoinHostPort(side.peer.underlay.String(), "51840")
 		}

@@ -24,7 +24,7 @@ import (
 const childEnv = "LIQO_FABRIC_TEST_GATEWAY"
 
 type childConfig struct {
-	Kernel gateway.Kernel
+	Kernel *gateway.Kernel
 	State  gateway.State
 }
 

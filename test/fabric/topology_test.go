@@ -153,7 +153,7 @@ func build(t testing.TB, prefix, name, inet string, underlay netip.Addr) *cluste
 
 // gatewayProcess runs the gateway in c's gateway namespace until the test
 // ends; it fails the test unless the gateway removed everything it added.
-func gatewayProcess(t testing.TB, c *cluster, k gateway.Kernel, s gateway.State) {
+func gatewayProcess(t testing.TB, c *cluster, k *gateway.Kernel, s gateway.State) {
 	t.Helper()
 	cfg, err := json.Marshal(childConfig{Kernel: k, State: s})
 	if err != nil {
