@@ -13,12 +13,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/liqo-go/liqo/pkg/proc"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/liqo-go/liqo/pkg/proc"
 )
 
 // Cluster is one running testbed cluster.
@@ -115,7 +116,7 @@ func newCluster(spec ClusterSpec, dir string, bins *Binaries, underlay string) (
 		c.release()
 		return nil, fmt.Errorf("cluster %q: creating PKI: %w", spec.Name, err)
 	}
-	if err := c.writeKwokDebugConfig(); err != nil {
+	if err := errors.Join(c.writeKwokDebugConfig(), c.writeKwokGatewayConfig()); err != nil {
 		c.release()
 		return nil, fmt.Errorf("cluster %q: %w", spec.Name, err)
 	}

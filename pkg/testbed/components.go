@@ -151,6 +151,7 @@ func (c *Cluster) kwokArgs(stages string) []string {
 		"--kubeconfig=" + c.Kubeconfig,
 		"--config=" + stages,
 		"--config=" + c.kwokDebugConfig(),
+		"--config=" + c.kwokGatewayConfig(),
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 		"--cidr=" + c.Spec.PodCIDR,

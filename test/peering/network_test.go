@@ -86,27 +86,7 @@ func TestNetworkConnect(t *testing.T) {
 	if gws.Status.Endpoint == nil || gwc.Spec.Endpoint.Port != gws.Status.Endpoint.Port || len(gwc.Spec.Endpoint.Addresses) == 0 || gwc.Spec.Endpoint.Addresses[0] != gws.Status.Endpoint.Addresses[0] {
 		t.Errorf("the client dials %+v, the server publishes %+v", gwc.Spec.Endpoint, gws.Status.Endpoint)
 	}
-	for _, x := range []struct {
-		c, keyOwner client.Client
-		ns, id      string
-		ref         *corev1.ObjectReference
-		ownerNS     string
-	}{
-		{naples, milan, consts.TenantNamespace("milan"), "milan", gws.Status.SecretRef, consts.TenantNamespace("naples")},
-		{milan, naples, consts.TenantNamespace("naples"), "naples", gwc.Status.SecretRef, consts.TenantNamespace("milan")},
-	} {
-		var pk netv1beta1.PublicKey
-		if err := x.c.Get(ctx, types.NamespacedName{Namespace: x.ns, Name: x.id}, &pk); err != nil {
-			t.Fatal(err)
-		}
-		var sec corev1.Secret
-		if err := x.keyOwner.Get(ctx, types.NamespacedName{Namespace: x.ownerNS, Name: x.ref.Name}, &sec); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(pk.Spec.PublicKey, sec.Data[gateway.PublicKeyKey]) || pk.Labels[netv1beta1.GatewayResourceLabel] != "true" {
-			t.Errorf("PublicKey %s/%s does not hold the peer gateway's key", x.ns, x.id)
-		}
-	}
+	keysExchanged(ctx, t, naples, milan, &gws, &gwc)
 
 	// Running it again changes nothing and succeeds.
 	if out, err := run(ctx, append([]string{"network", "connect", "--server-service-type", "NodePort", "--wait=false"}, args...)...); err != nil {
@@ -260,27 +240,7 @@ func TestManualNetworkFabric(t *testing.T) {
 		gwc.Spec.Endpoint.Addresses[0] != gws.Status.Endpoint.Addresses[0] || gwc.Labels[consts.RemoteClusterIDLabel] != "milan" {
 		t.Errorf("the client %+v dials %+v, the server publishes %+v", gwc.Labels, gwc.Spec.Endpoint, gws.Status.Endpoint)
 	}
-	for _, x := range []struct {
-		c, keyOwner client.Client
-		ns, id      string
-		ref         *corev1.ObjectReference
-		ownerNS     string
-	}{
-		{naples, milan, consts.TenantNamespace("milan"), "milan", gws.Status.SecretRef, consts.TenantNamespace("naples")},
-		{milan, naples, consts.TenantNamespace("naples"), "naples", gwc.Status.SecretRef, consts.TenantNamespace("milan")},
-	} {
-		var pk netv1beta1.PublicKey
-		if err := x.c.Get(ctx, types.NamespacedName{Namespace: x.ns, Name: x.id}, &pk); err != nil {
-			t.Fatal(err)
-		}
-		var sec corev1.Secret
-		if err := x.keyOwner.Get(ctx, types.NamespacedName{Namespace: x.ownerNS, Name: x.ref.Name}, &sec); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(pk.Spec.PublicKey, sec.Data[gateway.PublicKeyKey]) || pk.Labels[netv1beta1.GatewayResourceLabel] != "true" {
-			t.Errorf("PublicKey %s/%s does not hold the peer gateway's key", x.ns, x.id)
-		}
-	}
+	keysExchanged(ctx, t, naples, milan, &gws, &gwc)
 
 	out = on("naples", "delete", "publickey", "milan")
 	if !strings.Contains(out, "PublicKey liqo-tenant-milan/milan deleted") {
@@ -306,6 +266,33 @@ func TestManualNetworkFabric(t *testing.T) {
 		// --wait returned once they were gone: no waiting here.
 		if err := x.c.Get(ctx, client.ObjectKeyFromObject(x.obj), x.obj); !apierrors.IsNotFound(err) {
 			t.Errorf("%T %s/%s is still there after reset --wait: %v", x.obj, x.obj.GetNamespace(), x.obj.GetName(), err)
+		}
+	}
+}
+
+// keysExchanged checks that each of naples (the gateway client's cluster)
+// and milan (the server's) holds a PublicKey with the other gateway's key.
+func keysExchanged(ctx context.Context, t *testing.T, naples, milan client.Client, gws *netv1beta1.GatewayServer, gwc *netv1beta1.GatewayClient) {
+	t.Helper()
+	for _, x := range []struct {
+		c, keyOwner client.Client
+		ns, id      string
+		ref         *corev1.ObjectReference
+		ownerNS     string
+	}{
+		{naples, milan, consts.TenantNamespace("milan"), "milan", gws.Status.SecretRef, consts.TenantNamespace("naples")},
+		{milan, naples, consts.TenantNamespace("naples"), "naples", gwc.Status.SecretRef, consts.TenantNamespace("milan")},
+	} {
+		var pk netv1beta1.PublicKey
+		if err := x.c.Get(ctx, types.NamespacedName{Namespace: x.ns, Name: x.id}, &pk); err != nil {
+			t.Fatal(err)
+		}
+		var sec corev1.Secret
+		if err := x.keyOwner.Get(ctx, types.NamespacedName{Namespace: x.ownerNS, Name: x.ref.Name}, &sec); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(pk.Spec.PublicKey, sec.Data[gateway.PublicKeyKey]) || pk.Labels[netv1beta1.GatewayResourceLabel] != "true" {
+			t.Errorf("PublicKey %s/%s does not hold the peer gateway's key", x.ns, x.id)
 		}
 	}
 }

@@ -11,13 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/apis"
-	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
@@ -31,7 +29,8 @@ var cl client.Client
 var restCfg *rest.Config
 
 // TestMain starts one cluster with a simulated node (kwok runs the gateway
-// pods: they get an IP and turn Ready, which is all the controllers read)
+// pods: they get an IP, turn Ready and are labelled active, which is all
+// the controllers read)
 // and a manager with both gateway reconcilers, caches restricted as in
 // production.
 func TestMain(m *testing.M) {
@@ -70,29 +69,5 @@ func start(cfg *rest.Config) error {
 	if err := NewClientReconciler(mgr.GetClient(), rec, o).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	go electEveryGateway(cl)
 	return testbed.StartManager(ctx, mgr)
-}
-
-// electEveryGateway plays the part of the gateway binary, which kwok does
-// not run: every running gateway pod (one per gateway here) wins its
-// gateway's Lease and labels itself active.
-func electEveryGateway(c client.Client) {
-	ctx := context.Background()
-	_ = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		var pods corev1.PodList
-		if err := c.List(ctx, &pods, client.HasLabels{ComponentLabel}); err != nil {
-			return false, nil
-		}
-		for i := range pods.Items {
-			p := &pods.Items[i]
-			if p.Status.Phase != corev1.PodRunning || p.Labels[netv1beta1.GatewayActiveLabel] == "true" {
-				continue
-			}
-			patch := client.MergeFrom(p.DeepCopy())
-			p.Labels[netv1beta1.GatewayActiveLabel] = "true"
-			_ = c.Patch(ctx, p, patch)
-		}
-		return false, nil
-	})
 }

@@ -26,16 +26,9 @@ type Options struct {
 	Timeout       time.Duration
 	Verbose       bool
 
-	// Connect only.
-	ServerServiceType  string
-	ServerPort         int32
-	ServerNodePort     int32
-	ServerLoadBalancer string
-	ClientAddress      string
-	ClientPort         int32
-	MTU                int32
-	Wait               bool
-	DisableSharingKeys bool
+	// The fabric's choices, bound to the connect flags; settings fills
+	// in the rest.
+	netsetup.Settings
 	// ServerLocation is the cluster that runs the gateway server:
 	// ServerRemote ("" too) or ServerLocal.
 	ServerLocation string
@@ -43,7 +36,8 @@ type Options struct {
 	// the user chose the Service type or left it to the default.
 	connectFlags *pflag.FlagSet
 
-	// Out prints the steps; the commands set it.
+	// Out prints the steps; the commands set it. (It shadows
+	// Settings.Out, which settings sets to it.)
 	Out *output.Printer
 }
 

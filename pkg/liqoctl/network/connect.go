@@ -41,10 +41,9 @@ func sideOf(c *factory.Cluster, id string) netsetup.Side {
 
 // settings are the fabric's choices the flags made.
 func (o *Options) settings() netsetup.Settings {
-	return netsetup.Settings{ServerServiceType: o.ServerServiceType, ServiceTypeChosen: o.serverServiceTypeChosen(),
-		ServerPort: o.ServerPort, ServerNodePort: o.ServerNodePort, ServerLoadBalancer: o.ServerLoadBalancer,
-		ClientAddress: o.ClientAddress, ClientPort: o.ClientPort, MTU: o.MTU, Wait: o.Wait,
-		DisableSharingKeys: o.DisableSharingKeys, ServerLocal: o.ServerLocation == ServerLocal, Out: o.Out}
+	s := o.Settings
+	s.ServiceTypeChosen, s.ServerLocal, s.Out = o.serverServiceTypeChosen(), o.ServerLocation == ServerLocal, o.Out
+	return s
 }
 
 // OutOfBand is the network part of an out-of-band peering request: the
