@@ -5,10 +5,12 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/liqo-go/liqo/pkg/consts"
 )
@@ -137,5 +139,20 @@ func TestTwinEgressPolicySpec(t *testing.T) {
 	slices.Reverse(reversed)
 	if again := twinEgressPolicySpec("genoa", []string{"10.71.0.0/16", "10.72.0.0/16"}, reversed, o); !equality.Semantic.DeepEqual(again, spec) {
 		t.Errorf("the policy depends on the nodes' order:\n%+v\n%+v", spec, again)
+	}
+}
+
+// TestNodeAddressesChanged: the egress policies follow the nodes'
+// addresses, not their heartbeats.
+func TestNodeAddressesChanged(t *testing.T) {
+	node := func(addr, heartbeat string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{"beat": heartbeat}},
+			Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: addr}}}}
+	}
+	if nodeAddressesChanged.Update(event.UpdateEvent{ObjectOld: node("10.0.0.1", "a"), ObjectNew: node("10.0.0.1", "b")}) {
+		t.Error("a heartbeat passes")
+	}
+	if !nodeAddressesChanged.Update(event.UpdateEvent{ObjectOld: node("10.0.0.1", "a"), ObjectNew: node("203.0.113.7", "a")}) {
+		t.Error("a new address does not pass")
 	}
 }

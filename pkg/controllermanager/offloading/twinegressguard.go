@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -73,7 +73,7 @@ var nodeAddressesChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*corev1.Node)
 		n, ok2 := e.ObjectNew.(*corev1.Node)
-		return !ok1 || !ok2 || !apiequality.Semantic.DeepEqual(addressesOf(o), addressesOf(n))
+		return !ok1 || !ok2 || !slices.Equal(addressesOf(o), addressesOf(n))
 	},
 	GenericFunc: func(event.GenericEvent) bool { return false },
 }
