@@ -22,15 +22,15 @@ import (
 	"github.com/liqo-go/liqo/test/harness"
 )
 
-// TestTenantKeyPinned: once consumer pisa has peered, a second cluster
-// claiming the ID pisa, with an identity of its own and a genuine
+// TestTenantKeyPinned: once consumer livorno has peered, a second cluster
+// claiming the ID livorno, with an identity of its own and a genuine
 // signature over the provider's nonce, is refused, whether it rewrites the
 // Tenant or deletes and recreates it: the Tenant says PublicKeyChanged
 // (with a Warning Event), no certificate is requested for its key, and
-// pisa's certificate and RoleBinding stay. The provider's administrator
+// livorno's certificate and RoleBinding stay. The provider's administrator
 // removing the pin is what accepts a new key.
 func TestTenantKeyPinned(t *testing.T) {
-	const consumer, provider = "pisa", "lucca"
+	const consumer, provider = "livorno", "grosseto"
 	tr, key, _, _ := handshakeEndToEnd(t, consumer, provider, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -89,7 +89,7 @@ func TestTenantKeyPinned(t *testing.T) {
 		}
 		var rb rbacv1.RoleBinding
 		if err := cl.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: "liqo-consumer-controlplane"}, &rb); err != nil {
-			t.Errorf("pisa's RoleBinding: %v", err)
+			t.Errorf("livorno's RoleBinding: %v", err)
 		}
 	}
 
