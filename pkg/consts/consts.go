@@ -89,6 +89,11 @@ const (
 	// once it is accepted (liqoctl create resourceslice --no-virtual-node,
 	// peer --create-virtual-node=false); absent or "true", it is created.
 	CreateVirtualNodeAnnotation = "liqo.io/create-virtual-node"
+	// ConsumerPublicKeyAnnotation on a provider's tenant namespace pins the
+	// identity key (base64) its consumer was first authenticated with: a
+	// Tenant with another key is refused until the provider's administrator
+	// removes it.
+	ConsumerPublicKeyAnnotation = "liqo.io/consumer-public-key"
 )
 
 // Names of the objects of a peering, inside the tenant namespaces.

@@ -177,8 +177,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		func() error { return teardown.Setup(mgr, o.Teardown, OffloadingClusterRole) },
 		func() error { return (&shadowendpointslice.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
+			twins := o.Twins.ForServiceTypes(o.ReflectedPolicy.ServiceTypes)
+			twins.Egress.Local = o.IPAM.LocalNetworks()
 			return (&offloading.TwinReconciler{Client: mgr.GetClient(), ClusterRole: OffloadingClusterRole,
-				PodSecurity: o.PodPolicy.Level, Options: o.Twins.ForServiceTypes(o.ReflectedPolicy.ServiceTypes), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
+				PodSecurity: o.PodPolicy.Level, Options: twins, Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
 		},
 		func() error {
 			return (&offloading.NamespaceOffloadingReconciler{Client: mgr.GetClient(), ClusterID: local, LiqoNamespace: o.Namespace}).SetupWithManager(mgr)

@@ -183,6 +183,11 @@ func (c *Cluster) release() {
 	releasePorts(used)
 }
 
+// CAFile is the PEM file of the cluster's CA, which signs, among others,
+// the client certificate its API server presents to admission webhooks
+// (WebhookClientName).
+func (c *Cluster) CAFile() string { return c.pki.caFile() }
+
 // WriteKubeconfig writes an admin kubeconfig whose context is named after the
 // cluster, with every credential embedded so the file can be copied.
 func (c *Cluster) WriteKubeconfig(path string) error { return c.writeKubeconfig(path) }

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
 )
 
 // callerAuth lets only the API server through to the admission handlers,
@@ -23,10 +27,16 @@ type callerAuth struct {
 	cas *x509.CertPool
 	// names, if any, are the only common names accepted.
 	names []string
+	// log says, at most once a minute, that a review came without a
+	// certificate: the first sign of an API server whose admission
+	// configuration presents none, which fails every call.
+	log    logr.Logger
+	mu     sync.Mutex
+	logged time.Time
 }
 
 // newCallerAuth is the authentication o asks for; nil, none.
-func newCallerAuth(o ServingOptions) (*callerAuth, error) {
+func newCallerAuth(o ServingOptions, log logr.Logger) (*callerAuth, error) {
 	if o.ClientCAFile == "" {
 		return nil, nil
 	}
@@ -34,7 +44,7 @@ func newCallerAuth(o ServingOptions) (*callerAuth, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &callerAuth{cas: cas, names: o.ClientNames}, nil
+	return &callerAuth{cas: cas, names: o.ClientNames, log: log}, nil
 }
 
 // configureTLS asks callers for a client certificate signed by the CAs.
@@ -54,7 +64,9 @@ func (a *callerAuth) guard(h http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
-			http.Error(w, "admission reviews are accepted only with a client certificate signed by the webhook's client CA (--webhook-client-ca)",
+			a.refused(r)
+			http.Error(w, "admission reviews are accepted only with a client certificate signed by the webhook's client CA "+
+				"(--webhook-client-ca, chart value webhook.clientAuth): the API server presents one only when its admission configuration says so",
 				http.StatusUnauthorized)
 			return
 		}
@@ -64,4 +76,16 @@ func (a *callerAuth) guard(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// refused logs a review without a certificate, at most once a minute.
+func (a *callerAuth) refused(r *http.Request) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if time.Since(a.logged) < time.Minute {
+		return
+	}
+	a.logged = time.Now()
+	a.log.Info("refused an admission review without a client certificate: if the API server sent it, its admission configuration "+
+		"gives it no webhook client certificate, and every call fails (see the security model, \"Who may call\")", "from", r.RemoteAddr)
 }

@@ -88,7 +88,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	if err := o.Serving.Validate(); err != nil {
 		return err
 	}
-	auth, err := newCallerAuth(o.Serving)
+	auth, err := newCallerAuth(o.Serving, mgr.GetLogger().WithName("webhook"))
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/liqo-go/liqo/apis"
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl/peeringuser"
 	"github.com/liqo-go/liqo/pkg/peering"
@@ -142,6 +143,16 @@ func TestPeeringUser(t *testing.T) {
 		nonce.Data[consts.NonceKey] = []byte("chosen by the consumer")
 		if err := user.Update(ctx, &nonce); !refusedByPolicy(err) {
 			t.Errorf("the peering user wrote the nonce: want the policy's refusal, got %v", err)
+		}
+		// Nor more of the fabric's objects than the one of each, named
+		// rome, that network connect made above.
+		for _, extra := range extraFabricObjects(tenantNS, "rome-2") {
+			if err := user.Create(ctx, extra); !refusedByPolicy(err) || !strings.Contains(err.Error(), "named after the consumer it peers (rome)") {
+				t.Errorf("the peering user created %T %s: want the policy's refusal naming rome, got %v", extra, extra.GetName(), err)
+			}
+			if err := milan.Get(ctx, client.ObjectKeyFromObject(extra), extra); !apierrors.IsNotFound(err) {
+				t.Errorf("%T %s exists on milan (%v)", extra, extra.GetName(), err)
+			}
 		}
 
 		deleteNamespace(t, "rome", ns)
@@ -576,6 +587,19 @@ func userClient(t *testing.T, cfg *rest.Config) client.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// extraFabricObjects are a valid Configuration, GatewayServer and
+// PublicKey named name in ns: what a peering user would add to the fabric's
+// one of each.
+func extraFabricObjects(ns, name string) []client.Object {
+	meta := metav1.ObjectMeta{Name: name, Namespace: ns}
+	return []client.Object{
+		&netv1beta1.Configuration{ObjectMeta: meta, Spec: netv1beta1.ConfigurationSpec{Remote: netv1beta1.ClusterConfig{
+			CIDR: netv1beta1.ClusterConfigCIDR{Pod: []netv1beta1.CIDR{"10.91.0.0/16"}, External: []netv1beta1.CIDR{"10.92.0.0/16"}}}}},
+		&netv1beta1.GatewayServer{ObjectMeta: meta},
+		&netv1beta1.PublicKey{ObjectMeta: meta, Spec: netv1beta1.PublicKeySpec{PublicKey: make([]byte, 32)}},
+	}
 }
 
 // refusedByPolicy tells whether err is the peering-user policy's refusal.

@@ -4,9 +4,10 @@ package auth
 
 // Nonces and signed nonces are Secrets in tenant namespaces; the Identity
 // reconciler writes the kubeconfig Secret it owns. The signer reads the
-// namespace's labels before signing.
+// namespace's labels before signing; the Tenant reconciler pins the
+// consumer's key on its tenant namespace.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;patch
 
 // The provider serves Tenants, the consumer turns Identities into
 // kubeconfigs. The finalizers subresource is what setting them as the

@@ -3,6 +3,7 @@ package auth
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -84,6 +85,13 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	clientKey, err := r.verify(ctx, &t, user)
 	if err != nil {
 		return ctrl.Result{}, r.setReady(ctx, &t, metav1.ConditionFalse, "AuthenticationFailed", err.Error())
+	}
+	if err := r.checkPin(ctx, &t); errors.As(err, &errKeyChanged{}) {
+		// Nothing else changes: the RoleBinding and the certificate of the
+		// pinned key stay, the new key gets nothing.
+		return ctrl.Result{}, r.setReady(ctx, &t, metav1.ConditionFalse, ReasonPublicKeyChanged, err.Error())
+	} else if err != nil {
+		return ctrl.Result{}, err
 	}
 	if !handshakeVerified(&t) {
 		// Recorded before anything else: from now on the nonce may rotate

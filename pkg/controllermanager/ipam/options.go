@@ -2,7 +2,9 @@ package ipam
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -74,6 +76,12 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--external-cidr is required")
 	}
 	return nil
+}
+
+// LocalNetworks are this cluster's own networks: the pod, service and
+// external CIDRs and the reserved subnets.
+func (o Options) LocalNetworks() []netip.Prefix {
+	return slices.Collect(maps.Values(o.local()))
 }
 
 // local lists this cluster's networks with the names of their Network

@@ -2,6 +2,7 @@ package offloading
 
 import (
 	"context"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -45,6 +46,8 @@ var testTwinOptions = TwinOptions{
 		q[corev1.ResourceConfigMaps] = resource.MustParse("3")
 		return q
 	}(),
+	Egress: EgressOptions{Mode: EgressPolicyDefault, AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("10.50.0.0/16")},
+		Local: []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16"), netip.MustParsePrefix("10.96.0.0/12")}},
 }
 
 // TestMain starts one provider cluster and, against it, a manager running

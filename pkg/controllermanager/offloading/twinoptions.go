@@ -33,6 +33,8 @@ type TwinOptions struct {
 	MaxPerTenant int
 	// Quota is the hard object counts of the ResourceQuota in each twin.
 	Quota corev1.ResourceList
+	// Egress is the twins' egress policy.
+	Egress EgressOptions
 	// named are the counts --twin-namespace-quota gave, which
 	// ForServiceTypes leaves as they are.
 	named map[corev1.ResourceName]bool
@@ -119,7 +121,7 @@ func DefaultTwinQuota() corev1.ResourceList {
 // tutorials use, works on a default install.
 func DefaultTwinOptions() TwinOptions {
 	return TwinOptions{AllowedNames: []string{"*"}, ReservedNames: twinname.DefaultReserved(),
-		MaxPerTenant: DefaultMaxTwinsPerTenant, Quota: DefaultTwinQuota()}
+		MaxPerTenant: DefaultMaxTwinsPerTenant, Quota: DefaultTwinQuota(), Egress: EgressOptions{Mode: EgressPolicyDefault}}
 }
 
 // AddFlags binds o to the provider's command-line flags.
@@ -129,6 +131,7 @@ func (o *TwinOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.ReservedNames, "reserved-twin-namespaces", o.ReservedNames,
 		"comma-separated names or glob patterns of namespaces no consumer's twin may take, besides default, kube-*, liqo and liqo-* (liqo-demo aside), which are always refused; consumer cluster IDs whose <namespace>-<id> twins would hit one (system for *-system) are refused at peering")
 	fs.IntVar(&o.MaxPerTenant, "max-twin-namespaces-per-tenant", o.MaxPerTenant, "how many twin namespaces one consumer may have on this cluster")
+	o.Egress.AddFlags(fs)
 	fs.Var(&quotaValue{l: &o.Quota, named: &o.named}, "twin-namespace-quota",
 		"object counts of each twin namespace's ResourceQuota, as resource=count,... over the defaults (services, configmaps and secrets 2000, persistentvolumeclaims 100, count/ingresses.networking.k8s.io 100, services.loadbalancers and services.nodeports 0, or 2 and 10 where --allowed-service-types allows LoadBalancer or NodePort; pods are not counted unless given, as the tenant's Quota bounds them; any count/<resource>.<group>), and requests.storage, the size of its remote volumes (100Gi)")
 }
@@ -140,6 +143,9 @@ func (o TwinOptions) Validate() error {
 	}
 	if err := twinname.ValidatePatterns(o.ReservedNames); err != nil {
 		return fmt.Errorf("--reserved-twin-namespaces: %w", err)
+	}
+	if err := o.Egress.Validate(); err != nil {
+		return err
 	}
 	if o.MaxPerTenant < 0 {
 		return fmt.Errorf("--max-twin-namespaces-per-tenant must not be negative, got %d", o.MaxPerTenant)

@@ -209,6 +209,9 @@ func (r *TwinReconciler) ensureGuards(ctx context.Context, consumer, twin string
 	}); err != nil {
 		return false, fmt.Errorf("the NetworkPolicy of twin %s: %w", twin, err)
 	}
+	if err := r.ensureEgressPolicy(ctx, consumer, twin, configs.Items); err != nil {
+		return false, err
+	}
 	rq := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: TwinQuotaName, Namespace: twin}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, rq, func() error {
 		maps.Copy(initLabels(&rq.ObjectMeta), guardLabels(consumer))
@@ -383,6 +386,8 @@ func (r *TwinReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// lets the consumer in.
 		Watches(&corev1.ResourceQuota{}, handler.EnqueueRequestsFromMapFunc(r.mapsOfConsumer), builder.WithPredicates(guards)).
 		Watches(&networkingv1.NetworkPolicy{}, handler.EnqueueRequestsFromMapFunc(r.mapsOfConsumer), builder.WithPredicates(guards)).
+		// The nodes' addresses are kept from the twins' pods.
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allMaps), builder.WithPredicates(nodeAddressesChanged)).
 		// The consumer's networks, remapped, are in its policies.
 		Watches(&netv1beta1.Configuration{}, handler.EnqueueRequestsFromMapFunc(r.mapsOfConfiguration)).
 		// Unpeering (the Tenant's deletion) revokes the consumer's twins.
@@ -412,9 +417,18 @@ func (r *TwinReconciler) mapsOfConsumer(ctx context.Context, o client.Object) []
 
 // mapsOf lists the replicated maps of consumer.
 func (r *TwinReconciler) mapsOf(ctx context.Context, consumer string) []reconcile.Request {
+	return r.replicatedMaps(ctx, client.InNamespace(consts.TenantNamespace(consumer)))
+}
+
+// allMaps maps a change that touches every twin to every replicated map.
+func (r *TwinReconciler) allMaps(ctx context.Context, _ client.Object) []reconcile.Request {
+	return r.replicatedMaps(ctx)
+}
+
+// replicatedMaps lists the replicated maps opts select.
+func (r *TwinReconciler) replicatedMaps(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 	var list offv1beta1.NamespaceMapList
-	if err := r.Client.List(ctx, &list, client.InNamespace(consts.TenantNamespace(consumer)),
-		client.MatchingLabels{consts.ReplicationLabel: "true"}); err != nil {
+	if err := r.Client.List(ctx, &list, append(opts, client.MatchingLabels{consts.ReplicationLabel: "true"})...); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))

@@ -3,6 +3,7 @@ package offloading
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -398,6 +399,36 @@ func TestTwinQuotaAndNetworkPolicy(t *testing.T) {
 	})
 	checkIsolation(t, &np, "genoa")
 
+	// The egress policy lets genoa's pods reach genoa's networks, and the
+	// consumer can neither remove nor loosen it.
+	egress := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: TwinEgressPolicyName, Namespace: twin}}
+	harness.Eventually(ctx, t, "genoa's remapped networks in the egress NetworkPolicy", func() (bool, error) {
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(egress), egress); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return egressAllows(egress.Spec, netip.MustParseAddr("10.71.0.9")) && egressAllows(egress.Spec, netip.MustParseAddr("10.72.0.9")), nil
+	})
+	if egress.Labels[consts.ManagedByLabel] != consts.ManagedByValue {
+		t.Errorf("egress NetworkPolicy labels %v", egress.Labels)
+	}
+	// Once genoa's rights in the twin have reached the authorizer.
+	if err := waitAllowed(ctx, func() error { return asGenoa.List(ctx, &corev1.ConfigMapList{}, client.InNamespace(twin)) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := asGenoa.Delete(ctx, egress.DeepCopy()); !apierrors.IsForbidden(err) {
+		t.Errorf("genoa deleting the egress NetworkPolicy of its twin: %v, want forbidden", err)
+	}
+	loose := egress.DeepCopy()
+	loose.Spec.Egress = []networkingv1.NetworkPolicyEgressRule{{}}
+	if err := asGenoa.Update(ctx, loose); !apierrors.IsForbidden(err) {
+		t.Errorf("genoa opening the egress NetworkPolicy of its twin: %v, want forbidden", err)
+	}
+	if err := asGenoa.Create(ctx, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: "allow-all", Namespace: twin},
+		Spec: networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
+			Egress: []networkingv1.NetworkPolicyEgressRule{{}}}}); !apierrors.IsForbidden(err) {
+		t.Errorf("genoa adding an allow-all egress NetworkPolicy to its twin: %v, want forbidden", err)
+	}
+
 	// As the consumer: a ClusterIP Service is fine, a NodePort is not, and
 	// ConfigMaps stop at the count (kube-root-ca.crt is one of them).
 	svc := func(name string, typ corev1.ServiceType) *corev1.Service {
@@ -449,6 +480,9 @@ func TestTwinQuotaAndNetworkPolicy(t *testing.T) {
 	if err := admin.Update(ctx, &np); err != nil {
 		t.Fatal(err)
 	}
+	if err := admin.Delete(ctx, egress); err != nil {
+		t.Fatal(err)
+	}
 	harness.Eventually(ctx, t, "the ResourceQuota and NetworkPolicy restored", func() (bool, error) {
 		var rq corev1.ResourceQuota
 		if err := admin.Get(ctx, types.NamespacedName{Namespace: twin, Name: TwinQuotaName}, &rq); err != nil || !rq.DeletionTimestamp.IsZero() {
@@ -457,7 +491,11 @@ func TestTwinQuotaAndNetworkPolicy(t *testing.T) {
 		if err := admin.Get(ctx, client.ObjectKeyFromObject(&np), &np); err != nil {
 			return false, err
 		}
-		return equality.Semantic.DeepEqual(rq.Spec.Hard, testTwinOptions.Quota) && len(np.Spec.Ingress) == 1 && len(np.Spec.Ingress[0].From) > 0, nil
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(egress), egress); err != nil || !egress.DeletionTimestamp.IsZero() {
+			return false, client.IgnoreNotFound(err)
+		}
+		return equality.Semantic.DeepEqual(rq.Spec.Hard, testTwinOptions.Quota) && len(np.Spec.Ingress) == 1 && len(np.Spec.Ingress[0].From) > 0 &&
+			!egressAllows(egress.Spec, netip.MustParseAddr("169.254.169.254")), nil
 	})
 	checkIsolation(t, &np, "genoa")
 }

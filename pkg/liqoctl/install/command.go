@@ -130,6 +130,9 @@ the git repository --repo-url at --version (a commit), or the chart at
 			if len(ignored) > 0 {
 				p.Warn("%s ignored: this liqoctl does not call the cloud's API", strings.Join(ignored, ", "))
 			}
+			if managedAPIServer(o.provider) {
+				p.Warn("%s's API server presents no client certificate to webhooks: the webhooks answer any caller that reaches their port (webhook.clientAuth.enabled=false)", o.provider)
+			}
 			return o.run(cmd.Context(), p, cmd.OutOrStdout())
 		},
 	}
@@ -478,6 +481,9 @@ func (o *options) mergedValues(id, apiURL string, nets networks) (map[string]any
 	}
 	if o.repository != "" {
 		base["image"] = map[string]any{"repository": o.repository}
+	}
+	if managedAPIServer(o.provider) {
+		base["webhook"] = map[string]any{"clientAuth": map[string]any{"enabled": false}}
 	}
 	user, err := o.values.MergeValues(getter.Providers{})
 	if err != nil {

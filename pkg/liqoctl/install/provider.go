@@ -16,6 +16,14 @@ import (
 // networks of.
 var Providers = []string{"generic", "kubeadm", "kind", "k3s", "openshift", "aks", "eks", "gke"}
 
+// managedAPIServer reports whether the provider's API server flags are the
+// cloud's, not the administrator's: there the API server cannot be told to
+// present a client certificate to webhooks, and requiring one
+// (webhook.clientAuth) would refuse every admission review.
+func managedAPIServer(provider string) bool {
+	return provider == "aks" || provider == "eks" || provider == "gke"
+}
+
 // k3s's default networks, which it does not publish anywhere a client can
 // read.
 var (

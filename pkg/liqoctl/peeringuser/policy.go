@@ -55,7 +55,9 @@ var clusterIDPattern = fmt.Sprintf(`^[a-z0-9]([-a-z0-9]{0,%d}[a-z0-9])?$`, 63-le
 //     administrative state is never changed, and a Tenant that is not
 //     Active is not deleted: cordon and drain are the provider's decision;
 //   - the nonce Secret is created empty and its data never written: the
-//     nonce is the provider's to issue.
+//     nonce is the provider's to issue;
+//   - the network fabric's Configuration, GatewayServer and PublicKey are
+//     created one each, named after the claimed consumer (fabricLimit).
 func Policy(namespace string) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
 	labels := map[string]string{consts.PartOfLabel: consts.PartOfValue}
 	rule := func(group string, resource string, ops ...admissionv1.OperationType) admissionv1.NamedRuleWithOperations {
@@ -85,13 +87,13 @@ func Policy(namespace string) (*admissionv1.ValidatingAdmissionPolicy, *admissio
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptr.To(admissionv1.Fail),
 			ParamKind:     &admissionv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"},
-			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: append([]admissionv1.NamedRuleWithOperations{
 				rule("", "namespaces", admissionv1.Create),
 				rule("", "configmaps", admissionv1.Update),
 				rule("", "secrets", admissionv1.Create, admissionv1.Update),
 				rule("rbac.authorization.k8s.io", "rolebindings", admissionv1.Create),
 				rule(authv1beta1.GroupVersion.Group, "tenants", admissionv1.Create, admissionv1.Update, admissionv1.Delete),
-			}},
+			}, fabricRules()...)},
 			// Cheap: other users' requests skip the policy.
 			MatchConditions: []admissionv1.MatchCondition{{Name: "peering-users",
 				Expression: fmt.Sprintf("request.userInfo.username.startsWith('system:serviceaccount:') && request.userInfo.username.contains(':%s')", pu.Name(""))}},
@@ -131,6 +133,7 @@ func Policy(namespace string) (*admissionv1.ValidatingAdmissionPolicy, *admissio
 					(!has(object.data) && !has(oldObject.data)) || (has(object.data) && has(oldObject.data) && object.data == oldObject.data)`,
 					consts.NonceSecret),
 					"only the nonce Secret may be created, and without data: the nonce is the provider's to issue"),
+				fabricLimit(),
 			},
 		},
 	}

@@ -30,7 +30,10 @@ func startControllerManager(ctx context.Context, c *testbed.Cluster, kubeconfig 
 		return nil, false, err
 	}
 	done, err = c.Supervise(ctx, managerName, bin, []string{"--kubeconfig", kubeconfig, "--self-provision",
-		"--cluster-id", c.Name, "--cluster-labels", "liqo.io/playground=true"}, func(err error) {
+		"--cluster-id", c.Name, "--cluster-labels", "liqo.io/playground=true",
+		// The testbed's API server presents its webhook client certificate,
+		// signed by the cluster CA: only it may send admission reviews.
+		"--webhook-client-ca", c.CAFile(), "--webhook-client-names", testbed.WebhookClientName}, func(err error) {
 		fmt.Println("playground: the liqo controller manager exited; starting it again:", err)
 	})
 	if err != nil {
