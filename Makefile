@@ -13,21 +13,24 @@ all: build
 build:
 	$(GO) build ./...
 
-# liqoctl and, next to it, the controller manager the playground runs as a
-# local process on simulated-only clusters (liqoctl does not link it).
+# liqoctl and, next to it, the playground it runs for `liqoctl playground`
+# and the controller manager the playground runs as a local process on
+# simulated-only clusters (neither liqoctl nor the playground links it).
 liqoctl:
 	$(GO) build -o $(BIN)/liqoctl ./cmd/liqoctl
+	$(GO) build -o $(BIN)/liqo-playground ./cmd/liqo-playground
 	$(GO) build -o $(BIN)/liqo-controller-manager ./cmd/liqo-controller-manager
 
 ## ctl: liqoctl alone, as ./liqoctl, as the v0.5 manual's "make ctl" then
-## "mv liqoctl /usr/local/bin/liqoctl" expect.
+## "mv liqoctl /usr/local/bin/liqoctl" expect (liqoctl playground then
+## needs liqo-playground on PATH: make liqoctl builds it into bin/).
 ctl:
 	$(GO) build -o $(CURDIR)/liqoctl ./cmd/liqoctl
 
 # Builds (once, cached under ~/.cache/liqo-go/testbed) the control-plane
 # binaries the tests and the playground run.
 testbed-binaries: liqoctl
-	$(BIN)/liqoctl playground build
+	$(BIN)/liqo-playground build
 
 # Test packages run three at a time, the slowest (the testbed packages,
 # 1-5 minutes each) first. They spend much of their time waiting for
@@ -61,10 +64,10 @@ fuzz:
 
 ## playground: two local clusters, rome and milan, ready for kubectl.
 playground: liqoctl
-	$(BIN)/liqoctl playground up --clusters rome,milan
+	$(BIN)/liqo-playground up --clusters rome,milan
 
 playground-down: liqoctl
-	$(BIN)/liqoctl playground down
+	$(BIN)/liqo-playground down
 
 ## bench: performance figures (cluster start, time to all pods Running, peering, offloading, reflection).
 bench: testbed-binaries
