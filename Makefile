@@ -6,7 +6,7 @@ CONTROLLER_GEN:= sigs.k8s.io/controller-tools/cmd/controller-gen@v0.19.0
 # Test timeout: the first run builds the testbed binaries (~8 min on 2 cores).
 TEST_TIMEOUT  ?= 40m
 
-.PHONY: all build liqoctl ctl test test-faults fuzz docs playground playground-down bench generate lint testbed-binaries images
+.PHONY: all build liqoctl ctl test test-faults fuzz docs playground playground-down bench generate lint testbed-binaries images release
 
 all: build
 
@@ -100,6 +100,23 @@ generate:
 ## images: OCI images of the server components into _output/images (IMAGES_FLAGS="--registry host:port --tag v1" also pushes them).
 images:
 	$(GO) run ./hack/images $(IMAGES_FLAGS)
+
+# The release: its version (SemVer, the tag it is published under), where
+# it is written, the URL its archives are published under (the krew
+# manifest points there; empty: the GitHub release of VERSION), and the
+# platforms of the images and of liqoctl (empty: hack/images' and
+# hack/release's defaults, every platform each is released for).
+VERSION           ?= $(shell git describe --tags --match 'v[0-9]*' 2>/dev/null || echo v0.0.0-dev)
+DIST              ?= $(CURDIR)/dist
+RELEASE_URL       ?=
+IMAGE_PLATFORMS   ?=
+RELEASE_PLATFORMS ?=
+
+## release: into DIST (dist/), liqoctl's archives for Linux, macOS and Windows on amd64 and arm64, the chart's .tgz, the images as an OCI layout (images/), the krew manifest (plugin.yaml) and SHA256SUMS.
+release:
+	rm -rf $(DIST)
+	$(GO) run ./hack/images --output $(DIST)/images --tag $(VERSION) $(if $(IMAGE_PLATFORMS),--platforms $(IMAGE_PLATFORMS))
+	$(GO) run ./hack/release --version $(VERSION) --output $(DIST) $(if $(RELEASE_URL),--url $(RELEASE_URL)) $(if $(RELEASE_PLATFORMS),--platforms $(RELEASE_PLATFORMS))
 
 lint:
 	$(GO) vet -tags faults ./...
