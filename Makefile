@@ -6,28 +6,31 @@ CONTROLLER_GEN:= sigs.k8s.io/controller-tools/cmd/controller-gen@v0.19.0
 # Test timeout: the first run builds the testbed binaries (~8 min on 2 cores).
 TEST_TIMEOUT  ?= 40m
 
-.PHONY: all build liqoctl ctl test test-faults fuzz docs playground playground-down bench generate lint testbed-binaries images
+.PHONY: all build liqoctl ctl test test-faults fuzz docs playground playground-down bench generate lint testbed-binaries images release
 
 all: build
 
 build:
 	$(GO) build ./...
 
-# liqoctl and, next to it, the controller manager the playground runs as a
-# local process on simulated-only clusters (liqoctl does not link it).
+# liqoctl and, next to it, the playground it runs for `liqoctl playground`
+# and the controller manager the playground runs as a local process on
+# simulated-only clusters (neither liqoctl nor the playground links it).
 liqoctl:
 	$(GO) build -o $(BIN)/liqoctl ./cmd/liqoctl
+	$(GO) build -o $(BIN)/liqo-playground ./cmd/liqo-playground
 	$(GO) build -o $(BIN)/liqo-controller-manager ./cmd/liqo-controller-manager
 
 ## ctl: liqoctl alone, as ./liqoctl, as the v0.5 manual's "make ctl" then
-## "mv liqoctl /usr/local/bin/liqoctl" expect.
+## "mv liqoctl /usr/local/bin/liqoctl" expect (liqoctl playground then
+## needs liqo-playground on PATH: make liqoctl builds it into bin/).
 ctl:
 	$(GO) build -o $(CURDIR)/liqoctl ./cmd/liqoctl
 
 # Builds (once, cached under ~/.cache/liqo-go/testbed) the control-plane
 # binaries the tests and the playground run.
 testbed-binaries: liqoctl
-	$(BIN)/liqoctl playground build
+	$(BIN)/liqo-playground build
 
 # Test packages run three at a time, the slowest (the testbed packages,
 # 1-5 minutes each) first. They spend much of their time waiting for
@@ -61,10 +64,10 @@ fuzz:
 
 ## playground: two local clusters, rome and milan, ready for kubectl.
 playground: liqoctl
-	$(BIN)/liqoctl playground up --clusters rome,milan
+	$(BIN)/liqo-playground up --clusters rome,milan
 
 playground-down: liqoctl
-	$(BIN)/liqoctl playground down
+	$(BIN)/liqo-playground down
 
 ## bench: performance figures (cluster start, time to all pods Running, peering, offloading, reflection).
 bench: testbed-binaries
@@ -97,6 +100,23 @@ generate:
 ## images: OCI images of the server components into _output/images (IMAGES_FLAGS="--registry host:port --tag v1" also pushes them).
 images:
 	$(GO) run ./hack/images $(IMAGES_FLAGS)
+
+# The release: its version (SemVer, the tag it is published under), where
+# it is written, the URL its archives are published under (the krew
+# manifest points there; empty: the GitHub release of VERSION), and the
+# platforms of the images and of liqoctl (empty: hack/images' and
+# hack/release's defaults, every platform each is released for).
+VERSION           ?= $(shell git describe --tags --match 'v[0-9]*' 2>/dev/null || echo v0.0.0-dev)
+DIST              ?= $(CURDIR)/dist
+RELEASE_URL       ?=
+IMAGE_PLATFORMS   ?=
+RELEASE_PLATFORMS ?=
+
+## release: into DIST (dist/), liqoctl's archives for Linux, macOS and Windows on amd64 and arm64, the chart's .tgz, the images as an OCI layout (images/), the krew manifest (plugin.yaml) and SHA256SUMS.
+release:
+	rm -rf $(DIST)
+	$(GO) run ./hack/images --output $(DIST)/images --tag $(VERSION) $(if $(IMAGE_PLATFORMS),--platforms $(IMAGE_PLATFORMS))
+	$(GO) run ./hack/release --version $(VERSION) --output $(DIST) $(if $(RELEASE_URL),--url $(RELEASE_URL)) $(if $(RELEASE_PLATFORMS),--platforms $(RELEASE_PLATFORMS))
 
 lint:
 	$(GO) vet -tags faults ./...

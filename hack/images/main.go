@@ -1,5 +1,5 @@
 // Command images builds the images of Liqo's server components without
-// Docker: for each component (see images.Components) it cross-compiles a
+// Docker: for each component (see catalog.All) it cross-compiles a
 // static binary per platform, puts each alone in an image on an empty base
 // with a CA bundle, joins the images in a multi-platform index, writes the
 // index into an OCI layout directory and, with --registry, pushes it to a
@@ -26,6 +26,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/liqo-go/liqo/pkg/images"
+	"github.com/liqo-go/liqo/pkg/images/catalog"
 )
 
 // debianCABundle is where Debian's ca-certificates writes the trusted
@@ -34,7 +35,7 @@ const debianCABundle = "/etc/ssl/certs/ca-certificates.crt"
 
 // builder builds one component's index: images.BuildComponent, or a stand-in
 // in tests.
-type builder func(context.Context, images.Component, images.BuildOptions) (v1.ImageIndex, error)
+type builder func(context.Context, catalog.Component, images.BuildOptions) (v1.ImageIndex, error)
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -64,7 +65,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs := pflag.NewFlagSet("images", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var names []string
-	for _, c := range images.Components() {
+	for _, c := range catalog.All() {
 		names = append(names, c.Name)
 	}
 	fs.StringVar(&o.output, "output", "_output/images", "OCI layout directory the indexes are written into (created if absent, added to if present)")
@@ -90,7 +91,7 @@ Each index is written into the OCI layout --output as
 <registry>/%s/<component>:<tag> (plain HTTP).
 
 Flags:
-%s`, strings.Join(names, ", "), images.Repository, repositoryPath(), fs.FlagUsages())
+%s`, strings.Join(names, ", "), catalog.Repository, repositoryPath(), fs.FlagUsages())
 	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -101,12 +102,12 @@ Flags:
 	return o, nil
 }
 
-// repositoryPath is images.Repository without its host ("liqo-go"), the
+// repositoryPath is catalog.Repository without its host ("liqo-go"), the
 // path the images are pushed under.
 func repositoryPath() string {
-	r, err := name.NewRepository(images.Repository)
+	r, err := name.NewRepository(catalog.Repository)
 	if err != nil {
-		return images.Repository
+		return catalog.Repository
 	}
 	return r.RepositoryStr()
 }
@@ -119,11 +120,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, build bui
 		return err
 	}
 	// Every input is checked before a build of minutes can fail on it.
-	if _, err := name.NewTag(images.Repository+"/x:"+o.tag, name.StrictValidation); err != nil {
+	if _, err := name.NewTag(catalog.Repository+"/x:"+o.tag, name.StrictValidation); err != nil {
 		return fmt.Errorf("--tag %q: %w", o.tag, err)
 	}
 	if o.registry != "" {
-		if _, err := images.MirrorRef(o.registry, images.Repository+"/x:"+o.tag); err != nil {
+		if _, err := images.MirrorRef(o.registry, catalog.Repository+"/x:"+o.tag); err != nil {
 			return fmt.Errorf("--registry %q: %w", o.registry, err)
 		}
 	}
@@ -139,9 +140,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, build bui
 		}
 		platforms = append(platforms, *p)
 	}
-	var components []images.Component
+	var components []catalog.Component
 	for _, n := range o.components {
-		c, err := images.LookupComponent(n)
+		c, err := catalog.Lookup(n)
 		if err != nil {
 			return fmt.Errorf("--components: %w", err)
 		}

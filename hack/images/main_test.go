@@ -18,13 +18,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/liqo-go/liqo/pkg/images"
+	"github.com/liqo-go/liqo/pkg/images/catalog"
 )
 
 // fakeBuild stands for images.BuildComponent without compiling anything:
 // an index of one-file images, one per platform, and the options it was
 // given recorded in got.
 func fakeBuild(got *[]images.BuildOptions) builder {
-	return func(_ context.Context, c images.Component, o images.BuildOptions) (v1.ImageIndex, error) {
+	return func(_ context.Context, c catalog.Component, o images.BuildOptions) (v1.ImageIndex, error) {
 		*got = append(*got, o)
 		var imgs []v1.Image
 		for _, p := range o.Platforms {
@@ -70,7 +71,7 @@ func TestRun(t *testing.T) {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 
-	components := images.Components()
+	components := catalog.All()
 	if len(built) != len(components) {
 		t.Fatalf("%d builds, want %d (one per server component)", len(built), len(components))
 	}

@@ -94,6 +94,12 @@ const (
 	// Tenant with another key is refused until the provider's administrator
 	// removes it.
 	ConsumerPublicKeyAnnotation = "liqo.io/consumer-public-key"
+	// DecidedAnnotation records the request a slice's decision was made
+	// for: a decision stands until the consumer changes its request, so
+	// grants do not shift under running workloads when nodes come and go.
+	// The consumer's replicator copies it back with the status, and liqoctl
+	// waits for it to match its request.
+	DecidedAnnotation = "liqo.io/decided-for"
 )
 
 // Names of the objects of a peering, inside the tenant namespaces.
@@ -104,13 +110,28 @@ const (
 	// consumer's controller adds the signature, its public key and a CSR.
 	SignedNonceSecret = "liqo-signed-nonce"
 
-	NonceKey       = "nonce"
-	SignatureKey   = "signature"
+	NonceKey     = "nonce"
+	SignatureKey = "signature"
+	// PublicKeyKey holds a public key: the consumer's in the signed nonce
+	// Secret, the WireGuard key in a gateway's key Secret.
 	PublicKeyKey   = "publicKey"
 	CSRKey         = "csr"
 	KubeconfigKey  = "kubeconfig"
 	SignedNonceErr = "error"
 )
+
+// NonceSize is the length in bytes of the provider's challenge. Only
+// nonces of exactly this length are signed.
+const NonceSize = 64
+
+// PrivateKeyKey, with PublicKeyKey, are the keys of a gateway's key
+// Secret: the raw 32-byte Curve25519 keys WireGuard uses.
+const PrivateKeyKey = "privateKey"
+
+// GatewayResourceName is the name of every object of the gateway name: its
+// Deployment, Service, ServiceAccount, RoleBinding and key Secret. A
+// peering user's role names them to reach no other.
+func GatewayResourceName(name string) string { return "gw-" + name }
 
 // TenantNamespace is the name of the namespace holding everything about the
 // peering with remoteClusterID, on either side.
@@ -146,6 +167,20 @@ const tenantNamespacePrefix = "liqo-tenant-"
 // StorageNamespace is the default namespace of the storage fabric's real
 // PVCs.
 const StorageNamespace = "liqo-storage"
+
+// Annotations of the storage fabric, which liqoctl move volume and
+// unoffload read too.
+const (
+	// RemoteStorageClassAnnotation on a PVC names the provider's class
+	// its remote PVC gets (default: the provider's default class).
+	RemoteStorageClassAnnotation = "liqo.io/remote-storage-class"
+	// Annotations of a virtual PV saying what backs it: a PVC on the
+	// provider RemoteClusterAnnotation, in its RemoteNamespaceAnnotation,
+	// or a local real PVC (RealPVCAnnotation).
+	RemoteClusterAnnotation   = "storage.liqo.io/remote-cluster-id"
+	RemoteNamespaceAnnotation = "storage.liqo.io/remote-namespace"
+	RealPVCAnnotation         = "storage.liqo.io/real-pvc"
+)
 
 // ReservedNamespace tells the namespaces no offloading ever extends to a
 // peer, whatever a NamespaceOffloading or a NamespaceMap says: Kubernetes'

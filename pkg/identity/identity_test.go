@@ -196,7 +196,7 @@ func TestHandshake(t *testing.T) {
 }
 
 // TestHandshakeRefusesMalformedFields: the identity signs nothing but a
-// complete handshake with a nonce of exactly NonceSize bytes.
+// complete handshake with a nonce of exactly consts.NonceSize bytes.
 func TestHandshakeRefusesMalformedFields(t *testing.T) {
 	k := mustKeys(t)
 	nonce, _ := NewNonce()

@@ -6,11 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-)
 
-// NonceSize is the length of the provider's challenge. Only nonces of
-// exactly this length are signed.
-const NonceSize = 64
+	"github.com/liqo-go/liqo/pkg/consts"
+)
 
 // handshakeContext opens every message the identity key signs. With the
 // length-prefixed fields after it, it makes a signature by that key mean
@@ -25,7 +23,7 @@ var ErrBadSignature = errors.New("the handshake signature does not match the con
 
 // NewNonce returns a fresh random challenge.
 func NewNonce() ([]byte, error) {
-	n := make([]byte, NonceSize)
+	n := make([]byte, consts.NonceSize)
 	_, err := rand.Read(n)
 	return n, err
 }
@@ -52,8 +50,8 @@ func (h *Handshake) message() ([]byte, error) {
 		return nil, errors.New("the handshake has no consumer cluster ID")
 	case h.ProviderID == "":
 		return nil, errors.New("the handshake has no provider cluster ID")
-	case len(h.Nonce) != NonceSize:
-		return nil, fmt.Errorf("the nonce has %d bytes, expected %d", len(h.Nonce), NonceSize)
+	case len(h.Nonce) != consts.NonceSize:
+		return nil, fmt.Errorf("the nonce has %d bytes, expected %d", len(h.Nonce), consts.NonceSize)
 	case len(h.ClientKey) == 0:
 		return nil, errors.New("the handshake has no client key")
 	}

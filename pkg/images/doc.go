@@ -11,8 +11,8 @@
 // OCI layout directory.
 //
 // The images of Liqo's own server components are named in one table
-// (Components, LookupComponent; ghcr.io/liqo-go/<name>, the names a Helm
-// chart uses by default) and built from source by BuildComponent: static
+// (package catalog: ghcr.io/liqo-go/<name>, the names a Helm chart uses by
+// default) and built from source by BuildComponent: static
 // binaries cross-compiled with the Go toolchain, one index for all
 // platforms, the same digest for the same sources. hack/images (make
 // images) writes and pushes them.

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/liqo-go/liqo/pkg/images/catalog"
 )
 
 // BuildOptions are the inputs of BuildComponent besides the sources.
@@ -47,7 +49,7 @@ func DefaultPlatforms() []v1.Platform {
 // machine, the checkout or the time enters the binary. Go's build cache
 // makes a second build of unchanged sources take seconds; a cold one
 // compiles every dependency for each architecture (minutes).
-func BuildComponent(ctx context.Context, c Component, o BuildOptions) (v1.ImageIndex, error) {
+func BuildComponent(ctx context.Context, c catalog.Component, o BuildOptions) (v1.ImageIndex, error) {
 	platforms := o.Platforms
 	if len(platforms) == 0 {
 		platforms = DefaultPlatforms()
@@ -103,7 +105,7 @@ func BuildComponent(ctx context.Context, c Component, o BuildOptions) (v1.ImageI
 }
 
 // goBuild compiles c's main package for linux/arch into out.
-func goBuild(ctx context.Context, c Component, version, arch, out string) error {
+func goBuild(ctx context.Context, c catalog.Component, version, arch, out string) error {
 	ldflags := "-s -w -buildid="
 	if c.VersionVar != "" && version != "" {
 		// go build splits -ldflags at spaces and reads quotes.

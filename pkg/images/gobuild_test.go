@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/liqo-go/liqo/pkg/images/catalog"
 )
 
 // logWriter hands each write to t.Log: BuildComponent's progress shows
@@ -101,7 +103,7 @@ func runBinary(t *testing.T, bin []byte, args ...string) (string, error) {
 // build on a machine compiles every dependency for both architectures
 // (about 2 and 3 minutes on 2 cores).
 func TestControllerManagerImage(t *testing.T) {
-	c, err := LookupComponent(ControllerManager)
+	c, err := catalog.Lookup(catalog.ControllerManager)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +211,7 @@ func TestBuildComponentVersion(t *testing.T) {
 		}
 	}
 	t.Chdir(dir)
-	c := Component{Name: "hello", Package: "example.com/hello", Image: "example.com/hello", VersionVar: "main.version"}
+	c := catalog.Component{Name: "hello", Package: "example.com/hello", Image: "example.com/hello", VersionVar: "main.version"}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	platform := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
@@ -244,7 +246,7 @@ func firstManifest(t *testing.T, idx v1.ImageIndex) v1.Hash {
 // TestBuildComponentRejects checks the inputs refused before anything is
 // compiled.
 func TestBuildComponentRejects(t *testing.T) {
-	c := Component{Name: "hello", Package: "example.com/hello", Image: "example.com/hello", VersionVar: "main.version"}
+	c := catalog.Component{Name: "hello", Package: "example.com/hello", Image: "example.com/hello", VersionVar: "main.version"}
 	tests := []struct {
 		name string
 		o    BuildOptions
@@ -263,18 +265,5 @@ func TestBuildComponentRejects(t *testing.T) {
 				t.Errorf("error %v, want one saying %q", err, tt.want)
 			}
 		})
-	}
-}
-
-func TestLookupComponent(t *testing.T) {
-	c, err := LookupComponent(ControllerManager)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := c.Ref("dev"), "ghcr.io/liqo-go/liqo-controller-manager:dev"; got != want {
-		t.Errorf("Ref(dev) = %s, want %s", got, want)
-	}
-	if _, err := LookupComponent("liqo-nope"); err == nil || !strings.Contains(err.Error(), ControllerManager) {
-		t.Errorf("an unknown component: error %v, want one listing the components", err)
 	}
 }

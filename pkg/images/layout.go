@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/match"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
@@ -54,6 +55,32 @@ func WriteLayout(dir, upstream string, t remote.Taggable) error {
 		return fmt.Errorf("writing %s into %s: %w", upstream, dir, err)
 	}
 	return nil
+}
+
+// ReadLayout returns the index WriteLayout wrote into the OCI image layout
+// directory dir under the upstream name: how a release's images, shipped as
+// a layout, are pushed to a registry.
+func ReadLayout(dir, upstream string) (v1.ImageIndex, error) {
+	ref, err := name.ParseReference(upstream)
+	if err != nil {
+		return nil, fmt.Errorf("image name %q: %w", upstream, err)
+	}
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening the image layout %s: %w", dir, err)
+	}
+	root, err := p.ImageIndex()
+	if err != nil {
+		return nil, fmt.Errorf("reading the image layout %s: %w", dir, err)
+	}
+	found, err := partial.FindIndexes(root, match.Annotation(imageNameAnnotation, containerdName(ref)))
+	if err != nil {
+		return nil, fmt.Errorf("reading the image layout %s: %w", dir, err)
+	}
+	if len(found) != 1 {
+		return nil, fmt.Errorf("the image layout %s has %d indexes named %s, want one", dir, len(found), containerdName(ref))
+	}
+	return found[0], nil
 }
 
 // openLayout opens the layout at dir, or starts an empty one there.

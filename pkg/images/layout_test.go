@@ -2,6 +2,7 @@ package images
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -90,5 +91,36 @@ func TestWriteLayout(t *testing.T) {
 			t.Fatalf("layer of image %s: %v", d.Digest, err)
 		}
 		rc.Close()
+	}
+}
+
+// TestReadLayout reads back by name the index WriteLayout wrote, short
+// name or full, and refuses a name the layout does not hold.
+func TestReadLayout(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "oci")
+	idx, err := Index(archImage(t, "amd64"), archImage(t, "arm64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteLayout(dir, "ghcr.io/liqo-go/liqo-mover:v1.0.0", idx); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteLayout(dir, "busybox:1.35", idx); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ghcr.io/liqo-go/liqo-mover:v1.0.0", "docker.io/library/busybox:1.35", "busybox:1.35"} {
+		got, err := ReadLayout(dir, name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if digestOf(t, got) != digestOf(t, idx) {
+			t.Errorf("%s: read %s, wrote %s", name, digestOf(t, got), digestOf(t, idx))
+		}
+	}
+	if _, err := ReadLayout(dir, "ghcr.io/liqo-go/liqo-mover:v2.0.0"); err == nil || !strings.Contains(err.Error(), "0 indexes named") {
+		t.Errorf("a name the layout does not hold: %v, want an error saying none is there", err)
+	}
+	if _, err := ReadLayout(filepath.Join(t.TempDir(), "none"), "busybox:1.35"); err == nil {
+		t.Error("a missing layout: no error")
 	}
 }

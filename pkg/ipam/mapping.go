@@ -3,6 +3,11 @@ package ipam
 import (
 	"fmt"
 	"net/netip"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 )
 
 // Mapping translates a peer's addresses, as the peer uses them, into this
@@ -54,4 +59,25 @@ func (m Mapping) Translate(ip string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// RemoteMapping is the Mapping of a peer's Configuration: the peer's
+// networks as it announced them (spec.remote) paired with what this
+// cluster's IPAM remapped them to (status.remote). ok is false while the
+// Configuration is not configured: no network fabric with that peer yet,
+// and nothing to translate.
+func RemoteMapping(cfg *netv1beta1.Configuration) (m Mapping, ok bool, err error) {
+	if cfg.Status.Remote == nil || !meta.IsStatusConditionTrue(cfg.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition) {
+		return Mapping{}, false, nil
+	}
+	strs := func(cs ...[]netv1beta1.CIDR) []string {
+		var out []string
+		for _, c := range slices.Concat(cs...) {
+			out = append(out, string(c))
+		}
+		return out
+	}
+	m, err = NewMapping(strs(cfg.Spec.Remote.CIDR.Pod, cfg.Spec.Remote.CIDR.External),
+		strs(cfg.Status.Remote.CIDR.Pod, cfg.Status.Remote.CIDR.External))
+	return m, err == nil, err
 }

@@ -78,7 +78,14 @@ func ShellWords(line string) []string {
 // returns the command found, and an error naming what is wrong, also when
 // the command only holds subcommands.
 func CheckArgs(args []string) (*cobra.Command, error) {
-	cmd, rest, err := NewRootCommand().Find(args)
+	return CheckArgsOf(NewRootCommand(), args)
+}
+
+// CheckArgsOf is CheckArgs for the command tree rooted at root, a fresh
+// one: another program's, such as liqo-playground's, which liqoctl
+// playground runs.
+func CheckArgsOf(root *cobra.Command, args []string) (*cobra.Command, error) {
+	cmd, rest, err := root.Find(args)
 	if err != nil {
 		return cmd, err
 	}

@@ -168,6 +168,11 @@ func RunAs(ctx context.Context, name string, args []string, stdout, stderr io.Wr
 	if err == nil {
 		return 0
 	}
+	// liqo-playground, which liqoctl playground runs, printed its own error.
+	var exit playground.ExitStatus
+	if errors.As(err, &exit) {
+		return int(exit)
+	}
 	fmt.Fprintln(stderr, "Error:", err)
 	if isUsageError(err) {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", commandPath(root, args))

@@ -35,7 +35,9 @@ func TestCommandTable(t *testing.T) {
 	var cmds []*cobra.Command
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		if c.Hidden || c.Name() == "help" {
+		// A command that hands its arguments to another program parses
+		// none (liqoctl playground: its own test checks what it hands on).
+		if c.Hidden || c.Name() == "help" || c.DisableFlagParsing {
 			return
 		}
 		cmds = append(cmds, c)

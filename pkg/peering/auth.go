@@ -19,7 +19,6 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 	"github.com/liqo-go/liqo/pkg/wait"
 )
 
@@ -201,7 +200,7 @@ var ErrTenantRejected = errors.New("the provider rejected the Tenant")
 func waitTenant(ctx context.Context, c client.Client, t *authv1beta1.Tenant) error {
 	return wait.For(ctx, c, client.ObjectKeyFromObject(t), t, "the provider to authenticate the Tenant",
 		func(t *authv1beta1.Tenant) error {
-			cond := meta.FindStatusCondition(t.Status.Conditions, auth.ConditionReady)
+			cond := meta.FindStatusCondition(t.Status.Conditions, authv1beta1.ReadyCondition)
 			switch {
 			case cond != nil && cond.ObservedGeneration == t.Generation && cond.Status == metav1.ConditionTrue && t.Status.AuthParams != nil:
 				return nil
@@ -273,7 +272,7 @@ func ApplyIdentity(ctx context.Context, c client.Client, out Progress, want *aut
 	}
 	if err := wait.For(ctx, c, client.ObjectKeyFromObject(id), id, "the Identity to be usable",
 		func(id *authv1beta1.Identity) error {
-			cond := meta.FindStatusCondition(id.Status.Conditions, auth.ConditionReady)
+			cond := meta.FindStatusCondition(id.Status.Conditions, authv1beta1.ReadyCondition)
 			switch {
 			case cond != nil && cond.ObservedGeneration == id.Generation && cond.Status == metav1.ConditionTrue:
 				return nil

@@ -19,7 +19,6 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	slicepolicy "github.com/liqo-go/liqo/pkg/controllermanager/slices"
 	"github.com/liqo-go/liqo/pkg/wait"
 )
 
@@ -74,7 +73,7 @@ func EnsureResourceSlice(ctx context.Context, c client.Client, out Progress, wan
 	out.Timed(start, "ResourceSlice created")
 	// The provider marks its decision with the request as it decided it,
 	// defaults included (ephemeral storage, which no flag names).
-	requested := slicepolicy.WithDefaults(want.Spec.Resources)
+	requested := authv1beta1.WithDefaultResources(want.Spec.Resources)
 
 	out.Step("Waiting for the provider to accept the ResourceSlice")
 	start = time.Now()
@@ -93,7 +92,7 @@ func EnsureResourceSlice(ctx context.Context, c client.Client, out Progress, wan
 			if authC != nil && authC.Status != authv1beta1.ResourceSliceAccepted {
 				return nil // not authenticated: no decision on resources will come
 			}
-			if s.Annotations[slicepolicy.DecidedAnnotation] != slicepolicy.Canonical(requested) || authC == nil || resC == nil {
+			if s.Annotations[consts.DecidedAnnotation] != authv1beta1.CanonicalResources(requested) || authC == nil || resC == nil {
 				return wait.NotYet("the provider has not decided on this request yet")
 			}
 			if authC.Status == authv1beta1.ResourceSliceAccepted && resC.Status == authv1beta1.ResourceSliceAccepted && len(s.Status.Resources) == 0 {

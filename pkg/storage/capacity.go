@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/liqo-go/liqo/pkg/consts"
 )
 
 // A remote volume's capacity is known only once the provider's PVC is
@@ -47,7 +49,7 @@ func (e *CapacityRefusal) Error() string {
 // provider reports before acting on it. Pure.
 func RemoteCapacity(pv *corev1.PersistentVolume, local, remote *corev1.PersistentVolumeClaim, provider, twin string) (q resource.Quantity, ok bool, err error) {
 	switch {
-	case pv.Annotations[RemoteClusterAnnotation] != provider, pv.Annotations[RemoteNamespaceAnnotation] != twin,
+	case pv.Annotations[consts.RemoteClusterAnnotation] != provider, pv.Annotations[consts.RemoteNamespaceAnnotation] != twin,
 		pv.Spec.ClaimRef == nil, pv.Spec.ClaimRef.UID != local.UID, local.Spec.VolumeName != pv.Name,
 		remote.Namespace != twin, remote.Name != local.Name, remote.Status.Phase != corev1.ClaimBound:
 		return q, false, nil

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/liqo-go/liqo/pkg/consts"
 )
 
 func TestRemoteCapacity(t *testing.T) {
@@ -19,7 +21,7 @@ func TestRemoteCapacity(t *testing.T) {
 			Spec:       corev1.PersistentVolumeClaimSpec{VolumeName: "pvc-u1", Resources: corev1.VolumeResourceRequirements{Requests: storage("10Mi")}},
 		}
 		pv := &corev1.PersistentVolume{
-			ObjectMeta: metav1.ObjectMeta{Name: "pvc-u1", Annotations: map[string]string{RemoteClusterAnnotation: "milan", RemoteNamespaceAnnotation: "shop-rome"}},
+			ObjectMeta: metav1.ObjectMeta{Name: "pvc-u1", Annotations: map[string]string{consts.RemoteClusterAnnotation: "milan", consts.RemoteNamespaceAnnotation: "shop-rome"}},
 			Spec:       corev1.PersistentVolumeSpec{Capacity: storage("10Mi"), ClaimRef: &corev1.ObjectReference{Namespace: "shop", Name: "data", UID: "u1"}},
 		}
 		remote := &corev1.PersistentVolumeClaim{
@@ -45,10 +47,10 @@ func TestRemoteCapacity(t *testing.T) {
 			r.Status.Capacity = nil
 		}},
 		{name: "another provider's volume", change: func(pv *corev1.PersistentVolume, _, _ *corev1.PersistentVolumeClaim) {
-			pv.Annotations[RemoteClusterAnnotation] = "naples"
+			pv.Annotations[consts.RemoteClusterAnnotation] = "naples"
 		}},
 		{name: "a local volume", change: func(pv *corev1.PersistentVolume, _, _ *corev1.PersistentVolumeClaim) {
-			pv.Annotations = map[string]string{RealPVCAnnotation: "liqo-storage/u1"}
+			pv.Annotations = map[string]string{consts.RealPVCAnnotation: "liqo-storage/u1"}
 		}},
 		{name: "another twin", change: func(_ *corev1.PersistentVolume, _, r *corev1.PersistentVolumeClaim) {
 			r.Namespace = "other-rome"

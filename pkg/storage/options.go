@@ -17,13 +17,6 @@ const (
 	DefaultVirtualClass = "liqo"
 	// DefaultNamespace holds the real PVCs behind local volumes.
 	DefaultNamespace = consts.StorageNamespace
-	// RemoteStorageClassAnnotation on a PVC names the provider's class
-	// its remote PVC gets (default: the provider's default class).
-	RemoteStorageClassAnnotation = "liqo.io/remote-storage-class"
-	// Annotations of a virtual PV saying what backs it.
-	RemoteClusterAnnotation   = "storage.liqo.io/remote-cluster-id"
-	RemoteNamespaceAnnotation = "storage.liqo.io/remote-namespace"
-	RealPVCAnnotation         = "storage.liqo.io/real-pvc"
 	// Labels of a real PVC naming its virtual one.
 	VirtualPVCNamespaceLabel = "storage.liqo.io/virtual-pvc-namespace"
 	VirtualPVCNameLabel      = "storage.liqo.io/virtual-pvc-name"

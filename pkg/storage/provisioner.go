@@ -88,7 +88,7 @@ func (p *Provisioner) provisionRemote(ctx context.Context, o controller.Provisio
 		return nil, controller.ProvisioningNoChange, fmt.Errorf("creating PVC %s/%s on %s: %w", twin, want.Name, provider, err)
 	}
 	pv := placeholderPV(o, provider)
-	pv.Annotations = map[string]string{RemoteClusterAnnotation: provider, RemoteNamespaceAnnotation: twin}
+	pv.Annotations = map[string]string{consts.RemoteClusterAnnotation: provider, consts.RemoteNamespaceAnnotation: twin}
 	return pv, controller.ProvisioningFinished, nil
 }
 
@@ -96,7 +96,7 @@ func (p *Provisioner) provisionRemote(ctx context.Context, o controller.Provisio
 // provider does not offer (as its ResourceSlice says), naming those it
 // does. A provider that advertised none is not checked. Pure.
 func CheckRemoteClass(pvc *corev1.PersistentVolumeClaim, provider string, offered []corev1beta1.StorageType) error {
-	want := pvc.Annotations[RemoteStorageClassAnnotation]
+	want := pvc.Annotations[consts.RemoteStorageClassAnnotation]
 	if want == "" || len(offered) == 0 {
 		return nil
 	}
@@ -112,7 +112,7 @@ func CheckRemoteClass(pvc *corev1.PersistentVolumeClaim, provider string, offere
 		names = append(names, name)
 	}
 	return fmt.Errorf("provider %s offers no storage class %q (annotation %s); it offers %s",
-		provider, want, RemoteStorageClassAnnotation, strings.Join(names, ", "))
+		provider, want, consts.RemoteStorageClassAnnotation, strings.Join(names, ", "))
 }
 
 // RemotePVC is the provider's PVC for a local one: its size, access modes
@@ -129,7 +129,7 @@ func RemotePVC(local *corev1.PersistentVolumeClaim, twin, origin string) *corev1
 			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: local.Spec.Resources.Requests[corev1.ResourceStorage]}},
 		},
 	}
-	if class := local.Annotations[RemoteStorageClassAnnotation]; class != "" {
+	if class := local.Annotations[consts.RemoteStorageClassAnnotation]; class != "" {
 		pvc.Spec.StorageClassName = ptr.To(class)
 	}
 	return pvc
@@ -200,7 +200,7 @@ func (p *Provisioner) provisionLocal(ctx context.Context, o controller.Provision
 		return nil, controller.ProvisioningInBackground, fmt.Errorf("reading the real PV %s: %w", real.Spec.VolumeName, err)
 	}
 	return &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: o.PVName, Annotations: map[string]string{RealPVCAnnotation: key.String()}},
+		ObjectMeta: metav1.ObjectMeta{Name: o.PVName, Annotations: map[string]string{consts.RealPVCAnnotation: key.String()}},
 		Spec: corev1.PersistentVolumeSpec{
 			PersistentVolumeReclaimPolicy: reclaimPolicy(o),
 			AccessModes:                   o.PVC.Spec.AccessModes,
@@ -216,7 +216,7 @@ func (p *Provisioner) provisionLocal(ctx context.Context, o controller.Provision
 // Delete removes what backs the PV: the remote PVC, or the real one (whose
 // own class then reclaims the data).
 func (p *Provisioner) Delete(ctx context.Context, pv *corev1.PersistentVolume) error {
-	if provider := pv.Annotations[RemoteClusterAnnotation]; provider != "" {
+	if provider := pv.Annotations[consts.RemoteClusterAnnotation]; provider != "" {
 		conn, err := p.Remotes.Get(ctx, provider)
 		if err != nil {
 			return fmt.Errorf("reaching %s to delete the remote PVC: %w", provider, err)
@@ -225,13 +225,13 @@ func (p *Provisioner) Delete(ctx context.Context, pv *corev1.PersistentVolume) e
 		if ref == nil {
 			return errors.New("the PV has no claim, so no remote PVC to delete")
 		}
-		err = conn.Clientset.CoreV1().PersistentVolumeClaims(pv.Annotations[RemoteNamespaceAnnotation]).Delete(ctx, ref.Name, metav1.DeleteOptions{})
+		err = conn.Clientset.CoreV1().PersistentVolumeClaims(pv.Annotations[consts.RemoteNamespaceAnnotation]).Delete(ctx, ref.Name, metav1.DeleteOptions{})
 		return client.IgnoreNotFound(err)
 	}
-	if real := pv.Annotations[RealPVCAnnotation]; real != "" {
+	if real := pv.Annotations[consts.RealPVCAnnotation]; real != "" {
 		ns, name, ok := strings.Cut(real, "/")
 		if !ok || ns == "" || name == "" {
-			return fmt.Errorf("annotation %s=%q is not namespace/name", RealPVCAnnotation, real)
+			return fmt.Errorf("annotation %s=%q is not namespace/name", consts.RealPVCAnnotation, real)
 		}
 		return client.IgnoreNotFound(p.Writer.Delete(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
 	}

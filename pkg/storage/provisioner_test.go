@@ -16,7 +16,7 @@ import (
 func TestRemotePVC(t *testing.T) {
 	local := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "data-db-0", Namespace: "shop", Labels: map[string]string{"app": "db"},
-			Annotations: map[string]string{RemoteStorageClassAnnotation: "fast", selectedNodeAnnotation: "milan"}},
+			Annotations: map[string]string{consts.RemoteStorageClassAnnotation: "fast", selectedNodeAnnotation: "milan"}},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			StorageClassName: ptr.To("liqo"), VolumeName: "pvc-x",
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
@@ -31,7 +31,7 @@ func TestRemotePVC(t *testing.T) {
 	if q := got.Spec.Resources.Requests[corev1.ResourceStorage]; q.String() != "1Gi" {
 		t.Errorf("size %s", q.String())
 	}
-	delete(local.Annotations, RemoteStorageClassAnnotation)
+	delete(local.Annotations, consts.RemoteStorageClassAnnotation)
 	if got := RemotePVC(local, "shop-rome", "rome"); got.Spec.StorageClassName != nil {
 		t.Errorf("without the annotation the class is %q, want the provider's default", *got.Spec.StorageClassName)
 	}
@@ -42,7 +42,7 @@ func TestCheckRemoteClass(t *testing.T) {
 	pvc := func(class string) *corev1.PersistentVolumeClaim {
 		p := &corev1.PersistentVolumeClaim{}
 		if class != "" {
-			p.Annotations = map[string]string{RemoteStorageClassAnnotation: class}
+			p.Annotations = map[string]string{consts.RemoteStorageClassAnnotation: class}
 		}
 		return p
 	}

@@ -9,6 +9,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/liqo-go/liqo/pkg/images"
+	"github.com/liqo-go/liqo/pkg/images/catalog"
 )
 
 // TestImageTag is the tag PushComponents publishes our images under.
@@ -31,12 +32,12 @@ func (c *Cluster) PushComponentsTagged(ctx context.Context, tag string, names ..
 		return fmt.Errorf("cluster %s has no registry: our images need real nodes", c.Name)
 	}
 	if len(names) == 0 {
-		for _, comp := range images.Components() {
+		for _, comp := range catalog.All() {
 			names = append(names, comp.Name)
 		}
 	}
 	for _, n := range names {
-		comp, err := images.LookupComponent(n)
+		comp, err := catalog.Lookup(n)
 		if err != nil {
 			return err
 		}
@@ -56,7 +57,7 @@ var (
 	componentImages   = map[string]v1.ImageIndex{}
 )
 
-func componentImage(ctx context.Context, comp images.Component) (v1.ImageIndex, error) {
+func componentImage(ctx context.Context, comp catalog.Component) (v1.ImageIndex, error) {
 	componentImagesMu.Lock()
 	defer componentImagesMu.Unlock()
 	if idx, ok := componentImages[comp.Name]; ok {

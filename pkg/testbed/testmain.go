@@ -10,7 +10,7 @@ import (
 // Main is the body of a TestMain that shares clusters across a package's
 // tests: it starts them, hands the running testbed to use, runs the tests
 // (m is the TestMain's *testing.M: only its Run is needed, so that this
-// package, which liqoctl links for the playground, does not import
+// package, which the liqo-playground binary links, does not import
 // testing), prints every component's log tail if one failed, stops the
 // clusters and exits with the tests' code.
 func Main(m interface{ Run() int }, use func(*Testbed), specs ...ClusterSpec) {

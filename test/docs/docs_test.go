@@ -17,6 +17,7 @@ import (
 	"unicode"
 
 	"github.com/liqo-go/liqo/pkg/liqoctl"
+	"github.com/liqo-go/liqo/pkg/playground"
 )
 
 // root is the repository's root, from this package's directory.
@@ -256,8 +257,31 @@ func TestLinks(t *testing.T) {
 	}
 }
 
-// commandPrefixes are how a documented command line runs liqoctl.
-var commandPrefixes = []string{"liqoctl", "bin/liqoctl", "./liqoctl"}
+// commandPrefixes are how a documented command line runs liqoctl, and
+// playgroundPrefixes liqo-playground.
+var (
+	commandPrefixes    = []string{"liqoctl", "bin/liqoctl", "./liqoctl"}
+	playgroundPrefixes = []string{"liqo-playground", "bin/liqo-playground"}
+)
+
+// checkCommandLine checks the arguments of a documented command line
+// (words, the program's name first): a liqoctl line with liqoctl's tree,
+// save liqoctl playground's arguments, which go to liqo-playground, and
+// a liqo-playground line with the playground's tree. ok is false for the
+// lines of other programs.
+func checkCommandLine(words []string) (ok bool, err error) {
+	switch {
+	case len(words) > 1 && slices.Contains(commandPrefixes, words[0]) && words[1] == "playground":
+		_, err = liqoctl.CheckArgsOf(playground.NewCommand(), words[2:])
+	case len(words) > 0 && slices.Contains(commandPrefixes, words[0]):
+		_, err = liqoctl.CheckArgs(words[1:])
+	case len(words) > 0 && slices.Contains(playgroundPrefixes, words[0]):
+		_, err = liqoctl.CheckArgsOf(playground.NewCommand(), words[1:])
+	default:
+		return false, nil
+	}
+	return true, err
+}
 
 // shellBlock reports whether a fenced block's language is a shell's.
 func shellBlock(info string) (shell, console bool) {
@@ -270,11 +294,12 @@ func shellBlock(info string) (shell, console bool) {
 	return false, false
 }
 
-// TestCommandLines: every liqoctl command line in a shell block of
-// README.md and docs/ (in a console block, the lines of a "$ " prompt)
-// names a runnable command of liqoctl's tree, with flags it has and the
-// arguments it takes, as liqoctl checks them before running anything
-// (pkg/liqoctl's CheckArgs, which TestSeedLinesParse uses too).
+// TestCommandLines: every liqoctl and liqo-playground command line in a
+// shell block of README.md and docs/ (in a console block, the lines of a
+// "$ " prompt) names a runnable command of the program's tree, with flags
+// it has and the arguments it takes, as the program checks them before
+// running anything (pkg/liqoctl's CheckArgs, which TestSeedLinesParse
+// uses too).
 func TestCommandLines(t *testing.T) {
 	checked := 0
 	for _, p := range pages(t) {
@@ -305,12 +330,12 @@ func TestCommandLines(t *testing.T) {
 		}
 		for _, b := range blocks {
 			for _, cmdline := range liqoctl.CommandLines(b.text.String()) {
-				words := liqoctl.ShellWords(cmdline)
-				if len(words) == 0 || !slices.Contains(commandPrefixes, words[0]) {
+				ok, err := checkCommandLine(liqoctl.ShellWords(cmdline))
+				if !ok {
 					continue
 				}
 				checked++
-				if _, err := liqoctl.CheckArgs(words[1:]); err != nil {
+				if err != nil {
 					t.Errorf("%s (block at line %d): %s: %v", p.path, b.start, cmdline, err)
 				}
 			}

@@ -17,8 +17,9 @@ import (
 	"github.com/liqo-go/liqo/pkg/testbed/netns"
 )
 
-// TestPlayground runs `liqoctl playground up` (two simulated nodes and one
-// real node per cluster, peered with the network fabric), uses both
+// TestPlayground runs `liqoctl playground up` (which runs the
+// liqo-playground beside liqoctl: two simulated nodes and one real node
+// per cluster, peered with the network fabric), uses both
 // clusters with kubectl, then `down`, and
 // checks that no process, network namespace, mount or cgroup of the
 // playground is left.
@@ -130,14 +131,24 @@ func TestPlayground(t *testing.T) {
 	}
 }
 
+// buildLiqoctl builds liqoctl and the liqo-playground it runs into one
+// directory, as make liqoctl does, and returns liqoctl's path.
 func buildLiqoctl(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "liqoctl")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/liqo-go/liqo/cmd/liqoctl").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building liqoctl: %v\n%s", err, out)
+	return build(t, t.TempDir(), "liqoctl", "liqo-playground")["liqoctl"]
+}
+
+// build builds the commands of cmd/ named into dir and returns their paths.
+func build(t *testing.T, dir string, commands ...string) map[string]string {
+	t.Helper()
+	paths := map[string]string{}
+	for _, c := range commands {
+		paths[c] = filepath.Join(dir, c)
+		if out, err := exec.Command("go", "build", "-o", paths[c], "github.com/liqo-go/liqo/cmd/"+c).CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", c, err, out)
+		}
 	}
-	return bin
+	return paths
 }
 
 func ownerPIDs(t *testing.T, dir string, names ...string) []int {
@@ -177,10 +188,7 @@ func TestRealNodesNeedRoot(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	liqoctl := filepath.Join(dir, "liqoctl")
-	if out, err := exec.Command("go", "build", "-o", liqoctl, "github.com/liqo-go/liqo/cmd/liqoctl").CombinedOutput(); err != nil {
-		t.Fatalf("building liqoctl: %v\n%s", err, out)
-	}
+	liqoctl := build(t, dir, "liqoctl", "liqo-playground")["liqoctl"]
 	cmd := exec.Command(liqoctl, "playground", "up", "--dir", filepath.Join(dir, "pg"), "--real-nodes", "1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	cmd.Env = append(os.Environ(), "HOME="+dir)

@@ -15,17 +15,13 @@ import (
 
 // TestPlaygroundSimulated runs `liqoctl playground up --real-nodes 0`:
 // with simulated nodes alone nothing runs in a container, so each owner
-// runs the liqo-controller-manager binary found next to liqoctl (liqoctl
-// does not link the manager), and the clusters peer with it. Without the
-// binary, up fails before starting anything and says how to build it.
+// runs the liqo-controller-manager binary found next to liqo-playground
+// (the playground does not link the manager), and the clusters peer with
+// it. Without the binary, up fails before starting anything and says how
+// to build it.
 func TestPlaygroundSimulated(t *testing.T) {
-	bin := t.TempDir()
-	liqoctl, manager := filepath.Join(bin, "liqoctl"), filepath.Join(bin, "liqo-controller-manager")
-	for pkg, out := range map[string]string{"cmd/liqoctl": liqoctl, "cmd/liqo-controller-manager": manager} {
-		if b, err := exec.Command("go", "build", "-o", out, "github.com/liqo-go/liqo/"+pkg).CombinedOutput(); err != nil {
-			t.Fatalf("building %s: %v\n%s", pkg, err, b)
-		}
-	}
+	bins := build(t, t.TempDir(), "liqoctl", "liqo-playground", "liqo-controller-manager")
+	liqoctl, manager := bins["liqoctl"], bins["liqo-controller-manager"]
 	dir := t.TempDir()
 	run := func(env []string, args ...string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -43,7 +39,7 @@ func TestPlaygroundSimulated(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := run([]string{"PATH=/usr/bin:/bin"}, "up", "--clusters", "alone", "--real-nodes", "0", "--nodes", "1", "--no-peer")
-	if err == nil || !strings.Contains(out, "neither next to liqoctl nor on PATH") || !strings.Contains(out, "make liqoctl") {
+	if err == nil || !strings.Contains(out, "neither next to liqo-playground nor on PATH") || !strings.Contains(out, "make liqoctl") {
 		t.Errorf("up without the manager binary: err=%v, want an error before anything starts, saying where it looked and how to build it:\n%s", err, out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "alone.state.json")); err == nil {

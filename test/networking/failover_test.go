@@ -44,7 +44,7 @@ func TestGatewayFailover(t *testing.T) {
 	gateways := []gatewayRef{{c: milan, ns: consts.TenantNamespace("rome"), name: "rome"}, {c: rome, ns: consts.TenantNamespace("milan"), name: "milan"}}
 	for _, g := range gateways {
 		scale := []byte(`{"spec":{"replicas":2}}`)
-		if _, err := g.c.Client().AppsV1().Deployments(g.ns).Patch(ctx, gwctrl.ResourceName(g.name), types.MergePatchType, scale, metav1.PatchOptions{}); err != nil {
+		if _, err := g.c.Client().AppsV1().Deployments(g.ns).Patch(ctx, consts.GatewayResourceName(g.name), types.MergePatchType, scale, metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -29,8 +29,6 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
-	"github.com/liqo-go/liqo/pkg/identity"
 	"github.com/liqo-go/liqo/pkg/liqoctl"
 	"github.com/liqo-go/liqo/pkg/testbed"
 	"github.com/liqo-go/liqo/test/harness"
@@ -149,7 +147,7 @@ func TestManualPeering(t *testing.T) {
 		refused("the provider rejected the Tenant: spec.signature does not verify", append([]string{"generate", "identity", "--remote-cluster-id", consumer}, onProvider...)...)
 	})
 	t.Run("a nonce the provider did not issue is refused", func(t *testing.T) {
-		forged := make([]byte, identity.NonceSize)
+		forged := make([]byte, consts.NonceSize)
 		if _, err := rand.Read(forged); err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +172,7 @@ func TestManualPeering(t *testing.T) {
 		if err := naples.Get(ctx, client.ObjectKeyFromObject(&id), &got); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		return meta.IsStatusConditionTrue(got.Status.Conditions, auth.ConditionReady), nil
+		return meta.IsStatusConditionTrue(got.Status.Conditions, authv1beta1.ReadyCondition), nil
 	})
 	manual := peeringObjects(ctx, t, naples, rome, consumer, provider)
 

@@ -18,7 +18,6 @@ import (
 	"github.com/liqo-go/liqo/apis"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
 	"github.com/liqo-go/liqo/test/harness"
 )
 
@@ -291,7 +290,7 @@ func keysExchanged(ctx context.Context, t *testing.T, naples, milan client.Clien
 		if err := x.keyOwner.Get(ctx, types.NamespacedName{Namespace: x.ownerNS, Name: x.ref.Name}, &sec); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(pk.Spec.PublicKey, sec.Data[gateway.PublicKeyKey]) || pk.Labels[netv1beta1.GatewayResourceLabel] != "true" {
+		if !bytes.Equal(pk.Spec.PublicKey, sec.Data[consts.PublicKeyKey]) || pk.Labels[netv1beta1.GatewayResourceLabel] != "true" {
 			t.Errorf("PublicKey %s/%s does not hold the peer gateway's key", x.ns, x.id)
 		}
 	}

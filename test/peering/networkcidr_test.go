@@ -18,7 +18,6 @@ import (
 
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 	"github.com/liqo-go/liqo/pkg/fabric"
 	"github.com/liqo-go/liqo/test/harness"
 )
@@ -82,7 +81,7 @@ func TestHostileNetworkCIDRs(t *testing.T) {
 			cond = meta.FindStatusCondition(conf.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition)
 			// The label follows the condition in a write of its own.
 			labelled := (conf.Labels[netv1beta1.ConfiguredLabel] == "true") == (cond != nil && cond.Status == metav1.ConditionTrue)
-			return cond != nil && cond.ObservedGeneration >= gen && cond.ObservedGeneration == conf.Generation && cond.Reason != ipam.ReasonWaiting && labelled, nil
+			return cond != nil && cond.ObservedGeneration >= gen && cond.ObservedGeneration == conf.Generation && cond.Reason != netv1beta1.ConfigurationReasonWaiting && labelled, nil
 		})
 		return &conf, cond
 	}
@@ -117,8 +116,8 @@ func TestHostileNetworkCIDRs(t *testing.T) {
 		t.Run(tc.what, func(t *testing.T) {
 			gen := write(tc.pod, tc.external)
 			conf, cond := answered(gen)
-			if cond.Status != metav1.ConditionFalse || cond.Reason != ipam.ReasonRemoteRefused || !strings.Contains(cond.Message, tc.says) {
-				t.Errorf("condition %+v; want False, %s, saying %q", cond, ipam.ReasonRemoteRefused, tc.says)
+			if cond.Status != metav1.ConditionFalse || cond.Reason != netv1beta1.ConfigurationReasonRemoteRefused || !strings.Contains(cond.Message, tc.says) {
+				t.Errorf("condition %+v; want False, %s, saying %q", cond, netv1beta1.ConfigurationReasonRemoteRefused, tc.says)
 			}
 			if conf.Status.Remote != nil || conf.Labels[netv1beta1.ConfiguredLabel] == "true" {
 				t.Errorf("status.remote %+v, label %q: want nothing remapped", conf.Status.Remote, conf.Labels[netv1beta1.ConfiguredLabel])
@@ -133,7 +132,7 @@ func TestHostileNetworkCIDRs(t *testing.T) {
 				}
 				for _, e := range events.Items {
 					if e.InvolvedObject.Name == consumer && e.InvolvedObject.Kind == "Configuration" && e.Type == corev1.EventTypeWarning &&
-						e.Reason == ipam.ReasonRemoteRefused && strings.Contains(e.Message, tc.bad) && strings.Contains(e.Message, tc.says) {
+						e.Reason == netv1beta1.ConfigurationReasonRemoteRefused && strings.Contains(e.Message, tc.bad) && strings.Contains(e.Message, tc.says) {
 						return true, nil
 					}
 				}

@@ -11,7 +11,6 @@ import (
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 	"github.com/liqo-go/liqo/pkg/liqoctl"
 	"github.com/liqo-go/liqo/test/harness"
 )
@@ -57,7 +56,7 @@ func TestProxyURL(t *testing.T) {
 	if err := clusterClient(t, consumer).Get(ctx, client.ObjectKey{Namespace: consts.TenantNamespace(provider), Name: consts.IdentityName(provider)}, &id); err != nil {
 		t.Fatal(err)
 	}
-	if c := meta.FindStatusCondition(id.Status.Conditions, auth.ConditionReady); c == nil || !strings.Contains(c.Message, "through proxy "+proxy.URL()) {
+	if c := meta.FindStatusCondition(id.Status.Conditions, authv1beta1.ReadyCondition); c == nil || !strings.Contains(c.Message, "through proxy "+proxy.URL()) {
 		t.Errorf("the Identity's Ready condition does not name the proxy: %+v", c)
 	}
 	t.Logf("%d tunnels through the proxy to %s", proxy.Tunnels.Load(), server)

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/liqo-go/liqo/pkg/images"
+	"github.com/liqo-go/liqo/pkg/images/catalog"
 	"github.com/liqo-go/liqo/pkg/testbed"
 	"github.com/liqo-go/liqo/test/harness"
 	"github.com/liqo-go/liqo/test/realpods"
@@ -22,11 +22,11 @@ import (
 func TestOurImagesRun(t *testing.T) {
 	ctx := realpods.Timeout(t, 8*time.Minute) // a cold build compiles the manager
 	c := west
-	if err := c.PushComponents(ctx, images.ControllerManager); err != nil {
+	if err := c.PushComponents(ctx, catalog.ControllerManager); err != nil {
 		t.Fatal(err)
 	}
 	ns := realpods.Namespace(ctx, t, c, "images")
-	comp, err := images.LookupComponent(images.ControllerManager)
+	comp, err := catalog.Lookup(catalog.ControllerManager)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestOurImagesRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.TrimSpace(string(out)); got != images.ControllerManager+" "+testbed.TestImageTag {
+	if got := strings.TrimSpace(string(out)); got != catalog.ControllerManager+" "+testbed.TestImageTag {
 		t.Fatalf("the image printed %q", got)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/liqo-go/liqo/pkg/storage"
+	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/test/harness"
 	"github.com/liqo-go/liqo/test/realpods"
 )
@@ -28,7 +28,7 @@ func TestRemoteCapacity(t *testing.T) {
 	}
 	cs := rome.Client()
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: ns,
-		Annotations: map[string]string{storage.RemoteStorageClassAnnotation: coarseClassName}}, Spec: liqoClaim()}
+		Annotations: map[string]string{consts.RemoteStorageClassAnnotation: coarseClassName}}, Spec: liqoClaim()}
 	requested := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/liqo-go/liqo/pkg/controllermanager"
-	"github.com/liqo-go/liqo/pkg/images"
+	"github.com/liqo-go/liqo/pkg/images/catalog"
 	"github.com/liqo-go/liqo/pkg/liqoctl"
 	"github.com/liqo-go/liqo/pkg/testbed"
 	"github.com/liqo-go/liqo/pkg/testbed/fabricopts"
@@ -88,7 +88,7 @@ func withFabric(c *testbed.Cluster) func(*controllermanager.Options) error {
 	return func(o *controllermanager.Options) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a cold build compiles the images
 		defer cancel()
-		if err := c.PushComponents(ctx, images.Mover); err != nil {
+		if err := c.PushComponents(ctx, catalog.Mover); err != nil {
 			return err
 		}
 		return fabricopts.Enable(ctx, c, o)

@@ -10,8 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/liqo-go/liqo/pkg/images"
-	"github.com/liqo-go/liqo/pkg/storage"
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/images/catalog"
 	"github.com/liqo-go/liqo/pkg/testbed"
 	"github.com/liqo-go/liqo/test/harness"
 	"github.com/liqo-go/liqo/test/realpods"
@@ -40,7 +40,7 @@ func TestMoveVolume(t *testing.T) {
 		t.Fatal(err)
 	}
 	romeNode := rome.RealNodeNames()[0]
-	mover, err := images.LookupComponent(images.Mover)
+	mover, err := catalog.Lookup(catalog.Mover)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,13 +110,13 @@ func TestMoveVolume(t *testing.T) {
 		t.Logf("move to milan:\n%s", out)
 	}
 	pvcEvent(ctx, t, ns, "VolumeMoved", "to milan")
-	if pv := boundPV(ctx, t, ns); pv.Annotations[storage.RemoteClusterAnnotation] != "milan" {
+	if pv := boundPV(ctx, t, ns); pv.Annotations[consts.RemoteClusterAnnotation] != "milan" {
 		t.Errorf("after the move to milan the PV %s has annotations %v", pv.Name, pv.Annotations)
 	}
 	if node, got := usePVC(ctx, t, ns, userOf(ns), sumScript, nil); node != "milan" || got != want {
 		t.Errorf("after the move to milan the volume reads %s on %s; want %s on milan", got, node, want)
 	}
-	realNS, realName, _ := strings.Cut(source.Annotations[storage.RealPVCAnnotation], "/")
+	realNS, realName, _ := strings.Cut(source.Annotations[consts.RealPVCAnnotation], "/")
 	harness.Eventually(ctx, t, "the source's real PVC deleted", func() (bool, error) {
 		_, err := cs.CoreV1().PersistentVolumeClaims(realNS).Get(ctx, realName, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
@@ -126,7 +126,7 @@ func TestMoveVolume(t *testing.T) {
 	if out, err := move(romeNode); err != nil {
 		t.Fatalf("move back to %s: %v\n%s", romeNode, err, out)
 	}
-	if pv := boundPV(ctx, t, ns); pv.Annotations[storage.RealPVCAnnotation] == "" {
+	if pv := boundPV(ctx, t, ns); pv.Annotations[consts.RealPVCAnnotation] == "" {
 		t.Errorf("after the move back the PV %s has annotations %v", pv.Name, pv.Annotations)
 	}
 	if node, got := usePVC(ctx, t, ns, userOf(ns), sumScript, nil); node != romeNode || got != want {

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/storage"
 	"github.com/liqo-go/liqo/pkg/testbed/hostpath"
 	"github.com/liqo-go/liqo/test/harness"
@@ -72,7 +73,7 @@ func TestStatefulSet(t *testing.T) {
 		}
 		return pv
 	}
-	if pv := pvOf(remotePod); pv.Annotations[storage.RemoteClusterAnnotation] != "milan" || pv.Annotations[storage.RemoteNamespaceAnnotation] != twin {
+	if pv := pvOf(remotePod); pv.Annotations[consts.RemoteClusterAnnotation] != "milan" || pv.Annotations[consts.RemoteNamespaceAnnotation] != twin {
 		t.Errorf("the remote replica's PV %s: annotations %v", pv.Name, pv.Annotations)
 	}
 	remotePVC, err := milan.Client().CoreV1().PersistentVolumeClaims(twin).Get(ctx, "data-"+remotePod, metav1.GetOptions{})
@@ -84,7 +85,7 @@ func TestStatefulSet(t *testing.T) {
 		t.Fatalf("milan's PV behind the remote volume: %v, %v", realPV, err)
 	}
 	localPV := pvOf(localPod)
-	realKey := localPV.Annotations[storage.RealPVCAnnotation]
+	realKey := localPV.Annotations[consts.RealPVCAnnotation]
 	realNS, realName, _ := strings.Cut(realKey, "/")
 	realPVC, err := cs.CoreV1().PersistentVolumeClaims(realNS).Get(ctx, realName, metav1.GetOptions{})
 	if err != nil || realNS != storage.DefaultNamespace || realPVC.Status.Phase != corev1.ClaimBound ||
@@ -169,7 +170,7 @@ func TestUnknownRemoteClass(t *testing.T) {
 	}
 	cs := rome.Client()
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: ns,
-		Annotations: map[string]string{storage.RemoteStorageClassAnnotation: "gold"}}, Spec: liqoClaim()}
+		Annotations: map[string]string{consts.RemoteStorageClassAnnotation: "gold"}}, Spec: liqoClaim()}
 	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -21,3 +21,16 @@ var (
 // with a reason when it cannot (no free network of that size, address
 // outside the network).
 const AllocatedCondition = "Allocated"
+
+// Names of the Networks and IPs every cluster has in the components'
+// namespace, which peers and liqoctl look up by name.
+const (
+	// ExternalNetworkName is the Network of the local external CIDR, where
+	// IPs without a networkRef take their addresses.
+	ExternalNetworkName = "external-cidr"
+	// APIServerIPName is the IP that gives this cluster's API server (the
+	// ClusterIP of Service default/kubernetes) its twin in the external
+	// CIDR: pods offloaded to a peer reach their home API server there,
+	// through the gateways, with the tokens the reflection gives them.
+	APIServerIPName = "api-server"
+)

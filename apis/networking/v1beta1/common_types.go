@@ -34,6 +34,19 @@ type Address string
 // endpoint is published in the status.
 const ReadyCondition = "Ready"
 
+// Reasons of a gateway's Ready condition.
+const (
+	GatewayReasonReady          = "GatewayReady"
+	GatewayReasonKeysInvalid    = "KeysInvalid"
+	GatewayReasonSecretNotFound = "SecretNotFound"
+	GatewayReasonApplyFailed    = "ApplyFailed"
+	GatewayReasonPodNotRunning  = "PodNotRunning"
+	GatewayReasonPodNotReady    = "PodNotReady"
+	// GatewayReasonNoEndpoint: a server's Service has no address the peer
+	// can reach yet (a load balancer still allocating one).
+	GatewayReasonNoEndpoint = "EndpointPending"
+)
+
 // GatewayResourceLabel marks the objects that belong to a gateway, such as
 // the PublicKey of the peer, so that the gateway's controllers select them.
 const GatewayResourceLabel = "networking.liqo.io/gateway-resource"

@@ -10,6 +10,22 @@ import (
 // it with `kubectl wait --for=condition=NetworkCIDRsConfigured`.
 const NetworkCIDRsConfiguredCondition = "NetworkCIDRsConfigured"
 
+// Reasons of a Configuration's NetworkCIDRsConfigured condition.
+const (
+	ConfigurationReasonConfigured     = "CIDRsConfigured"
+	ConfigurationReasonWaiting        = "WaitingForNetworks"
+	ConfigurationReasonNotAllocated   = "NetworkNotAllocated"
+	ConfigurationReasonLocalUnknown   = "LocalCIDRsUnknown"
+	ConfigurationReasonRemoteNotValid = "InvalidRemoteCIDR"
+	// ConfigurationReasonRemoteRefused: the peer announced a network it may not
+	// (pkg/ipam's ParsePeerCIDR says which rule).
+	ConfigurationReasonRemoteRefused = "RemoteCIDRRefused"
+	// ConfigurationReasonOverlapsLocal: a network allocated to the peer overlaps one
+	// this cluster routes itself (a node joined in it since): nothing is
+	// routed to the peer until the Configuration is made again.
+	ConfigurationReasonOverlapsLocal = "RemappedCIDROverlapsLocal"
+)
+
 // ConfiguredLabel is set to "true" on a Configuration whose CIDRs are
 // configured, alongside the condition, for the tools of Liqo v1.0 and v1.1
 // that read the label instead.

@@ -149,7 +149,7 @@ func whoAmI(ctx context.Context, kubeconfig []byte) (string, error) {
 
 func (r *IdentityReconciler) setReady(ctx context.Context, id *authv1beta1.Identity, status metav1.ConditionStatus, reason, msg string) error {
 	before := id.Status.DeepCopy()
-	meta.SetStatusCondition(&id.Status.Conditions, metav1.Condition{Type: ConditionReady, Status: status, Reason: reason,
+	meta.SetStatusCondition(&id.Status.Conditions, metav1.Condition{Type: authv1beta1.ReadyCondition, Status: status, Reason: reason,
 		Message: msg, ObservedGeneration: id.Generation})
 	if equality.Semantic.DeepEqual(before, &id.Status) {
 		return nil

@@ -64,7 +64,7 @@ func TestTenantKeyPinned(t *testing.T) {
 		if err := cl.Get(ctx, key, &tn); err != nil {
 			t.Fatal(err)
 		}
-		cond := meta.FindStatusCondition(tn.Status.Conditions, ConditionReady)
+		cond := meta.FindStatusCondition(tn.Status.Conditions, authv1beta1.ReadyCondition)
 		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != ReasonPublicKeyChanged ||
 			!strings.Contains(cond.Message, consts.ConsumerPublicKeyAnnotation) {
 			t.Fatalf("condition %+v, want %s naming the pin", cond, ReasonPublicKeyChanged)
@@ -131,7 +131,7 @@ func TestTenantKeyPinned(t *testing.T) {
 			if err := cl.Get(ctx, key, &tn); err != nil {
 				return false, err
 			}
-			return meta.IsStatusConditionTrue(tn.Status.Conditions, ConditionReady), nil
+			return meta.IsStatusConditionTrue(tn.Status.Conditions, authv1beta1.ReadyCondition), nil
 		})
 	})
 }

@@ -63,7 +63,7 @@ func tenantCondition(ctx context.Context, t *testing.T, tr *TenantReconciler, ke
 		if err := cl.Get(ctx, key, &tn); err != nil {
 			return false, err
 		}
-		cond = meta.FindStatusCondition(tn.Status.Conditions, ConditionReady)
+		cond = meta.FindStatusCondition(tn.Status.Conditions, authv1beta1.ReadyCondition)
 		return cond != nil && (cond.Status == metav1.ConditionTrue || cond.Reason == "AuthenticationFailed"), nil
 	})
 	return cond
@@ -91,7 +91,7 @@ func TestNonceRotatesOnceUsed(t *testing.T) {
 	}
 
 	s, _ := reconcileNonce(ctx, t, nr, consumer)
-	if bytes.Equal(s.Data[consts.NonceKey], nonce) || len(s.Data[consts.NonceKey]) != identity.NonceSize {
+	if bytes.Equal(s.Data[consts.NonceKey], nonce) || len(s.Data[consts.NonceKey]) != consts.NonceSize {
 		t.Fatal("the nonce a Tenant authenticated with was not replaced")
 	}
 	if !bytes.Equal(s.Data[previousNonceKey], nonce) || s.Annotations[previousValidUntilAnnotation] == "" {

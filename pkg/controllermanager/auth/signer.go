@@ -27,7 +27,7 @@ const ReasonNonceNotSigned = "NonceNotSigned"
 //
 // The nonce comes from the provider, and anyone who can label a Secret can
 // ask for a signature: the signer answers only the Secret liqoctl writes in
-// the tenant namespace of a peering, only nonces of identity.NonceSize
+// the tenant namespace of a peering, only nonces of consts.NonceSize
 // bytes, and signs them only inside a handshake message that names this
 // cluster and that provider (identity.Handshake). It never writes to a
 // Secret it refuses.
@@ -56,8 +56,8 @@ func (r *SignerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if why == "" && len(nonce) != identity.NonceSize {
-		why = fmt.Sprintf("field data.%s has %d bytes, a nonce has exactly %d", consts.NonceKey, len(nonce), identity.NonceSize)
+	if why == "" && len(nonce) != consts.NonceSize {
+		why = fmt.Sprintf("field data.%s has %d bytes, a nonce has exactly %d", consts.NonceKey, len(nonce), consts.NonceSize)
 	}
 	if why != "" {
 		r.refuse(ctx, &s, why)

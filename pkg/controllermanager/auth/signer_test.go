@@ -69,7 +69,7 @@ func mustNonce(t *testing.T) []byte {
 // TestSignerRefusesHostileSecrets: a Secret with the signer's labels is a
 // request for a signature by the cluster's identity. Outside the tenant
 // namespace of a peering, or with a nonce that is not exactly
-// identity.NonceSize bytes, it is refused with an Event saying why, and
+// consts.NonceSize bytes, it is refused with an Event saying why, and
 // left untouched.
 func TestSignerRefusesHostileSecrets(t *testing.T) {
 	nonce := mustNonce(t)

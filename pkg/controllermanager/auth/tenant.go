@@ -29,10 +29,6 @@ import (
 	"github.com/liqo-go/liqo/pkg/twinname"
 )
 
-// ConditionReady is the condition type reporting whether a Tenant or an
-// Identity is usable.
-const ConditionReady = "Ready"
-
 // tenantAnnotation on a CertificateSigningRequest points back at its Tenant.
 const tenantAnnotation = "liqo.io/tenant"
 
@@ -290,7 +286,7 @@ func (r *TenantReconciler) setReady(ctx context.Context, t *authv1beta1.Tenant, 
 // setReadyFrom sets the Ready condition and writes the status if it
 // differs from before.
 func (r *TenantReconciler) setReadyFrom(ctx context.Context, t *authv1beta1.Tenant, before *authv1beta1.TenantStatus, status metav1.ConditionStatus, reason, msg string) error {
-	meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{Type: ConditionReady, Status: status, Reason: reason,
+	meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{Type: authv1beta1.ReadyCondition, Status: status, Reason: reason,
 		Message: msg, ObservedGeneration: t.Generation})
 	if equality.Semantic.DeepEqual(before, &t.Status) {
 		return nil

@@ -128,7 +128,7 @@ func TestTenantRefusesForeignSignatures(t *testing.T) {
 			if err := cl.Get(ctx, key, &tn); err != nil {
 				t.Fatal(err)
 			}
-			cond := meta.FindStatusCondition(tn.Status.Conditions, ConditionReady)
+			cond := meta.FindStatusCondition(tn.Status.Conditions, authv1beta1.ReadyCondition)
 			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != "AuthenticationFailed" || !strings.Contains(cond.Message, c.want) {
 				t.Fatalf("condition %+v, want AuthenticationFailed containing %q", cond, c.want)
 			}
@@ -166,7 +166,7 @@ func TestTenantRefusesSquattingClusterIDs(t *testing.T) {
 			if err := cl.Get(ctx, key, &tn); err != nil {
 				t.Fatal(err)
 			}
-			cond := meta.FindStatusCondition(tn.Status.Conditions, ConditionReady)
+			cond := meta.FindStatusCondition(tn.Status.Conditions, authv1beta1.ReadyCondition)
 			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != ReasonClusterIDNotAllowed ||
 				!strings.Contains(cond.Message, names) || !strings.Contains(cond.Message, "--cluster-name") {
 				t.Fatalf("condition %+v, want %s naming %s and --cluster-name", cond, ReasonClusterIDNotAllowed, names)
@@ -257,7 +257,7 @@ func handshakeEndToEnd(t *testing.T, consumer, provider string, lifetime time.Du
 		if err := cl.Get(ctx, key, &tn); err != nil {
 			return false, err
 		}
-		cond := meta.FindStatusCondition(tn.Status.Conditions, ConditionReady)
+		cond := meta.FindStatusCondition(tn.Status.Conditions, authv1beta1.ReadyCondition)
 		if cond != nil && cond.Reason == "AuthenticationFailed" {
 			t.Fatalf("the provider refused a genuine handshake: %s", cond.Message)
 		}
@@ -296,7 +296,7 @@ func handshakeEndToEnd(t *testing.T, consumer, provider string, lifetime time.Du
 	if err := cl.Get(ctx, types.NamespacedName{Namespace: idNS, Name: id.Name}, id); err != nil {
 		t.Fatal(err)
 	}
-	if cond := meta.FindStatusCondition(id.Status.Conditions, ConditionReady); cond == nil || cond.Status != metav1.ConditionTrue {
+	if cond := meta.FindStatusCondition(id.Status.Conditions, authv1beta1.ReadyCondition); cond == nil || cond.Status != metav1.ConditionTrue {
 		t.Fatalf("the Identity is not Ready: %+v", cond)
 	}
 	var kc corev1.Secret
@@ -382,7 +382,7 @@ func TestCertificateRotation(t *testing.T) {
 		if err := cl.Get(ctx, tkey, &tn); err != nil {
 			return false, err
 		}
-		if cond := meta.FindStatusCondition(tn.Status.Conditions, ConditionReady); cond == nil || cond.Status != metav1.ConditionTrue {
+		if cond := meta.FindStatusCondition(tn.Status.Conditions, authv1beta1.ReadyCondition); cond == nil || cond.Status != metav1.ConditionTrue {
 			t.Fatalf("the Tenant left Ready during the renewal: %+v", cond)
 		}
 		c := signedCert(t, tn.Status.AuthParams.SignedCRT)

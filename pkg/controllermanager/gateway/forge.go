@@ -85,10 +85,6 @@ type desc struct {
 	Dial netv1beta1.EndpointStatus
 }
 
-// ResourceName is the name of every object of gateway name: its
-// Deployment, Service, ServiceAccount, RoleBinding and key Secret.
-func ResourceName(name string) string { return "gw-" + name }
-
 func (d desc) labels() map[string]string {
 	l := map[string]string{
 		ComponentLabel: ComponentValue, NameLabel: d.Name, ModeLabel: string(d.Mode),
@@ -126,7 +122,7 @@ func (d desc) meta(name string) metav1.ObjectMeta {
 // KeySecret is a new key Secret holding private and public.
 func (d desc) KeySecret(private, public []byte) *corev1.Secret {
 	s := &corev1.Secret{ObjectMeta: d.meta(d.SecretName), Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{PrivateKeyKey: private, PublicKeyKey: public}}
+		Data: map[string][]byte{consts.PrivateKeyKey: private, consts.PublicKeyKey: public}}
 	s.Labels[netv1beta1.GatewayResourceLabel] = "true"
 	return s
 }
@@ -134,16 +130,16 @@ func (d desc) KeySecret(private, public []byte) *corev1.Secret {
 // ServiceAccount the gateway pod runs as.
 func (d desc) ServiceAccount() *corev1.ServiceAccount {
 	return &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-		ObjectMeta: d.meta(ResourceName(d.Name))}
+		ObjectMeta: d.meta(consts.GatewayResourceName(d.Name))}
 }
 
 // RoleBinding gives the gateway GatewayClusterRole's rights in its namespace.
 func (d desc) RoleBinding() *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
-		ObjectMeta: d.meta(ResourceName(d.Name)),
+		ObjectMeta: d.meta(consts.GatewayResourceName(d.Name)),
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: GatewayClusterRole},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ResourceName(d.Name), Namespace: d.Namespace}},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: consts.GatewayResourceName(d.Name), Namespace: d.Namespace}},
 	}
 }
 
@@ -164,7 +160,7 @@ func (d desc) Service() *corev1.Service {
 	}
 	svc := &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: d.meta(ResourceName(d.Name)),
+		ObjectMeta: d.meta(consts.GatewayResourceName(d.Name)),
 		Spec:       corev1.ServiceSpec{Type: typ, Selector: d.activeSelector(), Ports: []corev1.ServicePort{sp}},
 	}
 	if typ == corev1.ServiceTypeLoadBalancer && d.Endpoint.LoadBalancerIP != nil {
@@ -232,7 +228,7 @@ func (d desc) Deployment(o Options) *appsv1.Deployment {
 	}
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment"},
-		ObjectMeta: d.meta(ResourceName(d.Name)),
+		ObjectMeta: d.meta(consts.GatewayResourceName(d.Name)),
 		Spec: appsv1.DeploymentSpec{
 			// Without o.Replicas, left to the Deployment's default (one)
 			// and not applied: an administrator may scale a gateway to zero
@@ -254,7 +250,7 @@ func (d desc) Deployment(o Options) *appsv1.Deployment {
 					// peer, the tunnel to that peer running through itself.
 					Affinity:                      kit.AvoidVirtualNodes(),
 					NodeSelector:                  o.NodeSelector,
-					ServiceAccountName:            ResourceName(d.Name),
+					ServiceAccountName:            consts.GatewayResourceName(d.Name),
 					TerminationGracePeriodSeconds: ptr.To(int64(5)),
 					Containers:                    []corev1.Container{c},
 					Volumes: []corev1.Volume{{Name: "keys", VolumeSource: corev1.VolumeSource{
@@ -277,7 +273,7 @@ func NodesBindingFor(gateways []types.NamespacedName) *rbacv1.ClusterRoleBinding
 	}
 	seen := map[types.NamespacedName]bool{}
 	for _, g := range gateways {
-		sa := types.NamespacedName{Namespace: g.Namespace, Name: ResourceName(g.Name)}
+		sa := types.NamespacedName{Namespace: g.Namespace, Name: consts.GatewayResourceName(g.Name)}
 		if !seen[sa] {
 			seen[sa] = true
 			b.Subjects = append(b.Subjects, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name})

@@ -8,13 +8,6 @@ import (
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 )
 
-// Keys of the gateway's key Secret: the raw 32-byte Curve25519 keys
-// WireGuard uses.
-const (
-	PrivateKeyKey = "privateKey"
-	PublicKeyKey  = "publicKey"
-)
-
 // NewKeyPair returns a fresh WireGuard key pair. X25519 from the standard
 // library is WireGuard's key agreement: its 32-byte private keys (clamped
 // by the curve's own rules) and public keys are WireGuard keys as they are.

@@ -69,7 +69,7 @@ func base(o client.Object, k string, m Mode, mtu int32, secret string) desc {
 		d.RemoteClusterID, _ = consts.ClusterIDOfTenantNamespace(o.GetNamespace())
 	}
 	if d.SecretName == "" {
-		d.SecretName, d.OwnSecret = ResourceName(d.Name), true
+		d.SecretName, d.OwnSecret = consts.GatewayResourceName(d.Name), true
 	}
 	return d
 }

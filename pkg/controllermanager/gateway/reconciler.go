@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/kit"
 )
 
@@ -27,21 +28,10 @@ import (
 // writes.
 const FieldOwner = "liqo-gateway-controller"
 
-// Reasons of the Ready condition.
-const (
-	ReasonReady          = "GatewayReady"
-	ReasonKeysInvalid    = "KeysInvalid"
-	ReasonSecretNotFound = "SecretNotFound"
-	ReasonApplyFailed    = "ApplyFailed"
-	ReasonPodNotRunning  = "PodNotRunning"
-	ReasonPodNotReady    = "PodNotReady"
-	ReasonNoEndpoint     = "EndpointPending"
-)
-
 // Events recorded on the gateway objects.
 const (
 	EventKeysGenerated = "KeysGenerated"
-	EventKeysInvalid   = ReasonKeysInvalid
+	EventKeysInvalid   = netv1beta1.GatewayReasonKeysInvalid
 )
 
 // notReadyRequeue re-checks a gateway that is not ready for a reason no
@@ -119,51 +109,51 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, d desc, st *st
 	objs = append(objs, dep)
 	for _, o := range objs {
 		if err := r.Client.Patch(ctx, o, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-			return ready(false, ReasonApplyFailed, "applying %s %s: %v", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err), err
+			return ready(false, netv1beta1.GatewayReasonApplyFailed, "applying %s %s: %v", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err), err
 		}
 	}
 	if err := r.syncNodesBinding(ctx); err != nil {
-		return ready(false, ReasonApplyFailed, "binding the gateway to node reading: %v", err), err
+		return ready(false, netv1beta1.GatewayReasonApplyFailed, "binding the gateway to node reading: %v", err), err
 	}
 	*st.ref = &corev1.ObjectReference{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment", Namespace: d.Namespace, Name: dep.Name}
 
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(d.Namespace), client.MatchingLabels(d.selector())); err != nil {
-		return ready(false, ReasonPodNotRunning, "listing the gateway pods: %v", err), err
+		return ready(false, netv1beta1.GatewayReasonPodNotRunning, "listing the gateway pods: %v", err), err
 	}
 	pod := activePod(pods.Items, string(d.UID))
 	if pod == nil {
 		*st.internalEndpoint = nil
 		if err := r.markConnectionDown(ctx, d); err != nil {
-			return ready(false, ReasonPodNotRunning, "the gateway pod %s is not running: %v", dep.Name, err), err
+			return ready(false, netv1beta1.GatewayReasonPodNotRunning, "the gateway pod %s is not running: %v", dep.Name, err), err
 		}
-		return ready(false, ReasonPodNotRunning, "the gateway pod %s is not running yet", dep.Name), nil
+		return ready(false, netv1beta1.GatewayReasonPodNotRunning, "the gateway pod %s is not running yet", dep.Name), nil
 	}
 	ip, node := netv1beta1.IP(pod.Status.PodIP), pod.Spec.NodeName
 	*st.internalEndpoint = &netv1beta1.InternalGatewayEndpoint{IP: &ip, Node: &node}
 
 	if d.Mode == Server {
 		var svc corev1.Service
-		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: ResourceName(d.Name)}, &svc); err != nil {
-			return ready(false, ReasonNoEndpoint, "reading the gateway Service: %v", err), client.IgnoreNotFound(err)
+		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: consts.GatewayResourceName(d.Name)}, &svc); err != nil {
+			return ready(false, netv1beta1.GatewayReasonNoEndpoint, "reading the gateway Service: %v", err), client.IgnoreNotFound(err)
 		}
 		var n *corev1.Node
 		if svc.Spec.Type == corev1.ServiceTypeNodePort {
 			n = &corev1.Node{}
 			if err := r.Client.Get(ctx, types.NamespacedName{Name: node}, n); err != nil {
-				return ready(false, ReasonNoEndpoint, "reading node %s: %v", node, err), client.IgnoreNotFound(err)
+				return ready(false, netv1beta1.GatewayReasonNoEndpoint, "reading node %s: %v", node, err), client.IgnoreNotFound(err)
 			}
 		}
 		ep, err := serverEndpoint(&svc, n)
 		if err != nil {
-			return ready(false, ReasonNoEndpoint, "%v", err), nil
+			return ready(false, netv1beta1.GatewayReasonNoEndpoint, "%v", err), nil
 		}
 		*st.endpoint = ep
 	}
 	if !podReady(pod) {
-		return ready(false, ReasonPodNotReady, "the gateway pod %s is running but not ready", pod.Name), nil
+		return ready(false, netv1beta1.GatewayReasonPodNotReady, "the gateway pod %s is running but not ready", pod.Name), nil
 	}
-	return ready(true, ReasonReady, "the gateway pod %s is ready on node %s", pod.Name, node), nil
+	return ready(true, netv1beta1.GatewayReasonReady, "the gateway pod %s is ready on node %s", pod.Name, node), nil
 }
 
 // keys makes sure the key Secret exists and holds a usable pair. A Secret
@@ -186,21 +176,21 @@ func (r *Reconciler) keys(ctx context.Context, obj client.Object, d desc) (kit.C
 	case apierrors.IsNotFound(err) && d.OwnSecret:
 		priv, pub, kerr := NewKeyPair()
 		if kerr != nil {
-			return fail(ReasonKeysInvalid, "%v", kerr)
+			return fail(netv1beta1.GatewayReasonKeysInvalid, "%v", kerr)
 		}
 		if cerr := r.Client.Create(ctx, d.KeySecret(priv, pub)); cerr != nil && !apierrors.IsAlreadyExists(cerr) {
-			return fail(ReasonApplyFailed, "creating the key Secret %s: %v", d.SecretName, cerr)
+			return fail(netv1beta1.GatewayReasonApplyFailed, "creating the key Secret %s: %v", d.SecretName, cerr)
 		}
 		r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventKeysGenerated, "generated the WireGuard key pair in Secret %s", d.SecretName)
 		return kit.Condition{}, true
 	case apierrors.IsNotFound(err):
-		return fail(ReasonSecretNotFound, "the key Secret %s named by spec.secretRef does not exist", d.SecretName)
+		return fail(netv1beta1.GatewayReasonSecretNotFound, "the key Secret %s named by spec.secretRef does not exist", d.SecretName)
 	case err != nil:
-		return fail(ReasonSecretNotFound, "reading the key Secret %s: %v", d.SecretName, err)
+		return fail(netv1beta1.GatewayReasonSecretNotFound, "reading the key Secret %s: %v", d.SecretName, err)
 	}
-	if kerr := CheckKeyPair(s.Data[PrivateKeyKey], s.Data[PublicKeyKey]); kerr != nil {
+	if kerr := CheckKeyPair(s.Data[consts.PrivateKeyKey], s.Data[consts.PublicKeyKey]); kerr != nil {
 		r.Recorder.Eventf(obj, corev1.EventTypeWarning, EventKeysInvalid, "key Secret %s: %v", d.SecretName, kerr)
-		return fail(ReasonKeysInvalid, "key Secret %s: %v (fix or delete it; a deleted Secret of ours is regenerated)", d.SecretName, kerr)
+		return fail(netv1beta1.GatewayReasonKeysInvalid, "key Secret %s: %v (fix or delete it; a deleted Secret of ours is regenerated)", d.SecretName, kerr)
 	}
 	return kit.Condition{}, true
 }

@@ -42,7 +42,7 @@ func boundToNodes(ctx context.Context, ns, name string) (bool, error) {
 		return false, err
 	}
 	return slices.ContainsFunc(b.Subjects, func(s rbacv1.Subject) bool {
-		return s.Namespace == ns && s.Name == ResourceName(name)
+		return s.Namespace == ns && s.Name == consts.GatewayResourceName(name)
 	}), nil
 }
 
@@ -74,7 +74,7 @@ func TestServer(t *testing.T) {
 	if err := cl.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gw-milan"}, &s); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckKeyPair(s.Data[PrivateKeyKey], s.Data[PublicKeyKey]); err != nil {
+	if err := CheckKeyPair(s.Data[consts.PrivateKeyKey], s.Data[consts.PublicKeyKey]); err != nil {
 		t.Fatalf("key Secret: %v", err)
 	}
 	if gws.Status.SecretRef == nil || gws.Status.SecretRef.Name != "gw-milan" {
@@ -132,7 +132,7 @@ func TestServer(t *testing.T) {
 	if err := cl.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gw-milan"}, &again); err != nil {
 		t.Fatal(err)
 	}
-	if string(again.Data[PrivateKeyKey]) != string(s.Data[PrivateKeyKey]) {
+	if string(again.Data[consts.PrivateKeyKey]) != string(s.Data[consts.PrivateKeyKey]) {
 		t.Fatal("the key pair changed on an update")
 	}
 
@@ -185,7 +185,7 @@ func TestClient(t *testing.T) {
 		Spec: netv1beta1.GatewayClientSpec{SecretRef: corev1.LocalObjectReference{Name: "nope"},
 			Endpoint: netv1beta1.EndpointStatus{Addresses: []netv1beta1.Address{"172.31.2.10"}, Port: 1}}}
 	bad := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "bad-keys", Namespace: ns},
-		Data: map[string][]byte{PrivateKeyKey: []byte("short"), PublicKeyKey: []byte("also short")}}
+		Data: map[string][]byte{consts.PrivateKeyKey: []byte("short"), consts.PublicKeyKey: []byte("also short")}}
 	badRef := &netv1beta1.GatewayClient{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: ns},
 		Spec: netv1beta1.GatewayClientSpec{SecretRef: corev1.LocalObjectReference{Name: "bad-keys"},
 			Endpoint: netv1beta1.EndpointStatus{Addresses: []netv1beta1.Address{"172.31.2.10"}, Port: 1}}}
@@ -194,7 +194,7 @@ func TestClient(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for g, reason := range map[*netv1beta1.GatewayClient]string{missing: ReasonSecretNotFound, badRef: ReasonKeysInvalid} {
+	for g, reason := range map[*netv1beta1.GatewayClient]string{missing: netv1beta1.GatewayReasonSecretNotFound, badRef: netv1beta1.GatewayReasonKeysInvalid} {
 		harness.Eventually(ctx, t, g.Name+" reported "+reason, func() (bool, error) {
 			if err := cl.Get(ctx, client.ObjectKeyFromObject(g), g); err != nil {
 				return false, err
@@ -203,12 +203,12 @@ func TestClient(t *testing.T) {
 			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == reason, nil
 		})
 		var d appsv1.Deployment
-		if err := cl.Get(ctx, types.NamespacedName{Namespace: ns, Name: ResourceName(g.Name)}, &d); err == nil {
+		if err := cl.Get(ctx, types.NamespacedName{Namespace: ns, Name: consts.GatewayResourceName(g.Name)}, &d); err == nil {
 			t.Errorf("gateway %s without usable keys got a Deployment", g.Name)
 		}
 	}
 	var kept corev1.Secret
-	if err := cl.Get(ctx, client.ObjectKeyFromObject(bad), &kept); err != nil || string(kept.Data[PrivateKeyKey]) != "short" {
-		t.Fatalf("the user's Secret was changed: %v %q", err, kept.Data[PrivateKeyKey])
+	if err := cl.Get(ctx, client.ObjectKeyFromObject(bad), &kept); err != nil || string(kept.Data[consts.PrivateKeyKey]) != "short" {
+		t.Fatalf("the user's Secret was changed: %v %q", err, kept.Data[consts.PrivateKeyKey])
 	}
 }

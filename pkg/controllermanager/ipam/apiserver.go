@@ -21,12 +21,6 @@ import (
 	"github.com/liqo-go/liqo/pkg/kit"
 )
 
-// APIServerIPName is the IP that gives this cluster's API server (the
-// ClusterIP of Service default/kubernetes) its twin in the external CIDR:
-// pods offloaded to a peer reach their home API server there, through the
-// gateways, with the tokens the reflection gives them.
-const APIServerIPName = "api-server"
-
 // APIServerIP keeps the IP api-server in the components' namespace. The
 // gateways masquerade what they forward to it: the API server answers the
 // gateway, which knows the way back into the tunnel, and not a peer's pod
@@ -46,7 +40,7 @@ func (a *APIServerIP) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("ipam")
 	err := wait.PollUntilContextCancel(ctx, 5*time.Second, true, func(ctx context.Context) (bool, error) {
 		if err := a.ensure(ctx); err != nil {
-			log.Error(err, "keeping the IP of the API server, will retry", "ip", APIServerIPName)
+			log.Error(err, "keeping the IP of the API server, will retry", "ip", ipamv1alpha1.APIServerIPName)
 			return false, nil
 		}
 		return true, nil
@@ -70,7 +64,7 @@ func (a *APIServerIP) ensure(ctx context.Context) error {
 		return fmt.Errorf("service default/kubernetes has no IPv4 ClusterIP (%q)", svc.Spec.ClusterIP)
 	}
 	want := &ipamv1alpha1.IP{
-		ObjectMeta: metav1.ObjectMeta{Name: APIServerIPName, Namespace: a.Namespace,
+		ObjectMeta: metav1.ObjectMeta{Name: ipamv1alpha1.APIServerIPName, Namespace: a.Namespace,
 			Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue}},
 		Spec: ipamv1alpha1.IPSpec{IP: netv1beta1.IP(addr.String()), Masquerade: ptr.To(true)},
 	}
@@ -87,7 +81,7 @@ func (a *APIServerIP) ensure(ctx context.Context) error {
 	// spec.ip is immutable: a cluster whose service CIDR was changed gets
 	// its IP replaced (peers see a new twin address).
 	if err := a.Client.Delete(ctx, &have, client.Preconditions{UID: &have.UID}); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("replacing IP %s (%s, now %s): %w", APIServerIPName, have.Spec.IP, addr, err)
+		return fmt.Errorf("replacing IP %s (%s, now %s): %w", ipamv1alpha1.APIServerIPName, have.Spec.IP, addr, err)
 	}
 	return a.Client.Create(ctx, want)
 }
@@ -97,7 +91,7 @@ func (a *APIServerIP) ensure(ctx context.Context) error {
 // invalid until the IP is allocated. The port is the kubernetes Service's.
 func HomeAPIServer(ctx context.Context, r client.Reader, namespace string) netip.Addr {
 	var ip ipamv1alpha1.IP
-	if err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: APIServerIPName}, &ip); err != nil {
+	if err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ipamv1alpha1.APIServerIPName}, &ip); err != nil {
 		return netip.Addr{}
 	}
 	addr, _ := netip.ParseAddr(string(ip.Status.IP))

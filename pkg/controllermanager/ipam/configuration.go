@@ -29,22 +29,6 @@ import (
 // for.
 const ConfigurationLabel = "ipam.liqo.io/configuration"
 
-// Reasons of the NetworkCIDRsConfigured condition.
-const (
-	ReasonConfigured     = "CIDRsConfigured"
-	ReasonWaiting        = "WaitingForNetworks"
-	ReasonNotAllocated   = "NetworkNotAllocated"
-	ReasonLocalUnknown   = "LocalCIDRsUnknown"
-	ReasonRemoteNotValid = "InvalidRemoteCIDR"
-	// ReasonRemoteRefused: the peer announced a network it may not
-	// (ipam.ParsePeerCIDR says which rule).
-	ReasonRemoteRefused = "RemoteCIDRRefused"
-	// ReasonOverlapsLocal: a network allocated to the peer overlaps one
-	// this cluster routes itself (a node joined in it since): nothing is
-	// routed to the peer until the Configuration is made again.
-	ReasonOverlapsLocal = "RemappedCIDROverlapsLocal"
-)
-
 // ConfigurationReconciler allocates the networks of a peer's Configuration
 // and reports them, remapped, in its status.
 type ConfigurationReconciler struct {
@@ -97,7 +81,7 @@ func (r *ConfigurationReconciler) Reconcile(ctx context.Context, req reconcile.R
 		if !cond.OK {
 			typ = corev1.EventTypeWarning
 		}
-		if cond.OK || cond.Reason != ReasonWaiting {
+		if cond.OK || cond.Reason != netv1beta1.ConfigurationReasonWaiting {
 			r.Recorder.Event(&cfg, typ, cond.Reason, cond.Message)
 		}
 	}
@@ -127,7 +111,7 @@ func (r *ConfigurationReconciler) syncLocal(ctx context.Context, cfg *netv1beta1
 func (r *ConfigurationReconciler) syncNetworks(ctx context.Context, cfg *netv1beta1.Configuration) (kit.Condition, error) {
 	cond := kit.Condition{Type: netv1beta1.NetworkCIDRsConfiguredCondition}
 	if !r.Options.PodCIDR.IsValid() {
-		cond.Reason = ReasonLocalUnknown
+		cond.Reason = netv1beta1.ConfigurationReasonLocalUnknown
 		cond.Message = "this cluster's pod CIDR is unknown: start the controller manager with --pod-cidr"
 		return cond, nil
 	}
@@ -184,9 +168,9 @@ func (r *ConfigurationReconciler) syncNetworks(ctx context.Context, cfg *netv1be
 	}
 	switch {
 	case len(failed) > 0:
-		cond.Reason, cond.Message = ReasonNotAllocated, "cannot allocate "+strings.Join(failed, "; ")
+		cond.Reason, cond.Message = netv1beta1.ConfigurationReasonNotAllocated, "cannot allocate "+strings.Join(failed, "; ")
 	case len(waiting) > 0:
-		cond.Reason, cond.Message = ReasonWaiting, "waiting for the allocation of "+strings.Join(waiting, ", ")
+		cond.Reason, cond.Message = netv1beta1.ConfigurationReasonWaiting, "waiting for the allocation of "+strings.Join(waiting, ", ")
 	default:
 		// The allocator kept the networks clear of this cluster's own when
 		// it allocated them, but nodes join later: a network of the peer
@@ -196,11 +180,11 @@ func (r *ConfigurationReconciler) syncNetworks(ctx context.Context, cfg *netv1be
 			return cond, err
 		}
 		if overlap != "" {
-			cond.Reason, cond.Message = ReasonOverlapsLocal, overlap+
+			cond.Reason, cond.Message = netv1beta1.ConfigurationReasonOverlapsLocal, overlap+
 				": nothing is routed to the peer (liqoctl network reset, then connect, allocates its networks again)"
 			return cond, nil
 		}
-		cond.OK, cond.Reason = true, ReasonConfigured
+		cond.OK, cond.Reason = true, netv1beta1.ConfigurationReasonConfigured
 		cond.Message = fmt.Sprintf("the peer's pod CIDRs %v are reached as %v, its external CIDRs %v as %v",
 			cfg.Spec.Remote.CIDR.Pod, remote.CIDR.Pod, cfg.Spec.Remote.CIDR.External, remote.CIDR.External)
 		cfg.Status.Remote = remote
@@ -216,10 +200,10 @@ func checkRemote(c netv1beta1.CIDR) (string, error) {
 		err = checkPrefix(p)
 	}
 	if err != nil {
-		return ReasonRemoteNotValid, err
+		return netv1beta1.ConfigurationReasonRemoteNotValid, err
 	}
 	if _, err := ipam.ParsePeerCIDR(string(c)); err != nil {
-		return ReasonRemoteRefused, err
+		return netv1beta1.ConfigurationReasonRemoteRefused, err
 	}
 	return "", nil
 }

@@ -20,10 +20,6 @@ import (
 	"github.com/liqo-go/liqo/pkg/kit"
 )
 
-// ExternalNetworkName is the Network of the local external CIDR, where IPs
-// without a networkRef take their addresses.
-const ExternalNetworkName = "external-cidr"
-
 // IPReconciler gives IPs their remapped address.
 type IPReconciler struct {
 	Client   client.Client
@@ -98,7 +94,7 @@ func (r *IPReconciler) networkKey(ip *ipamv1alpha1.IP) types.NamespacedName {
 		}
 		return types.NamespacedName{Namespace: ns, Name: ref.Name}
 	}
-	return types.NamespacedName{Namespace: r.Options.Namespace, Name: ExternalNetworkName}
+	return types.NamespacedName{Namespace: r.Options.Namespace, Name: ipamv1alpha1.ExternalNetworkName}
 }
 
 // network returns the allocated network of ip's Network and how many

@@ -155,13 +155,13 @@ func TestConfigurationRefusals(t *testing.T) {
 	}{
 		// Half the address space, either half (the upper one overlaps
 		// nothing local, and was once kept as is).
-		{"greedy", []string{"0.0.0.0/1"}, []string{"10.70.0.0/16"}, ReasonRemoteRefused, "wider than /8"},
-		{"upper", []string{"10.244.0.0/16"}, []string{"128.0.0.0/1"}, ReasonRemoteRefused, "wider than /8"},
+		{"greedy", []string{"0.0.0.0/1"}, []string{"10.70.0.0/16"}, netv1beta1.ConfigurationReasonRemoteRefused, "wider than /8"},
+		{"upper", []string{"10.244.0.0/16"}, []string{"128.0.0.0/1"}, netv1beta1.ConfigurationReasonRemoteRefused, "wider than /8"},
 		// The cloud metadata service, the internet, loopback.
-		{"metadata", []string{"10.244.0.0/16"}, []string{"169.254.169.254/32"}, ReasonRemoteRefused, "link-local"},
-		{"public", []string{"8.8.8.0/24"}, []string{"10.70.0.0/16"}, ReasonRemoteRefused, "not inside a private range"},
-		{"loopback", []string{"127.0.0.0/8"}, []string{"10.70.0.0/16"}, ReasonRemoteRefused, "loopback"},
-		{"v6", []string{"fd00::/64"}, []string{"10.70.0.0/16"}, ReasonRemoteNotValid, "only IPv4"},
+		{"metadata", []string{"10.244.0.0/16"}, []string{"169.254.169.254/32"}, netv1beta1.ConfigurationReasonRemoteRefused, "link-local"},
+		{"public", []string{"8.8.8.0/24"}, []string{"10.70.0.0/16"}, netv1beta1.ConfigurationReasonRemoteRefused, "not inside a private range"},
+		{"loopback", []string{"127.0.0.0/8"}, []string{"10.70.0.0/16"}, netv1beta1.ConfigurationReasonRemoteRefused, "loopback"},
+		{"v6", []string{"fd00::/64"}, []string{"10.70.0.0/16"}, netv1beta1.ConfigurationReasonRemoteNotValid, "only IPv4"},
 	}
 	for _, tt := range tests {
 		createConfiguration(t, ns, tt.peer, tt.pod, tt.external)
@@ -202,7 +202,7 @@ func TestConfigurationRefusals(t *testing.T) {
 	createConfiguration(t, ns, "early", []string{"10.244.0.0/16"}, []string{"10.70.0.0/16"})
 	c := waitFor(t, configuration(ns, "early"), "Configuration", func(c *netv1beta1.Configuration) bool {
 		cond := condition(c.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition)
-		return cond != nil && cond.Reason == ReasonLocalUnknown
+		return cond != nil && cond.Reason == netv1beta1.ConfigurationReasonLocalUnknown
 	})
 	if !strings.Contains(condition(c.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition).Message, "--pod-cidr") {
 		t.Errorf("the condition does not name the flag: %+v", c.Status.Conditions)
@@ -235,7 +235,7 @@ func TestRestartAndRelease(t *testing.T) {
 	// Each manager of this package's tests has its own api-server IP (in
 	// its namespace), all in the same external CIDR: addresses are checked
 	// against the others rather than by number.
-	apiServer := waitFor(t, &ipamv1alpha1.IP{ObjectMeta: metav1.ObjectMeta{Name: APIServerIPName, Namespace: o.Namespace}}, "the manager's api-server IP", allocated)
+	apiServer := waitFor(t, &ipamv1alpha1.IP{ObjectMeta: metav1.ObjectMeta{Name: ipamv1alpha1.APIServerIPName, Namespace: o.Namespace}}, "the manager's api-server IP", allocated)
 	var kubernetes corev1.Service
 	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "kubernetes"}, &kubernetes); err != nil {
 		t.Fatal(err)
@@ -366,7 +366,7 @@ func TestNodeNetworksNeverRouted(t *testing.T) {
 	addNode("nodenets-b", "192.168.78.5")
 	c = waitFor(t, configuration(ns, "later"), "Configuration", func(c *netv1beta1.Configuration) bool {
 		cond := condition(c.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition)
-		return cond != nil && cond.Reason == ReasonOverlapsLocal && c.Labels[netv1beta1.ConfiguredLabel] == "false"
+		return cond != nil && cond.Reason == netv1beta1.ConfigurationReasonOverlapsLocal && c.Labels[netv1beta1.ConfiguredLabel] == "false"
 	})
 	if cond := condition(c.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition); c.Status.Remote != nil ||
 		!strings.Contains(cond.Message, "192.168.78.0/24") || !strings.Contains(cond.Message, "nodes") {

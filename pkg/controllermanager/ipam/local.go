@@ -48,7 +48,7 @@ func (l *LocalNetworks) NeedLeaderElection() bool { return true }
 
 func (l *LocalNetworks) ensure(ctx context.Context, name string, p netip.Prefix) error {
 	pre := int32(0)
-	if name == ExternalNetworkName {
+	if name == ipamv1alpha1.ExternalNetworkName {
 		pre = ExternalPreAllocated
 	}
 	want := &ipamv1alpha1.Network{

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 )
 
@@ -71,7 +72,7 @@ func TestCordonedSliceKeepsGrant(t *testing.T) {
 	got = decideSlice(t, s)
 	if c := resourcesCondition(got); !got.Status.Resources.Pods().Equal(resource.MustParse("10")) ||
 		c.Reason != ReasonSliceCordoned || !strings.Contains(c.Message, "the changed request waits") {
-		t.Errorf("a cordoned slice's bigger request: %s, %+v; want 10 pods kept and the condition saying the request waits", Canonical(got.Status.Resources), c)
+		t.Errorf("a cordoned slice's bigger request: %s, %+v; want 10 pods kept and the condition saying the request waits", authv1beta1.CanonicalResources(got.Status.Resources), c)
 	}
 	var q offv1beta1.Quota
 	if err := cl.Get(ctx, key, &q); err != nil || !q.Spec.Resources.Pods().Equal(resource.MustParse("10")) || !ptr.Deref(q.Spec.Cordoned, false) {
@@ -81,7 +82,7 @@ func TestCordonedSliceKeepsGrant(t *testing.T) {
 	setCordoned(t, key, false)
 	got = decideSlice(t, s)
 	if !got.Status.Resources.Pods().Equal(resource.MustParse("20")) {
-		t.Errorf("the request once uncordoned: %s, want 20 pods", Canonical(got.Status.Resources))
+		t.Errorf("the request once uncordoned: %s, want 20 pods", authv1beta1.CanonicalResources(got.Status.Resources))
 	}
 	if c := resourcesCondition(got); c.Reason == ReasonSliceCordoned {
 		t.Errorf("an uncordoned slice's condition: %+v", c)

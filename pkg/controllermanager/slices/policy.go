@@ -12,45 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 )
-
-// DefaultResources is what a slice asks for when it names nothing, as the
-// documentation states: 4 CPUs, 8Gi of memory, 110 pods and 20Gi of
-// ephemeral storage. A slice naming some of them asks for the default of
-// the others (see WithDefaults). Ephemeral storage is among them because a
-// virtual node without it refuses every pod with an ephemeral-storage
-// request or limit (the scheduler reads a missing capacity as zero), and
-// such pods are common (emptyDir size limits, charts setting limits).
-func DefaultResources() corev1.ResourceList {
-	return corev1.ResourceList{
-		corev1.ResourceCPU:              resource.MustParse("4"),
-		corev1.ResourceMemory:           resource.MustParse("8Gi"),
-		corev1.ResourcePods:             resource.MustParse("110"),
-		corev1.ResourceEphemeralStorage: resource.MustParse("20Gi"),
-	}
-}
-
-// WithDefaults is the request a slice's resources make: every one of cpu,
-// memory, pods and ephemeral-storage the slice does not name is asked for
-// at its default, so that the Quota always bounds them. A slice naming only pods would
-// otherwise leave its consumer's cpu and memory unbounded (a Quota bounds
-// only what it lists). The default rather than zero: it is what naming
-// nothing asks for, and what liqoctl's flags ask for when left out, so the
-// slice gets no more than an empty one and remains usable by pods that
-// request cpu or memory.
-func WithDefaults(requested corev1.ResourceList) corev1.ResourceList {
-	out := requested.DeepCopy()
-	if out == nil {
-		out = corev1.ResourceList{}
-	}
-	for name, q := range DefaultResources() {
-		if _, ok := out[name]; !ok {
-			out[name] = q
-		}
-	}
-	return out
-}
 
 // Validate refuses a request the policy cannot decide: a negative amount,
 // which granted would be a negative Quota, and would add to what the
@@ -117,7 +81,7 @@ var alwaysBounded = []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMem
 
 // Decide applies the provider's policy to a request. An invalid request
 // (see Validate) is refused whatever the policy. cpu, memory and pods the
-// request does not name are asked for at their defaults (see WithDefaults).
+// request does not name are asked for at their defaults (see authv1beta1.WithDefaultResources).
 // With deny false, every resource is cut to what is left and the message
 // says what was cut; with deny true, a request exceeding what is left is
 // refused with the reason. A resource the provider does not have at all is
@@ -131,7 +95,7 @@ func Decide(requested, shareable corev1.ResourceList, deny bool) (accepted corev
 	if err := Validate(requested); err != nil {
 		return nil, false, err.Error()
 	}
-	full := WithDefaults(requested)
+	full := authv1beta1.WithDefaultResources(requested)
 	accepted = corev1.ResourceList{}
 	var cut, absent []string
 	for _, name := range sortedNames(full) {
@@ -166,17 +130,6 @@ func Decide(requested, shareable corev1.ResourceList, deny bool) (accepted corev
 		return nil, false, "not enough resources: " + strings.Join(cut, "; ")
 	}
 	return accepted, true, "granted up to the sharing limit (" + strings.Join(cut, "; ") + ")" + note
-}
-
-// Canonical renders a resource list in a stable form, to tell whether a
-// request changed since it was decided.
-func Canonical(l corev1.ResourceList) string {
-	parts := make([]string, 0, len(l))
-	for _, name := range sortedNames(l) {
-		q := l[name]
-		parts = append(parts, string(name)+"="+q.String())
-	}
-	return strings.Join(parts, ",")
 }
 
 func sortedNames(l corev1.ResourceList) []corev1.ResourceName {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 )
 
@@ -61,8 +62,8 @@ func TestShareable(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := Shareable(nodes, c.pct, c.granted)
-			if Canonical(got) != Canonical(c.want) {
-				t.Fatalf("got %s, want %s", Canonical(got), Canonical(c.want))
+			if authv1beta1.CanonicalResources(got) != authv1beta1.CanonicalResources(c.want) {
+				t.Fatalf("got %s, want %s", authv1beta1.CanonicalResources(got), authv1beta1.CanonicalResources(c.want))
 			}
 		})
 	}
@@ -90,8 +91,8 @@ func TestDecide(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, ok, msg := Decide(c.requested, left, c.deny)
-			if ok != c.wantOK || Canonical(got) != Canonical(c.want) || !strings.Contains(msg, c.msgHas) {
-				t.Fatalf("got %s ok=%v %q; want %s ok=%v containing %q", Canonical(got), ok, msg, Canonical(c.want), c.wantOK, c.msgHas)
+			if ok != c.wantOK || authv1beta1.CanonicalResources(got) != authv1beta1.CanonicalResources(c.want) || !strings.Contains(msg, c.msgHas) {
+				t.Fatalf("got %s ok=%v %q; want %s ok=%v containing %q", authv1beta1.CanonicalResources(got), ok, msg, authv1beta1.CanonicalResources(c.want), c.wantOK, c.msgHas)
 			}
 		})
 	}
@@ -111,7 +112,7 @@ func TestDecideRefusesNegative(t *testing.T) {
 		} {
 			got, ok, msg := Decide(requested, left, deny)
 			if ok || got != nil || !strings.Contains(msg, "must not be negative") {
-				t.Errorf("deny=%v, %s: got %s ok=%v %q; want a refusal saying it must not be negative", deny, Canonical(requested), Canonical(got), ok, msg)
+				t.Errorf("deny=%v, %s: got %s ok=%v %q; want a refusal saying it must not be negative", deny, authv1beta1.CanonicalResources(requested), authv1beta1.CanonicalResources(got), ok, msg)
 			}
 		}
 	}
@@ -129,12 +130,12 @@ func TestNegativeGrantInflatesNothing(t *testing.T) {
 	}
 	second, ok, msg := Decide(rl("1000", "1Gi", "10"), Shareable(nodes, 50, granted), false)
 	if cpu := second[corev1.ResourceCPU]; !ok || cpu.Cmp(resource.MustParse("4")) > 0 {
-		t.Errorf("after a grant of %s, a request for 1000 CPUs got %s (%q); the provider shares 4", Canonical(first), Canonical(second), msg)
+		t.Errorf("after a grant of %s, a request for 1000 CPUs got %s (%q); the provider shares 4", authv1beta1.CanonicalResources(first), authv1beta1.CanonicalResources(second), msg)
 	}
 	// Whatever was stored before the policy refused negative requests adds
 	// nothing to the share either.
-	if got := Shareable(nodes, 50, []corev1.ResourceList{rl("-1000", "-1Gi", "")}); Canonical(got) != Canonical(rl("4", "16Gi", "55")) {
-		t.Errorf("Shareable with a negative grant = %s, want %s", Canonical(got), Canonical(rl("4", "16Gi", "55")))
+	if got := Shareable(nodes, 50, []corev1.ResourceList{rl("-1000", "-1Gi", "")}); authv1beta1.CanonicalResources(got) != authv1beta1.CanonicalResources(rl("4", "16Gi", "55")) {
+		t.Errorf("Shareable with a negative grant = %s, want %s", authv1beta1.CanonicalResources(got), authv1beta1.CanonicalResources(rl("4", "16Gi", "55")))
 	}
 }
 
@@ -165,8 +166,8 @@ func TestDecideBoundsCPUMemoryPods(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, ok, msg := Decide(c.requested, c.left, c.deny)
-			if ok != c.wantOK || Canonical(got) != Canonical(c.want) || !strings.Contains(msg, c.msgHas) {
-				t.Fatalf("got %s ok=%v %q; want %s ok=%v containing %q", Canonical(got), ok, msg, Canonical(c.want), c.wantOK, c.msgHas)
+			if ok != c.wantOK || authv1beta1.CanonicalResources(got) != authv1beta1.CanonicalResources(c.want) || !strings.Contains(msg, c.msgHas) {
+				t.Fatalf("got %s ok=%v %q; want %s ok=%v containing %q", authv1beta1.CanonicalResources(got), ok, msg, authv1beta1.CanonicalResources(c.want), c.wantOK, c.msgHas)
 			}
 		})
 	}
@@ -215,8 +216,8 @@ func TestDecideEphemeralStorage(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, ok, msg := Decide(c.requested, c.left, c.deny)
-			if ok != c.wantOK || Canonical(got) != Canonical(c.want) || !strings.Contains(msg, c.msgHas) {
-				t.Fatalf("got %s ok=%v %q; want %s ok=%v containing %q", Canonical(got), ok, msg, Canonical(c.want), c.wantOK, c.msgHas)
+			if ok != c.wantOK || authv1beta1.CanonicalResources(got) != authv1beta1.CanonicalResources(c.want) || !strings.Contains(msg, c.msgHas) {
+				t.Fatalf("got %s ok=%v %q; want %s ok=%v containing %q", authv1beta1.CanonicalResources(got), ok, msg, authv1beta1.CanonicalResources(c.want), c.wantOK, c.msgHas)
 			}
 		})
 	}

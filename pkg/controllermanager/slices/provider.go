@@ -23,14 +23,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 )
-
-// DecidedAnnotation records the request a slice's decision was made for: a
-// decision stands until the consumer changes its request, so grants do not
-// shift under running workloads when nodes come and go. The consumer's
-// replicator copies it back with the status.
-const DecidedAnnotation = "liqo.io/decided-for"
 
 // ProviderReconciler decides, on the provider, the ResourceSlices consumers
 // replicated into their tenant namespaces, and keeps each accepted slice's
@@ -82,8 +75,8 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 
 	// The request as decided, defaults included: a decision made before
 	// unnamed resources got their defaults is made again.
-	requested := WithDefaults(s.Spec.Resources)
-	decide := s.Annotations[DecidedAnnotation] != Canonical(requested)
+	requested := authv1beta1.WithDefaultResources(s.Spec.Resources)
+	decide := s.Annotations[consts.DecidedAnnotation] != authv1beta1.CanonicalResources(requested)
 	if decide && !tenant.Spec.TenantCondition.Active() {
 		// Not decided, so not marked decided either: the request is decided
 		// once the Tenant is Active again (its change requeues the slice).
@@ -125,7 +118,7 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	// the mark (the consumer, liqoctl) can trust the status is for this
 	// request. A crash in between only makes the next run decide again.
 	patch := client.MergeFrom(s.DeepCopy())
-	metav1.SetMetaDataAnnotation(&s.ObjectMeta, DecidedAnnotation, Canonical(requested))
+	metav1.SetMetaDataAnnotation(&s.ObjectMeta, consts.DecidedAnnotation, authv1beta1.CanonicalResources(requested))
 	return ctrl.Result{}, r.Client.Patch(ctx, &s, patch)
 }
 
@@ -146,7 +139,7 @@ func (r *ProviderReconciler) authenticate(ctx context.Context, s *authv1beta1.Re
 		}
 		return nil, err
 	}
-	if !meta.IsStatusConditionTrue(t.Status.Conditions, auth.ConditionReady) {
+	if !meta.IsStatusConditionTrue(t.Status.Conditions, authv1beta1.ReadyCondition) {
 		return nil, fmt.Errorf("the Tenant of consumer %s is not Ready", consumer)
 	}
 	return &t, nil

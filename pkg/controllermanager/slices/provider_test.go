@@ -18,7 +18,6 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
 )
 
 // tenant sets up on the provider what an established peering with consumer
@@ -34,7 +33,7 @@ func tenant(t *testing.T, id string) {
 	if err := cl.Create(ctx, tn); err != nil {
 		t.Fatal(err)
 	}
-	meta.SetStatusCondition(&tn.Status.Conditions, metav1.Condition{Type: auth.ConditionReady, Status: metav1.ConditionTrue, Reason: "Test"})
+	meta.SetStatusCondition(&tn.Status.Conditions, metav1.Condition{Type: authv1beta1.ReadyCondition, Status: metav1.ConditionTrue, Reason: "Test"})
 	if err := cl.Status().Update(ctx, tn); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +97,7 @@ func TestQuotaBoundsUnnamedResources(t *testing.T) {
 	want := rl("4", "8Gi", "10")
 	// The testbed's node reports 100Gi of ephemeral storage, as kubelets do.
 	want[corev1.ResourceEphemeralStorage] = resource.MustParse("20Gi")
-	if Canonical(q.Spec.Resources) != Canonical(want) {
-		t.Errorf("Quota resources = %s, want %s", Canonical(q.Spec.Resources), Canonical(want))
+	if authv1beta1.CanonicalResources(q.Spec.Resources) != authv1beta1.CanonicalResources(want) {
+		t.Errorf("Quota resources = %s, want %s", authv1beta1.CanonicalResources(q.Spec.Resources), authv1beta1.CanonicalResources(want))
 	}
 }

@@ -57,11 +57,11 @@ func ReplicatedKind(clusterID string) replicator.Kind[*authv1beta1.ResourceSlice
 		},
 		// The decision mark follows the status it vouches for.
 		SyncMeta: func(replica, local *authv1beta1.ResourceSlice) bool {
-			decided := replica.Annotations[DecidedAnnotation]
-			if local.Annotations[DecidedAnnotation] == decided {
+			decided := replica.Annotations[consts.DecidedAnnotation]
+			if local.Annotations[consts.DecidedAnnotation] == decided {
 				return false
 			}
-			metav1.SetMetaDataAnnotation(&local.ObjectMeta, DecidedAnnotation, decided)
+			metav1.SetMetaDataAnnotation(&local.ObjectMeta, consts.DecidedAnnotation, decided)
 			return true
 		},
 	}

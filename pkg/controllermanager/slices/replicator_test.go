@@ -54,14 +54,14 @@ func TestReplicatedKindSync(t *testing.T) {
 	}
 
 	replica.Status.Resources = rl("4", "8Gi", "110")
-	metav1.SetMetaDataAnnotation(&replica.ObjectMeta, DecidedAnnotation, "cpu=8")
+	metav1.SetMetaDataAnnotation(&replica.ObjectMeta, consts.DecidedAnnotation, "cpu=8")
 	if !k.SyncStatus(replica, local) || !local.Status.Resources.Cpu().Equal(*replica.Status.Resources.Cpu()) {
 		t.Errorf("the decision was not copied back: %v", local.Status)
 	}
 	if k.SyncStatus(replica, local) {
 		t.Errorf("an equal status reported a change")
 	}
-	if !k.SyncMeta(replica, local) || local.Annotations[DecidedAnnotation] != "cpu=8" {
+	if !k.SyncMeta(replica, local) || local.Annotations[consts.DecidedAnnotation] != "cpu=8" {
 		t.Errorf("the decision mark was not copied back: %v", local.Annotations)
 	}
 	if k.SyncMeta(replica, local) {

@@ -87,9 +87,9 @@ func TestCordonedTenantGetsNoMore(t *testing.T) {
 	}
 	got := decideSlice(t, granted)
 	if !accepted(got) || !got.Status.Resources.Pods().Equal(resource.MustParse("10")) {
-		t.Errorf("a Cordoned tenant's bigger request: accepted %v with %s, want its grant kept at 10 pods", accepted(got), Canonical(got.Status.Resources))
+		t.Errorf("a Cordoned tenant's bigger request: accepted %v with %s, want its grant kept at 10 pods", accepted(got), authv1beta1.CanonicalResources(got.Status.Resources))
 	}
-	if got.Annotations[DecidedAnnotation] == Canonical(WithDefaults(rl("1", "1Gi", "20"))) {
+	if got.Annotations[consts.DecidedAnnotation] == authv1beta1.CanonicalResources(authv1beta1.WithDefaultResources(rl("1", "1Gi", "20"))) {
 		t.Errorf("a request withheld for a Cordoned tenant was marked decided")
 	}
 	var q offv1beta1.Quota
@@ -117,7 +117,7 @@ func TestCordonedTenantGetsNoMore(t *testing.T) {
 		setTenantCondition(t, consts.TenantNamespace(id), id, authv1beta1.TenantActive)
 	}
 	if got := decideSlice(t, granted); !got.Status.Resources.Pods().Equal(resource.MustParse("20")) {
-		t.Errorf("the request once Active again: %s, want 20 pods", Canonical(got.Status.Resources))
+		t.Errorf("the request once Active again: %s, want 20 pods", authv1beta1.CanonicalResources(got.Status.Resources))
 	}
 	if got := decideSlice(t, fresh); !accepted(got) {
 		t.Errorf("the new slice once Active again: %v", got.Status.Conditions)

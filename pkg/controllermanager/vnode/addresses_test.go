@@ -11,7 +11,6 @@ import (
 	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 )
 
 // TestAddresses: an offloaded pod's address is shown remapped once the
@@ -26,7 +25,7 @@ func TestAddresses(t *testing.T) {
 	if got := a.Local("10.244.1.2"); got != "10.244.1.2" {
 		t.Errorf("not configured yet: %s, want the address as reported", got)
 	}
-	apiServer := &ipamv1alpha1.IP{ObjectMeta: metav1.ObjectMeta{Name: ipam.APIServerIPName, Namespace: "liqo"},
+	apiServer := &ipamv1alpha1.IP{ObjectMeta: metav1.ObjectMeta{Name: ipamv1alpha1.APIServerIPName, Namespace: "liqo"},
 		Spec: ipamv1alpha1.IPSpec{IP: "10.96.0.1"}, Status: ipamv1alpha1.IPStatus{IP: "10.70.0.1"}}
 	c = fake.NewClientBuilder().WithScheme(apis.NewScheme()).WithObjects(cfg, apiServer).Build()
 	if got := addresses(c, "milan", "liqo").APIServer(); got.IsValid() {

@@ -15,7 +15,6 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/vnode/forge"
 )
 
 // CreatorReconciler creates, on the consumer, the VirtualNode of each
@@ -38,11 +37,11 @@ func (r *CreatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, nil
 	}
 	vn := &offv1beta1.VirtualNode{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace}}
-	if !forge.Accepted(&s) || !forge.WantsVirtualNode(&s) {
+	if !s.Accepted() || !s.WantsVirtualNode() {
 		return ctrl.Result{}, r.deleteOwn(ctx, &s, vn)
 	}
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, vn, func() error {
-		forge.VirtualNodeFromSlice(vn, &s, provider)
+		vn.SetFromSlice(&s, provider)
 		return controllerutil.SetControllerReference(&s, vn, r.Client.Scheme())
 	})
 	return ctrl.Result{}, err

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/liqo-go/liqo/pkg/images"
+	"github.com/liqo-go/liqo/pkg/images/catalog"
 	"github.com/liqo-go/liqo/pkg/liqoctl/compat"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
@@ -102,7 +102,7 @@ whose LimitRange or ResourceQuota demands them needs them).`,
 
 // DefaultMoverImage is the liqo-mover image of liqoctl's version.
 func DefaultMoverImage() string {
-	c, err := images.LookupComponent(images.Mover)
+	c, err := catalog.Lookup(catalog.Mover)
 	if err != nil {
 		return ""
 	}

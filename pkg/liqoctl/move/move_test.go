@@ -14,12 +14,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
-	"github.com/liqo-go/liqo/pkg/storage"
 )
 
 func TestPlaceOf(t *testing.T) {
-	remote := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{storage.RemoteClusterAnnotation: "milan"}}}
+	remote := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{consts.RemoteClusterAnnotation: "milan"}}}
 	if got := placeOf(remote); got != (place{provider: "milan"}) || !got.remote() || got.String() != "cluster milan" {
 		t.Errorf("remote: %+v", got)
 	}
@@ -38,7 +38,7 @@ func TestPlaceOf(t *testing.T) {
 func TestReusable(t *testing.T) {
 	pvc := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "shop", UID: "u1", ResourceVersion: "7", Labels: map[string]string{"app": "db"},
-			Annotations: map[string]string{storage.RemoteStorageClassAnnotation: "fast", "pv.kubernetes.io/bind-completed": "yes",
+			Annotations: map[string]string{consts.RemoteStorageClassAnnotation: "fast", "pv.kubernetes.io/bind-completed": "yes",
 				"volume.kubernetes.io/selected-node": "milan", "volume.beta.kubernetes.io/storage-provisioner": "liqo.io/storage"}},
 		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To("liqo"), VolumeName: "pvc-u1",
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
@@ -47,7 +47,7 @@ func TestReusable(t *testing.T) {
 	}
 	got := reusable(pvc)
 	if got.UID != "" || got.ResourceVersion != "" || got.Spec.VolumeName != "" || got.Status.Phase != "" ||
-		len(got.Annotations) != 1 || got.Annotations[storage.RemoteStorageClassAnnotation] != "fast" || got.Labels["app"] != "db" ||
+		len(got.Annotations) != 1 || got.Annotations[consts.RemoteStorageClassAnnotation] != "fast" || got.Labels["app"] != "db" ||
 		ptr.Deref(got.Spec.StorageClassName, "") != "liqo" || len(got.Spec.AccessModes) != 1 {
 		t.Errorf("reusable: %+v", got)
 	}

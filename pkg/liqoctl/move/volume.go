@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/storage"
 )
 
 // place is where a volume is: on a provider, or on a local node ("" when
@@ -120,7 +119,7 @@ func (m *mover) source(ctx context.Context) (*corev1.PersistentVolumeClaim, *cor
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading PV %s of PVC %s/%s: %w", pvc.Spec.VolumeName, m.ns, m.name, err)
 	}
-	if pv.Annotations[storage.RemoteClusterAnnotation] == "" && pv.Annotations[storage.RealPVCAnnotation] == "" {
+	if pv.Annotations[consts.RemoteClusterAnnotation] == "" && pv.Annotations[consts.RealPVCAnnotation] == "" {
 		return nil, nil, fmt.Errorf("PVC %s/%s is not a volume of the liqo StorageClass (class %q): only those can be moved",
 			m.ns, m.name, ptrString(pvc.Spec.StorageClassName))
 	}
@@ -147,7 +146,7 @@ func (m *mover) target(ctx context.Context) (place, error) {
 
 // placeOf is where pv's data is.
 func placeOf(pv *corev1.PersistentVolume) place {
-	if p := pv.Annotations[storage.RemoteClusterAnnotation]; p != "" {
+	if p := pv.Annotations[consts.RemoteClusterAnnotation]; p != "" {
 		return place{provider: p}
 	}
 	if a := pv.Spec.NodeAffinity; a != nil && a.Required != nil {

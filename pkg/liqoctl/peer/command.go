@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
-	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/network"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
@@ -149,7 +148,7 @@ type ResourceFlags struct {
 // bind binds the flags, each described as what to do with it; they
 // default to what a slice naming nothing asks for.
 func (r *ResourceFlags) bind(fs *pflag.FlagSet, what string) {
-	def := slices.DefaultResources()
+	def := authv1beta1.DefaultResources()
 	fs.StringVar(&r.CPU, "cpu", quantity(def, corev1.ResourceCPU), "CPU to "+what)
 	fs.StringVar(&r.Memory, "memory", quantity(def, corev1.ResourceMemory), "memory to "+what)
 	fs.StringVar(&r.Pods, "pods", quantity(def, corev1.ResourcePods), "number of pods to "+what)

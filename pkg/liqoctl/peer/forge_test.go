@@ -12,13 +12,12 @@ import (
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/identity"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/peering"
 )
 
 func TestDecodeNonce(t *testing.T) {
-	good := base64.StdEncoding.EncodeToString(make([]byte, identity.NonceSize))
+	good := base64.StdEncoding.EncodeToString(make([]byte, consts.NonceSize))
 	cases := []struct{ in, wantErr string }{
 		{good, ""},
 		{"not base64!", "--nonce is not base64"},

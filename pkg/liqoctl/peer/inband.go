@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,8 +16,7 @@ import (
 	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
-	"github.com/liqo-go/liqo/pkg/kit"
+	"github.com/liqo-go/liqo/pkg/ipam"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/network"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
@@ -100,7 +100,7 @@ func (o *Options) inBandAPIServer(ctx context.Context, p *pairInfo) (string, err
 	o.out.Step("Finding the remote API server in the network fabric")
 	start := time.Now()
 	ip := &ipamv1alpha1.IP{}
-	if err := wait.For(ctx, o.Remote.Client, types.NamespacedName{Namespace: o.Remote.Namespace, Name: ipam.APIServerIPName}, ip,
+	if err := wait.For(ctx, o.Remote.Client, types.NamespacedName{Namespace: o.Remote.Namespace, Name: ipamv1alpha1.APIServerIPName}, ip,
 		"the remote cluster's API server to have an address in its external CIDR",
 		func(ip *ipamv1alpha1.IP) error {
 			if ip.Status.IP == "" {
@@ -113,14 +113,14 @@ func (o *Options) inBandAPIServer(ctx context.Context, p *pairInfo) (string, err
 	cfg := &netv1beta1.Configuration{}
 	if err := wait.For(ctx, o.Local.Client, types.NamespacedName{Namespace: consts.TenantNamespace(p.remote.ID), Name: p.remote.ID}, cfg,
 		"the local cluster to map the remote cluster's CIDRs", func(cfg *netv1beta1.Configuration) error {
-			if !kit.IsTrue(cfg.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition) {
+			if !meta.IsStatusConditionTrue(cfg.Status.Conditions, netv1beta1.NetworkCIDRsConfiguredCondition) {
 				return wait.NotYet("the Configuration of %s is not configured yet", p.remote.ID)
 			}
 			return nil
 		}); err != nil {
 		return "", err
 	}
-	m, ok, err := ipam.PeerMapping(ctx, o.Local.Client, p.remote.ID)
+	m, ok, err := ipam.RemoteMapping(cfg)
 	if err != nil || !ok {
 		return "", fmt.Errorf("reading the local Configuration of %s: configured %v, %v", p.remote.ID, ok, err)
 	}

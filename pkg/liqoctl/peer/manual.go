@@ -13,7 +13,6 @@ import (
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/identity"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/peering"
@@ -166,8 +165,8 @@ func decodeNonce(s string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--nonce is not base64 (%w): give it as liqoctl get nonce prints it on the provider", err)
 	}
-	if len(nonce) != identity.NonceSize {
-		return nil, fmt.Errorf("--nonce has %d bytes, a nonce has %d: give it whole, as liqoctl get nonce prints it on the provider", len(nonce), identity.NonceSize)
+	if len(nonce) != consts.NonceSize {
+		return nil, fmt.Errorf("--nonce has %d bytes, a nonce has %d: give it whole, as liqoctl get nonce prints it on the provider", len(nonce), consts.NonceSize)
 	}
 	return nonce, nil
 }

@@ -23,9 +23,6 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
-	liqoslices "github.com/liqo-go/liqo/pkg/controllermanager/slices"
-	"github.com/liqo-go/liqo/pkg/controllermanager/vnode/forge"
 	"github.com/liqo-go/liqo/pkg/liqoctl/compat"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/peering"
@@ -45,7 +42,7 @@ func requireIdentity(ctx context.Context, c client.Client, provider string) erro
 	case err != nil:
 		return fmt.Errorf("reading the Identity for %s: %w", provider, err)
 	}
-	if cond := meta.FindStatusCondition(id.Status.Conditions, auth.ConditionReady); cond == nil || cond.Status != metav1.ConditionTrue {
+	if cond := meta.FindStatusCondition(id.Status.Conditions, authv1beta1.ReadyCondition); cond == nil || cond.Status != metav1.ConditionTrue {
 		why := "not processed yet"
 		if cond != nil {
 			why = cond.Message
@@ -277,7 +274,7 @@ func (o *virtualNodeOptions) run(ctx context.Context, out *output.Printer, name 
 		case err != nil:
 			return err
 		}
-		if !forge.Accepted(slice) {
+		if !slice.Accepted() {
 			return fmt.Errorf("--resource-slice-name: the provider has not granted ResourceSlice %s/%s any resources (see kubectl get resourceslice -n %s %s)",
 				ns, o.sliceName, ns, o.sliceName)
 		}
@@ -292,7 +289,7 @@ func (o *virtualNodeOptions) run(ctx context.Context, out *output.Printer, name 
 	}
 	forgeVN := func() error {
 		if slice != nil {
-			forge.VirtualNodeFromSlice(vn, slice, o.remoteID)
+			vn.SetFromSlice(slice, o.remoteID)
 			if err := controllerutil.SetOwnerReference(slice, vn, c.Scheme()); err != nil {
 				return err
 			}
@@ -304,7 +301,7 @@ func (o *virtualNodeOptions) run(ctx context.Context, out *output.Printer, name 
 			// As a provider grants a slice not naming it: without it the
 			// node would refuse every pod with an ephemeral-storage request.
 			if _, ok := capacity[corev1.ResourceEphemeralStorage]; !ok {
-				capacity[corev1.ResourceEphemeralStorage] = liqoslices.DefaultResources()[corev1.ResourceEphemeralStorage]
+				capacity[corev1.ResourceEphemeralStorage] = authv1beta1.DefaultResources()[corev1.ResourceEphemeralStorage]
 			}
 			vn.Labels = map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: o.remoteID}
 			vn.Spec.ClusterID = corev1beta1.ClusterID(o.remoteID)

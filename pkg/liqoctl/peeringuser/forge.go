@@ -10,8 +10,6 @@ import (
 	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
-	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 	pu "github.com/liqo-go/liqo/pkg/peeringuser"
 )
 
@@ -99,7 +97,7 @@ func (s spec) installRole(generic bool) *rbacv1.Role {
 		{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"get"},
 			ResourceNames: []string{consts.ControllerManagerLease}},
 		{APIGroups: []string{ipamv1alpha1.GroupVersion.Group}, Resources: []string{"networks"}, Verbs: []string{"get"},
-			ResourceNames: []string{"pod-cidr", ipam.ExternalNetworkName}},
+			ResourceNames: []string{"pod-cidr", ipamv1alpha1.ExternalNetworkName}},
 	}
 	if generic {
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"},
@@ -159,7 +157,7 @@ func (s spec) tenantClusterRole() *rbacv1.ClusterRole {
 		// key liqoctl gives the consumer's gateway. It is the key of this
 		// consumer's tunnel only.
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"},
-			ResourceNames: []string{gateway.ResourceName(s.consumer)}})
+			ResourceNames: []string{consts.GatewayResourceName(s.consumer)}})
 	}
 	return &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
 		ObjectMeta: s.meta(""), Rules: rules}

@@ -1,8 +1,5 @@
-// Package playground implements `liqoctl playground`: local testbed clusters
-// that keep running after the command returns.
-//
-// Each cluster is owned by its own background process (`liqoctl playground
-// serve`), so clusters can be stopped one by one and a crashed owner takes
-// exactly its own control plane down with it. The owners publish their state
-// in DIR/<name>.state.json and the admin kubeconfig in DIR/<name>.kubeconfig.
+// Package playground is `liqoctl playground`: it runs the liqo-playground
+// binary with the same arguments. The playground's clusters run on Linux
+// only and link the testbed and the data plane, which liqoctl, built for
+// every OS as a kubectl plugin, does not carry.
 package playground

@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/liqo-go/liqo/pkg/storage"
+	"github.com/liqo-go/liqo/pkg/consts"
 )
 
 // Flag is the flag that lets a command delete remote volumes.
@@ -29,7 +29,7 @@ func Remote(ctx context.Context, c client.Reader, match func(namespace, provider
 	}
 	var out []string
 	for _, pv := range pvs.Items {
-		provider := pv.Annotations[storage.RemoteClusterAnnotation]
+		provider := pv.Annotations[consts.RemoteClusterAnnotation]
 		ref := pv.Spec.ClaimRef
 		if provider == "" || ref == nil || !match(ref.Namespace, provider) {
 			continue

@@ -18,8 +18,6 @@ import (
 	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/gateway"
-	"github.com/liqo-go/liqo/pkg/controllermanager/ipam"
 	"github.com/liqo-go/liqo/pkg/peering"
 	"github.com/liqo-go/liqo/pkg/wait"
 )
@@ -179,7 +177,7 @@ func LocalCIDRs(ctx context.Context, s *Side) error {
 	for _, n := range []struct {
 		name string
 		into *[]netv1beta1.CIDR
-	}{{"pod-cidr", &s.CIDR.Pod}, {ipam.ExternalNetworkName, &s.CIDR.External}} {
+	}{{"pod-cidr", &s.CIDR.Pod}, {ipamv1alpha1.ExternalNetworkName, &s.CIDR.External}} {
 		// A manager that just took its lease publishes them a moment
 		// later: wait a little before concluding they are missing.
 		var net ipamv1alpha1.Network
@@ -256,7 +254,7 @@ func WaitConfigured(ctx context.Context, s *Side, name string) (*netv1beta1.Conf
 			return wait.NotYet("no NetworkCIDRsConfigured condition for the current spec")
 		case cond.Status == metav1.ConditionTrue:
 			return nil
-		case cond.Reason == ipam.ReasonWaiting:
+		case cond.Reason == netv1beta1.ConfigurationReasonWaiting:
 			return wait.NotYet("%s", cond.Message)
 		}
 		return fmt.Errorf("the %s cluster cannot remap the peer's CIDRs: %s (%s)", s.Role, cond.Message, cond.Reason)
@@ -350,7 +348,7 @@ func (o Settings) ForgeServer(gws *netv1beta1.GatewayServer, peer string, typ co
 func waitingForLoadBalancer(g *netv1beta1.GatewayServer) bool {
 	c := meta.FindStatusCondition(g.Status.Conditions, netv1beta1.ReadyCondition)
 	return g.Spec.Endpoint.ServiceType == corev1.ServiceTypeLoadBalancer && c != nil && c.Status != metav1.ConditionTrue &&
-		c.Reason == gateway.ReasonNoEndpoint
+		c.Reason == netv1beta1.GatewayReasonNoEndpoint
 }
 
 // gatewayReady turns a gateway's Ready condition into a wait answer: a
@@ -456,7 +454,7 @@ func PublicKey(ctx context.Context, s *Side, ref *corev1.ObjectReference) ([]byt
 	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, &sec); err != nil {
 		return nil, fmt.Errorf("reading the %s gateway's key Secret: %w", s.Role, err)
 	}
-	key := sec.Data[gateway.PublicKeyKey]
+	key := sec.Data[consts.PublicKeyKey]
 	if len(key) != 32 {
 		return nil, fmt.Errorf("the %s gateway's key Secret %s/%s holds no 32-byte public key", s.Role, ns, ref.Name)
 	}

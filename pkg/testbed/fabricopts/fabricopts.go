@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/liqo-go/liqo/pkg/controllermanager"
-	"github.com/liqo-go/liqo/pkg/images"
+	"github.com/liqo-go/liqo/pkg/images/catalog"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
@@ -23,7 +23,7 @@ import (
 // by every build), and gateways and offloaded pods on the real nodes (the
 // simulated ones carry no packets).
 func Enable(ctx context.Context, c *testbed.Cluster, o *controllermanager.Options) error {
-	if err := c.PushComponents(ctx, images.Gateway, images.Fabric); err != nil {
+	if err := c.PushComponents(ctx, catalog.Gateway, catalog.Fabric); err != nil {
 		return err
 	}
 	pod, err := netip.ParsePrefix(c.Spec.PodCIDR)
@@ -35,8 +35,8 @@ func Enable(ctx context.Context, c *testbed.Cluster, o *controllermanager.Option
 		image  *string
 		policy *corev1.PullPolicy
 		name   string
-	}{{&o.Gateway.Image, &o.Gateway.PullPolicy, images.Gateway}, {&o.Fabric.Image, &o.Fabric.PullPolicy, images.Fabric}} {
-		comp, err := images.LookupComponent(x.name)
+	}{{&o.Gateway.Image, &o.Gateway.PullPolicy, catalog.Gateway}, {&o.Fabric.Image, &o.Fabric.PullPolicy, catalog.Fabric}} {
+		comp, err := catalog.Lookup(x.name)
 		if err != nil {
 			return err
 		}

@@ -19,8 +19,8 @@ from the Go module proxy into the cache ($LIQO_TESTBED_CACHE, default
 As root, it also installs the Debian packages real nodes run on (containerd,
 runc, the CNI plugins, nftables, iptables, busybox-static) when missing.
 'up' does this too; run it alone to prepare a machine ahead of time.`,
-		Example: `  liqoctl playground build
-  LIQO_TESTBED_CACHE=/var/cache/liqo liqoctl playground build`,
+		Example: `  liqo-playground build
+  LIQO_TESTBED_CACHE=/var/cache/liqo liqo-playground build`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()

@@ -26,8 +26,8 @@ func newStatusCommand(dir *string) *cobra.Command {
 		Long: `Show each playground cluster: its phase (Dead when the process that runs it is
 gone), its API server's address, its nodes Ready by kind (real, simulated,
 virtual), asked of the API server itself, and the path of its kubeconfig.`,
-		Example: `  liqoctl playground status
-  liqoctl playground status --dir /tmp/playground`,
+		Example: `  liqo-playground status
+  liqo-playground status --dir /tmp/playground`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return status(cmd.Context(), cmd.OutOrStdout(), layout{*dir})
@@ -38,7 +38,7 @@ virtual), asked of the API server itself, and the path of its kubeconfig.`,
 func status(ctx context.Context, out io.Writer, l layout) error {
 	names := l.names()
 	if len(names) == 0 {
-		fmt.Fprintf(out, "no playground cluster in %s; start one with: liqoctl playground up%s\n", l.dir, dirFlag(l))
+		fmt.Fprintf(out, "no playground cluster in %s; start one with: liqo-playground up%s\n", l.dir, dirFlag(l))
 		return nil
 	}
 	var rows [][]string

@@ -50,8 +50,8 @@ func startControllerManager(ctx context.Context, c *testbed.Cluster, kubeconfig 
 const managerName = "liqo-controller-manager"
 
 // managerBinary finds the liqo-controller-manager binary next to this
-// liqoctl (where `make liqoctl` puts both), else on PATH: liqoctl does not
-// link the manager itself.
+// liqo-playground (where `make liqoctl` puts both), else on PATH: the
+// playground does not link the manager itself.
 func managerBinary() (string, error) {
 	if self, err := os.Executable(); err == nil {
 		bin := filepath.Join(filepath.Dir(self), managerName)
@@ -61,7 +61,7 @@ func managerBinary() (string, error) {
 	}
 	bin, err := exec.LookPath(managerName)
 	if err != nil {
-		return "", fmt.Errorf("simulated-only clusters run the %s binary as a local process, and it is neither next to liqoctl nor on PATH: "+
+		return "", fmt.Errorf("simulated-only clusters run the %s binary as a local process, and it is neither next to liqo-playground nor on PATH: "+
 			"build both with `make liqoctl` (into bin/), or `go build ./cmd/%s` into a directory on PATH", managerName, managerName)
 	}
 	return bin, nil

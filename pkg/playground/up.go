@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/liqo-go/liqo/pkg/images"
+	"github.com/liqo-go/liqo/pkg/images/catalog"
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
@@ -56,9 +57,9 @@ gets --real-nodes real nodes: containerd, kubelet, CNI and kube-proxy in a
 network namespace of their own, running real containers from images the
 playground serves itself (busybox, CoreDNS), with cluster DNS. Real nodes
 need root; without root, up falls back to simulated nodes only and says so.`,
-		Example: `  liqoctl playground up
-  liqoctl playground up --clusters rome,milan,naples --nodes 3
-  liqoctl playground up --nodes 0 --real-nodes 2     # real nodes only
+		Example: `  liqo-playground up
+  liqo-playground up --clusters rome,milan,naples --nodes 3
+  liqo-playground up --nodes 0 --real-nodes 2     # real nodes only
   kubectl --kubeconfig ~/.liqo/playground/rome.kubeconfig get nodes
   kubectl --kubeconfig ~/.liqo/playground/rome.kubeconfig get pods -n liqo-demo -o wide
   kubectl --kubeconfig ~/.liqo/playground/milan.kubeconfig get pods -n liqo-demo-rome`,
@@ -93,7 +94,7 @@ func up(ctx context.Context, out io.Writer, l layout, o upOptions) error {
 			if o.realNodesSet {
 				return fmt.Errorf("--real-nodes %d: %w", o.realNodes, err)
 			}
-			fmt.Fprintf(out, "note: %v\nnote: starting simulated nodes only; run `sudo liqoctl playground up` for a real node per cluster\n", err)
+			fmt.Fprintf(out, "note: %v\nnote: starting simulated nodes only; run `sudo liqo-playground up` for a real node per cluster\n", err)
 			o.realNodes = 0
 		}
 	}
@@ -137,8 +138,8 @@ func up(ctx context.Context, out io.Writer, l layout, o upOptions) error {
 		// The network fabric's images, built once here with progress (a
 		// cold build compiles for minutes): the clusters' owners then
 		// find everything in Go's build cache.
-		for _, name := range []string{images.Gateway, images.Fabric} {
-			comp, err := images.LookupComponent(name)
+		for _, name := range []string{catalog.Gateway, catalog.Fabric} {
+			comp, err := catalog.Lookup(name)
 			if err == nil {
 				_, err = images.BuildComponent(ctx, comp, images.BuildOptions{
 					Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}}, Version: testbed.TestImageTag, Progress: out})
@@ -192,7 +193,7 @@ func up(ctx context.Context, out io.Writer, l layout, o upOptions) error {
 	return nil
 }
 
-// spawnOwner starts `liqoctl playground serve` detached from this session.
+// spawnOwner starts `liqo-playground serve` detached from this session.
 func spawnOwner(l layout, o serveOptions) error {
 	self, err := os.Executable()
 	if err != nil {
@@ -203,7 +204,7 @@ func spawnOwner(l layout, o serveOptions) error {
 		return err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(self, "playground", "serve", "--dir="+l.dir, "--cluster="+o.cluster,
+	cmd := exec.Command(self, "serve", "--dir="+l.dir, "--cluster="+o.cluster,
 		"--api-port="+strconv.Itoa(o.apiPort), "--nodes="+strconv.Itoa(o.nodes), "--real-nodes="+strconv.Itoa(o.realNodes))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // survives the terminal
@@ -275,7 +276,7 @@ Use them with kubectl (a matching kubectl is linked in %[1]s):
   kubectl --kubeconfig %[2]s get nodes
   export KUBECONFIG=%[2]s    # or pick a cluster for the whole shell
 
-Stop them with: liqoctl playground down%[3]s
+Stop them with: liqo-playground down%[3]s
 `, l.bin(), first, dirFlag(l))
 }
 

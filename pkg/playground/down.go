@@ -27,8 +27,8 @@ remove their kubeconfigs and data. Only processes the playground started are
 stopped. Real nodes go with their cluster: their containers, network
 namespaces, links, mounts, cgroups and firewall rules are removed, and so is
 whatever an owner that crashed left behind.`,
-		Example: `  liqoctl playground down
-  liqoctl playground down --clusters milan`,
+		Example: `  liqo-playground down
+  liqo-playground down --clusters milan`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return down(cmd.OutOrStdout(), layout{*dir}, clusters)

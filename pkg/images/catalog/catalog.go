@@ -1,4 +1,9 @@
-package images
+// Package catalog names the images of Liqo's own server components: one
+// table of their names, main packages and image names (ghcr.io/liqo-go/<name>,
+// the names the Helm chart uses by default). It holds no image code, so that
+// liqoctl, which names the mover's image, links only this; pkg/images
+// builds the images it lists.
+package catalog
 
 import (
 	"fmt"
@@ -49,9 +54,9 @@ func (c Component) Ref(tag string) string {
 	return c.Image + ":" + tag
 }
 
-// Components lists every server component, in the order they are built.
+// All lists every server component, in the order they are built.
 // The slice is the caller's.
-func Components() []Component {
+func All() []Component {
 	return []Component{{
 		Name:       ControllerManager,
 		Package:    "github.com/liqo-go/liqo/cmd/liqo-controller-manager",
@@ -75,10 +80,10 @@ func Components() []Component {
 	}}
 }
 
-// LookupComponent is the server component called name.
-func LookupComponent(name string) (Component, error) {
+// Lookup is the server component called name.
+func Lookup(name string) (Component, error) {
 	var names []string
-	for _, c := range Components() {
+	for _, c := range All() {
 		if c.Name == name {
 			return c, nil
 		}
