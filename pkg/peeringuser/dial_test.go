@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // connectProxy relays CONNECT tunnels and counts them.
@@ -58,7 +60,7 @@ func TestVerifyServerViaProxy(t *testing.T) {
 	if err := VerifyServerVia(ctx, srv.URL, proxyURL, serverCA(srv), 5*time.Second); err != nil {
 		t.Errorf("the server's own CA, through the proxy: %v", err)
 	}
-	if err := VerifyServerVia(ctx, srv.URL, proxyURL, otherCA(t), 5*time.Second); !errors.Is(err, ErrUntrustedServer) {
+	if err := VerifyServerVia(ctx, srv.URL, proxyURL, harness.SelfSignedCA(t, "other-ca"), 5*time.Second); !errors.Is(err, ErrUntrustedServer) {
 		t.Errorf("another CA, through the proxy: got %v, want ErrUntrustedServer", err)
 	}
 	if n := tunnels.Load(); n != 2 {

@@ -2,9 +2,6 @@ package peeringuser
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"encoding/pem"
 	"errors"
 	"io"
@@ -16,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/util/cert"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 func serverCA(srv *httptest.Server) []byte {
@@ -59,7 +56,7 @@ func TestVerifyServer(t *testing.T) {
 	if err := VerifyServer(ctx, srv.URL, serverCA(srv), 5*time.Second); err != nil {
 		t.Errorf("the server's own CA: %v", err)
 	}
-	wrong := otherCA(t)
+	wrong := harness.SelfSignedCA(t, "other-ca")
 	if err := VerifyServer(ctx, srv.URL, wrong, 5*time.Second); !errors.Is(err, ErrUntrustedServer) {
 		t.Errorf("another CA: got %v, want ErrUntrustedServer", err)
 	}
@@ -69,22 +66,4 @@ func TestVerifyServer(t *testing.T) {
 	if err := VerifyServer(ctx, "http://"+strings.TrimPrefix(srv.URL, "https://"), serverCA(srv), time.Second); err == nil {
 		t.Error("an http:// URL was accepted")
 	}
-}
-
-// otherCA is a self-signed CA unrelated to httptest's certificate.
-func otherCA(t *testing.T) []byte {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := cert.NewSelfSignedCACert(cert.Config{CommonName: "other-ca"}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caPEM, err := cert.EncodeCertificates(ca)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return caPEM
 }

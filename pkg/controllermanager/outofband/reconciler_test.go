@@ -2,9 +2,6 @@ package outofband
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"errors"
 	"io"
 	"log"
@@ -16,7 +13,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/cert"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -25,6 +21,7 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/pkg/peering"
 	"github.com/liqo-go/liqo/pkg/peeringuser"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // TestUntrustedServerGetsNothing: a request whose token's CA is not the
@@ -39,7 +36,7 @@ func TestUntrustedServerGetsNothing(t *testing.T) {
 	defer srv.Close()
 
 	req := peering.OutOfBandRequest{ID: "r1", AuthURL: srv.URL, ClusterID: "milan",
-		Token: peeringuser.Token{CA: selfSignedCA(t), Bearer: "secret-token"}.String()}
+		Token: peeringuser.Token{CA: harness.SelfSignedCA(t, "not-the-server"), Bearer: "secret-token"}.String()}
 	s, err := req.Secret()
 	if err != nil {
 		t.Fatal(err)
@@ -100,21 +97,4 @@ func TestInvalidRequest(t *testing.T) {
 	if cond := peering.OutOfBandState(&fc, "r2"); cond == nil || cond.Status != corev1beta1.ErrorStatus || cond.Reason != peering.ReasonInvalidRequest {
 		t.Errorf("condition: %+v, want Error %s", cond, peering.ReasonInvalidRequest)
 	}
-}
-
-func selfSignedCA(t *testing.T) []byte {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := cert.NewSelfSignedCACert(cert.Config{CommonName: "not-the-server"}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := cert.EncodeCertificates(ca)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

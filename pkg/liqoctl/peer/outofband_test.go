@@ -1,22 +1,18 @@
 package peer
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"strings"
 	"testing"
 
-	"k8s.io/client-go/util/cert"
-
 	"github.com/liqo-go/liqo/pkg/peering"
 	"github.com/liqo-go/liqo/pkg/peeringuser"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // TestOutOfBandRequest: the arguments are checked before anything is
 // recorded, and make the request the manager reads.
 func TestOutOfBandRequest(t *testing.T) {
-	tok := peeringuser.Token{CA: testCA(t), Bearer: "abc.def.ghi"}.String()
+	tok := peeringuser.Token{CA: harness.SelfSignedCA(t, "test-ca"), Bearer: "abc.def.ghi"}.String()
 	base := func() *outOfBandOptions {
 		o := &outOfBandOptions{name: "milan", clusterID: "milan", authURL: "https://milan.example:6443", authToken: tok}
 		o.CreateResourceSlice, o.CreateVirtualNode = true, true
@@ -63,23 +59,4 @@ func TestOutOfBandRequest(t *testing.T) {
 			}
 		})
 	}
-}
-
-// testCA is a self-signed CA certificate: any will do, the manager (not
-// liqoctl) checks it against the server.
-func testCA(t *testing.T) []byte {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := cert.NewSelfSignedCACert(cert.Config{CommonName: "test-ca"}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pemCA, err := cert.EncodeCertificates(ca)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pemCA
 }
