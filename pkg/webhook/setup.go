@@ -11,6 +11,7 @@ import (
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -107,7 +108,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	srv.Register(probePath, http.HandlerFunc(answerProbe))
 
 	usage := &quotaUsageWriter{client: mgr.GetClient()}
-	ledger := &Ledger{OnChange: usage.changed}
+	ledger := &Ledger[types.NamespacedName]{OnChange: usage.changed}
 	usage.ledger = ledger
 	synced, err := feedLedger(ctx, mgr, ledger)
 	if err != nil {

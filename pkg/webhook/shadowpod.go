@@ -30,7 +30,7 @@ type shadowPodValidator struct {
 	// pods that the next second would admit. It also reads the priority
 	// and runtime classes a consumer's pod names (apiClasses).
 	api     client.Reader
-	ledger  *Ledger
+	ledger  *Ledger[types.NamespacedName]
 	decoder admission.Decoder
 	// policy is what consumers' pods may ask of this provider.
 	policy PodPolicy
