@@ -42,7 +42,8 @@ func mainOptions() Options {
 		// A provider serving its consumers' Ingresses on its nginx class,
 		// with one of nginx's annotations allowed besides the inert ones.
 		Reflected: ReflectedPolicy{VirtualStorageClass: "liqo", IngressClasses: []string{"nginx"},
-			Annotations: []string{"nginx.ingress.kubernetes.io/rewrite-target"}}}
+			Annotations: []string{"nginx.ingress.kubernetes.io/rewrite-target"}},
+		Objects: testBudget()}
 }
 
 // registeredURL is the pod webhook's URL in its configuration.

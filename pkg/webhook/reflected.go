@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -48,6 +49,9 @@ type reflectedValidator struct {
 	reader  client.Reader
 	decoder admission.Decoder
 	policy  ReflectedPolicy
+	// budget holds the objects, once acceptable, to the consumer's
+	// ObjectBudget.
+	budget *budgetGuard
 }
 
 var _ admission.Handler = (*reflectedValidator)(nil)
@@ -73,25 +77,20 @@ func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) 
 	}
 
 	gr := schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Resource}
-	var obj client.Object
-	switch gr {
-	case servicesResource:
-		obj = &corev1.Service{}
-	case secretsResource:
-		obj = &corev1.Secret{}
-	case configMapsResource:
-		obj = &corev1.ConfigMap{}
-	case ingressesResource:
-		obj = &networkingv1.Ingress{}
-	case pvcsResource:
-		obj = &corev1.PersistentVolumeClaim{}
-	case shadowEndpointSlicesResource:
-		obj = &offv1beta1.ShadowEndpointSlice{}
-	default:
+	kind, ok := budgetedKindOf(gr)
+	if !ok || !kind.twin {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("the reflected objects' webhook does not judge %s", gr))
 	}
+	obj := kind.new()
 	if err := v.decoder.Decode(req, obj); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
+	}
+	var old client.Object
+	if req.Operation == admissionv1.Update {
+		old = kind.new()
+		if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
 	}
 	var bad []string
 	switch o := obj.(type) {
@@ -112,6 +111,12 @@ func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) 
 	bad = append(bad, v.policy.VetMetadata(id, gr, obj)...)
 	if len(bad) > 0 {
 		return admission.Denied(strings.Join(bad, "; "))
+	}
+	switch why, err := v.budget.admit(ctx, req, id, gr, obj, old); {
+	case err != nil:
+		return admission.Errored(http.StatusServiceUnavailable, err)
+	case why != "":
+		return admission.Denied(why)
 	}
 	return admission.Allowed("")
 }

@@ -9,6 +9,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
@@ -40,13 +41,18 @@ var (
 // which this cluster's own objects never carry and its controllers key on,
 // so a consumer may write, change and delete only objects that carry it
 // before and after the write.
-type replicaValidator struct{}
+//
+// Its replicas are then held to the consumer's ObjectBudget.
+type replicaValidator struct {
+	decoder admission.Decoder
+	budget  *budgetGuard
+}
 
 var _ admission.Handler = (*replicaValidator)(nil)
 
 // Handle validates one create, update or delete of a NamespaceMap or a
 // ResourceSlice by a consumer.
-func (v *replicaValidator) Handle(_ context.Context, req admission.Request) admission.Response {
+func (v *replicaValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	id, isConsumer, err := requester(req.UserInfo)
 	if err != nil {
 		return admission.Denied(err.Error())
@@ -70,6 +76,26 @@ func (v *replicaValidator) Handle(_ context.Context, req admission.Request) admi
 		}
 	}
 	if why := replicaRefusal(id, gr.Resource, req.Namespace, before, after); why != "" {
+		return admission.Denied(why)
+	}
+	if after == nil {
+		return admission.Allowed("")
+	}
+	kind, _ := budgetedKindOf(gr)
+	obj, old := kind.new(), client.Object(nil)
+	if err := v.decoder.Decode(req, obj); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	if before != nil {
+		old = kind.new()
+		if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+	}
+	switch why, err := v.budget.admit(ctx, req, id, gr, obj, old); {
+	case err != nil:
+		return admission.Errored(http.StatusServiceUnavailable, err)
+	case why != "":
 		return admission.Denied(why)
 	}
 	return admission.Allowed("")

@@ -33,6 +33,9 @@ type Options struct {
 	// Reflected is what consumers' reflected Services, Ingresses and
 	// Secrets may ask of this provider; the zero value is the safe default.
 	Reflected ReflectedPolicy
+	// Objects bounds what each consumer keeps here of the objects it
+	// writes in bulk; DefaultObjectBudget if zero.
+	Objects ObjectBudget
 	// Serving says who may call the server, how long its certificates
 	// live and how often its registration is checked.
 	Serving ServingOptions
@@ -121,8 +124,13 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &networkingv1.Ingress{}, ingressHostIndex, hostIndexKeys); err != nil {
 		return fmt.Errorf("indexing the Ingresses by host: %w", err)
 	}
-	srv.Register(reflectedPath, auth.guard(&admission.Webhook{Handler: &reflectedValidator{reader: mgr.GetClient(), decoder: decoder, policy: o.Reflected}}))
-	srv.Register(replicaPath, auth.guard(&admission.Webhook{Handler: &replicaValidator{}}))
+	budget, err := o.budgetGuard(mgr)
+	if err != nil {
+		return fmt.Errorf("watching consumers' objects for their budget: %w", err)
+	}
+	srv.Register(reflectedPath, auth.guard(&admission.Webhook{Handler: &reflectedValidator{reader: mgr.GetClient(), decoder: decoder,
+		policy: o.Reflected, budget: budget}}))
+	srv.Register(replicaPath, auth.guard(&admission.Webhook{Handler: &replicaValidator{decoder: decoder, budget: budget}}))
 	if err := mgr.Add(srv); err != nil {
 		return err
 	}
@@ -143,6 +151,21 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		return err
 	}
 	return setupQuotaUsage(mgr, usage)
+}
+
+// budgetGuard is the guard of the consumers' ObjectBudget, its ledger fed
+// from mgr's cluster.
+func (o Options) budgetGuard(mgr manager.Manager) (*budgetGuard, error) {
+	budget := o.Objects
+	if budget.MaxCount == 0 && budget.MaxBytes.IsZero() {
+		budget = DefaultObjectBudget()
+	}
+	ledger := &Ledger[objectKey]{}
+	synced, err := feedBudget(mgr, ledger)
+	if err != nil {
+		return nil, err
+	}
+	return &budgetGuard{ledger: ledger, budget: budget, synced: synced}, nil
 }
 
 // addKeeper adds what keeps the serving keys and the webhook

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -116,7 +114,7 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 	if why != "" {
 		return admission.Denied(why)
 	}
-	if err := v.waitSynced(ctx); err != nil {
+	if err := waitSynced(ctx, v.synced, "the ShadowPods' usage"); err != nil {
 		return admission.Errored(http.StatusServiceUnavailable, err)
 	}
 	key := types.NamespacedName{Namespace: req.Namespace, Name: sp.Name}
@@ -186,17 +184,4 @@ func ownQuotas(quotas []offv1beta1.Quota, consumer string) []offv1beta1.Quota {
 		}
 	}
 	return out
-}
-
-// waitSynced waits, within the request's deadline, until the ledger holds
-// every stored ShadowPod: admitting against a partial sum would overcommit.
-func (v *shadowPodValidator) waitSynced(ctx context.Context) error {
-	if v.synced() {
-		return nil
-	}
-	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) { return v.synced(), nil })
-	if err != nil {
-		return errors.New("the webhook is starting and has not loaded the ShadowPods' usage yet: retry")
-	}
-	return nil
 }
