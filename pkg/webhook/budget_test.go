@@ -176,7 +176,9 @@ func TestObjectBudgetConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, burst)
 	for i := range burst {
-		wg.Go(func() { errs[i] = hog.Create(context.Background(), blob(fmt.Sprint("blob-", i), twins[0], "burst-hog", kib900)) })
+		wg.Go(func() {
+			errs[i] = hog.Create(context.Background(), blob(fmt.Sprint("blob-", i), twins[0], "burst-hog", kib900))
+		})
 	}
 	wg.Wait()
 	admitted := 0
