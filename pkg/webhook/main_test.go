@@ -9,6 +9,7 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -108,7 +109,9 @@ func (r *runningManager) Stop() {
 }
 
 func startManager(cfg *rest.Config, o Options) (*runningManager, error) {
-	mgr, err := testbed.NewManager(cfg, cache.Options{ByObject: shadowpod.Caches(QuotaFields)})
+	byObject := shadowpod.Caches(QuotaFields)
+	byObject[&networkingv1.Ingress{}] = IngressCache()
+	mgr, err := testbed.NewManager(cfg, cache.Options{ByObject: byObject})
 	if err != nil {
 		return nil, err
 	}

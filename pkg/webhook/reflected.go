@@ -9,10 +9,12 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -152,6 +154,33 @@ func ingressHosts(ing *networkingv1.Ingress) []claimedHost {
 		}
 	}
 	return hosts
+}
+
+// IngressCache is the Ingress entry of the cache options of a manager
+// running the webhooks: every Ingress of the cluster, for the hosts they
+// claim (ingressHostIndex), and nothing else of them. The annotations and
+// backends of the consumers' Ingresses are theirs to choose, and the
+// webhook reads none of another Ingress's.
+func IngressCache() cache.ByObject {
+	return cache.ByObject{Transform: ingressHostsOnly}
+}
+
+// ingressHostsOnly trims an Ingress to its identity and the hosts it
+// claims (ingressHosts).
+func ingressHostsOnly(obj any) (any, error) {
+	ing, ok := obj.(*networkingv1.Ingress)
+	if !ok {
+		return obj, nil
+	}
+	trimmed := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: ing.Name, Namespace: ing.Namespace, UID: ing.UID,
+		ResourceVersion: ing.ResourceVersion}}
+	for _, r := range ing.Spec.Rules {
+		trimmed.Spec.Rules = append(trimmed.Spec.Rules, networkingv1.IngressRule{Host: r.Host})
+	}
+	for _, t := range ing.Spec.TLS {
+		trimmed.Spec.TLS = append(trimmed.Spec.TLS, networkingv1.IngressTLS{Hosts: t.Hosts})
+	}
+	return trimmed, nil
 }
 
 // hostIndexKeys are the ingressHostIndex keys of an Ingress.
