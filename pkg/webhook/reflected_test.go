@@ -38,7 +38,7 @@ func offloadingRole(t *testing.T) {
 			{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services"}, Verbs: all},
 			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: all},
 			{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
-			{APIGroups: []string{offv1beta1.GroupVersion.Group}, Resources: []string{"shadowendpointslices"}, Verbs: all},
+			{APIGroups: []string{offv1beta1.GroupVersion.Group}, Resources: []string{"shadowpods", "shadowendpointslices"}, Verbs: all},
 		}}
 	if err := cl.Create(context.Background(), role); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)

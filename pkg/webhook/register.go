@@ -106,13 +106,15 @@ func configurationsCalling(at func(path string) admissionv1.WebhookClientConfig)
 }
 
 // reflectedWebhook sends the API server to reflectedValidator for the
-// objects besides ShadowPods consumers write in their twin
-// namespaces. The namespace selector matches the labels the TwinReconciler
-// puts on twins (which consumers cannot change), so the provider's own
-// namespaces never wait on us; the match condition leaves out everyone but
-// consumer identities (named or grouped as one, so that a half identity
-// reaches the webhook and is refused there), so the provider's own writes
-// in twins do not fail while we are down.
+// objects besides ShadowPods consumers write in their twin namespaces. No
+// namespace selector: a consumer's write anywhere reaches the validator,
+// which refuses it outside the consumer's own twins, so a grant made by
+// mistake elsewhere, or a twin that lost its labels, cannot skip the
+// check (and the ObjectBudget). The match condition leaves out everyone
+// but consumer identities (named or grouped as one, so that a half
+// identity reaches the webhook and is refused there), so the provider's
+// own writes, in twins and everywhere else, never wait on us and do not
+// fail while we are down; a consumer's fail.
 func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWebhook {
 	rule := func(group string, resources ...string) admissionv1.RuleWithOperations {
 		return admissionv1.RuleWithOperations{
@@ -130,8 +132,6 @@ func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.Validating
 			rule(ingressesResource.Group, ingressesResource.Resource),
 			rule(shadowEndpointSlicesResource.Group, shadowEndpointSlicesResource.Resource),
 		},
-		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
-			consts.TwinNamespaceLabel: "true", consts.ManagedByLabel: consts.ManagedByValue}},
 		MatchConditions:         consumersOnly(),
 		FailurePolicy:           ptr.To(admissionv1.Fail),
 		SideEffects:             ptr.To(admissionv1.SideEffectClassNone),
