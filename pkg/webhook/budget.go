@@ -15,7 +15,8 @@ import (
 // objects it writes in bulk: the ConfigMaps, Secrets, Services, Ingresses,
 // PersistentVolumeClaims and ShadowEndpointSlices in its twin namespaces
 // and its ResourceSlices and NamespaceMaps in its tenant namespace, all
-// kinds together, by number and by size. Each twin's ResourceQuota counts
+// kinds together, by number and by size; its ShadowPods by size (their
+// number is its Quota's). Each twin's ResourceQuota counts
 // objects of one namespace, and no ResourceQuota counts bytes: without
 // this, a consumer with a hundred twins could store a hundred thousand
 // Secrets of a megabyte each, filling the provider's etcd (and the memory
@@ -55,10 +56,10 @@ func DefaultObjectBudget() ObjectBudget {
 // AddFlags adds the budget's flags to fs.
 func (b *ObjectBudget) AddFlags(fs *pflag.FlagSet) {
 	fs.Var((*quantityFlag)(&b.MaxBytes), "max-tenant-object-bytes",
-		"how many bytes (as JSON) of ConfigMaps, Secrets, Services, Ingresses, PersistentVolumeClaims and ShadowEndpointSlices in its twin "+
-			"namespaces, and of ResourceSlices and NamespaceMaps in its tenant namespace, one consumer may keep on this cluster")
+		"how many bytes (as JSON) of ConfigMaps, Secrets, Services, Ingresses, PersistentVolumeClaims, ShadowEndpointSlices and ShadowPods in "+
+			"its twin namespaces, and of ResourceSlices and NamespaceMaps in its tenant namespace, one consumer may keep on this cluster")
 	fs.Int64Var(&b.MaxCount, "max-tenant-objects", b.MaxCount,
-		"how many of those objects, all kinds together, one consumer may keep on this cluster")
+		"how many of those objects, all kinds together but ShadowPods (which its Quota counts), one consumer may keep on this cluster")
 }
 
 // Validate reports a bad setting with its flag.
@@ -81,12 +82,14 @@ func (b ObjectBudget) limit() Limit {
 	}}
 }
 
-// footprint is what one object of size bytes takes from the budget.
-func footprint(size int64) Usage {
-	return Usage{Requests: corev1.ResourceList{
-		objectCount: *resource.NewQuantity(1, resource.DecimalSI),
-		objectBytes: *resource.NewQuantity(size, resource.BinarySI),
-	}}
+// footprint is what one object of size bytes takes from the budget: its
+// size, and one object if counted.
+func footprint(size int64, counted bool) Usage {
+	u := Usage{Requests: corev1.ResourceList{objectBytes: *resource.NewQuantity(size, resource.BinarySI)}}
+	if counted {
+		u.Requests[objectCount] = *resource.NewQuantity(1, resource.DecimalSI)
+	}
+	return u
 }
 
 // budgetRefusal words a refusal of the ledger for consumer, naming the
@@ -100,9 +103,9 @@ func budgetRefusal(consumer string, err error) (string, bool) {
 	if exceeded.Resource == string(objectBytes) {
 		rule = tenantBytesRule
 	}
-	return fmt.Sprintf("%v: consumer %s keeps as many objects on this provider as it may (its ConfigMaps, Secrets, Services, "+
-		"Ingresses, PersistentVolumeClaims and ShadowEndpointSlices in its twin namespaces, and its ResourceSlices and NamespaceMaps, "+
-		"count together); delete some first [rule: %s]", err, consumer, rule), true
+	return fmt.Sprintf("%v: consumer %s keeps as much on this provider as it may (its ConfigMaps, Secrets, Services, "+
+		"Ingresses, PersistentVolumeClaims, ShadowEndpointSlices and ShadowPods in its twin namespaces, and its ResourceSlices and "+
+		"NamespaceMaps, count together); delete some first [rule: %s]", err, consumer, rule), true
 }
 
 // quantityFlag is a resource.Quantity as a flag.

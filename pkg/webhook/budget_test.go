@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 )
 
@@ -208,5 +209,34 @@ func TestObjectBudgetConcurrent(t *testing.T) {
 	}
 	if total > testBudgetBytes {
 		t.Errorf("the consumer stores %d bytes, over its budget of %d", total, testBudgetBytes)
+	}
+}
+
+// TestObjectBudgetShadowPodBytes: ShadowPods count by size in the same
+// budget (their number is the Quota's), so a consumer with room for many
+// pods cannot fill etcd with a few large ones: ShadowPods carrying 900 KiB
+// of environment each fill it, and the next is refused by the ShadowPod
+// webhook naming the rule, before its quota is looked at.
+func TestObjectBudgetShadowPodBytes(t *testing.T) {
+	ctx := context.Background()
+	consumer(t, "pod-hog", offv1beta1.SoftLimitsEnforcement, list("cpu", "100", "pods", "100"))
+	hog := asConsumer(t, "pod-hog", twin("pod-hog"))
+	large := func(name string) *offv1beta1.ShadowPod {
+		sp := shadowPod(name, twin("pod-hog"), "pod-hog", "", "")
+		sp.Spec.Pod.Containers[0].Env = []corev1.EnvVar{{Name: "BLOB", Value: strings.Repeat("x", kib900)}}
+		return sp
+	}
+	for i := range 4 {
+		if err := hog.Create(ctx, large(fmt.Sprint("large-", i))); err != nil {
+			t.Fatalf("ShadowPod %d of 900 KiB, within the budget: %v", i, err)
+		}
+	}
+	err := hog.Create(ctx, large("large-4"))
+	if !apierrors.IsForbidden(err) || !containsAll(err.Error(), `admission webhook "shadowpod.validate.liqo.io" denied the request`,
+		"quota usage exceeded: bytes requested", "offloading.tenantObjects.maxBytes") {
+		t.Errorf("a fifth ShadowPod of 900 KiB: err = %v, want the ShadowPod webhook's refusal naming the byte budget", err)
+	}
+	if err := hog.Create(ctx, shadowPod("small", twin("pod-hog"), "pod-hog", "", "")); err != nil {
+		t.Errorf("a small ShadowPod in what is left: %v", err)
 	}
 }

@@ -59,7 +59,8 @@ func (g *budgetGuard) admit(ctx context.Context, req admission.Request, consumer
 		// As for ShadowPods: a dry run reserves nothing.
 		check = g.ledger.Check
 	}
-	err = check(consumer, key, footprint(size), g.budget.limit())
+	kind, _ := budgetedKindOf(resource)
+	err = check(consumer, key, footprint(size, !kind.uncounted), g.budget.limit())
 	if why, refused := budgetRefusal(consumer, err); refused {
 		return why, nil
 	}

@@ -40,15 +40,18 @@ type budgetedKind struct {
 	// consumer is the consumer an object of the kind counts against; ""
 	// for none.
 	consumer func(client.Object) string
-	// twin: a consumer writes the kind in its twin namespaces (the
-	// reflected objects' webhook judges it), not in its tenant namespace.
-	twin bool
+	// reflected: a consumer writes the kind in its twin namespaces and the
+	// reflected objects' webhook judges it.
+	reflected bool
+	// uncounted: the kind's objects take bytes but not count, as the
+	// consumer's Quota bounds their number (ShadowPods).
+	uncounted bool
 }
 
 // budgetedKinds are the kinds a consumer writes in bulk on a provider.
 // In its twins every object it writes carries its origin label (the
-// reflected objects' webhook refuses one without), which names the
-// consumer; in its tenant namespace, its replicas carry the replication
+// reflected objects' and the ShadowPods' webhooks refuse one without),
+// which names the consumer; in its tenant namespace, its replicas carry the replication
 // label (the replicas' webhook refuses it any other), and the namespace
 // names the consumer.
 var budgetedKinds = func() []budgetedKind {
@@ -60,7 +63,7 @@ var budgetedKinds = func() []budgetedKind {
 		return id
 	}
 	twin := func(gr schema.GroupResource, new func() client.Object) budgetedKind {
-		return budgetedKind{resource: gr, new: new, marked: origin, consumer: byOrigin, twin: true}
+		return budgetedKind{resource: gr, new: new, marked: origin, consumer: byOrigin, reflected: true}
 	}
 	tenant := func(gr schema.GroupResource, new func() client.Object) budgetedKind {
 		return budgetedKind{resource: gr, new: new, marked: replica, consumer: byTenant}
@@ -72,6 +75,8 @@ var budgetedKinds = func() []budgetedKind {
 		twin(ingressesResource, func() client.Object { return &networkingv1.Ingress{} }),
 		twin(pvcsResource, func() client.Object { return &corev1.PersistentVolumeClaim{} }),
 		twin(shadowEndpointSlicesResource, func() client.Object { return &offv1beta1.ShadowEndpointSlice{} }),
+		{resource: shadowPodsResource, new: func() client.Object { return &offv1beta1.ShadowPod{} }, marked: origin, consumer: byOrigin,
+			uncounted: true},
 		tenant(resourceSlicesResource, func() client.Object { return &authv1beta1.ResourceSlice{} }),
 		tenant(namespaceMapsResource, func() client.Object { return &offv1beta1.NamespaceMap{} }),
 	}
@@ -116,6 +121,7 @@ type sized struct {
 	metav1.ObjectMeta
 	consumer string
 	size     int64
+	counted  bool
 }
 
 // DeepCopyObject copies s, as a runtime.Object must.
@@ -137,7 +143,7 @@ func (k budgetedKind) trim(obj any) (any, error) {
 		return nil, err
 	}
 	return &sized{ObjectMeta: metav1.ObjectMeta{Name: o.GetName(), Namespace: o.GetNamespace(), UID: o.GetUID(),
-		ResourceVersion: o.GetResourceVersion()}, consumer: k.consumer(o), size: size}, nil
+		ResourceVersion: o.GetResourceVersion()}, consumer: k.consumer(o), size: size, counted: !k.uncounted}, nil
 }
 
 // feedBudget keeps the ledger in step with the stored objects of every
@@ -189,7 +195,7 @@ func budgetFeed(l *Ledger[objectKey], resource schema.GroupResource) toolscache.
 	}
 	observe := func(obj any) {
 		if s, ok := obj.(*sized); ok && s.consumer != "" {
-			l.Observe(s.consumer, key(s), footprint(s.size))
+			l.Observe(s.consumer, key(s), footprint(s.size, s.counted))
 		}
 	}
 	forget := func(obj any) {

@@ -80,7 +80,7 @@ func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) 
 
 	gr := schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Resource}
 	kind, ok := budgetedKindOf(gr)
-	if !ok || !kind.twin {
+	if !ok || !kind.reflected {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("the reflected objects' webhook does not judge %s", gr))
 	}
 	obj := kind.new()

@@ -28,7 +28,7 @@ import (
 // answer rather than the API server's.
 func directValidator() *shadowPodValidator {
 	return &shadowPodValidator{reader: cl, api: cl, ledger: &Ledger[types.NamespacedName]{},
-		decoder: admission.NewDecoder(apis.NewScheme()), synced: func() bool { return true }}
+		decoder: admission.NewDecoder(apis.NewScheme()), synced: func() bool { return true }, budget: emptyBudget()}
 }
 
 // review is consumer id's admission request creating sp, or updating old

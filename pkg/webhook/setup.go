@@ -117,16 +117,16 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	if err != nil {
 		return fmt.Errorf("watching ShadowPods for the quota ledger: %w", err)
 	}
-	decoder := admission.NewDecoder(mgr.GetScheme())
-	srv.Register(podPath, auth.guard(&admission.Webhook{Handler: &podMutator{cache: mgr.GetClient(), api: mgr.GetAPIReader(), decoder: decoder}}))
-	srv.Register(shadowPodPath, auth.guard(&admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), api: mgr.GetAPIReader(),
-		ledger: ledger, decoder: decoder, synced: synced, policy: o.Pods}}))
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &networkingv1.Ingress{}, ingressHostIndex, hostIndexKeys); err != nil {
-		return fmt.Errorf("indexing the Ingresses by host: %w", err)
-	}
 	budget, err := o.budgetGuard(mgr)
 	if err != nil {
 		return fmt.Errorf("watching consumers' objects for their budget: %w", err)
+	}
+	decoder := admission.NewDecoder(mgr.GetScheme())
+	srv.Register(podPath, auth.guard(&admission.Webhook{Handler: &podMutator{cache: mgr.GetClient(), api: mgr.GetAPIReader(), decoder: decoder}}))
+	srv.Register(shadowPodPath, auth.guard(&admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), api: mgr.GetAPIReader(),
+		ledger: ledger, decoder: decoder, synced: synced, policy: o.Pods, budget: budget}}))
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &networkingv1.Ingress{}, ingressHostIndex, hostIndexKeys); err != nil {
+		return fmt.Errorf("indexing the Ingresses by host: %w", err)
 	}
 	srv.Register(reflectedPath, auth.guard(&admission.Webhook{Handler: &reflectedValidator{reader: mgr.GetClient(), decoder: decoder,
 		policy: o.Reflected, budget: budget}}))

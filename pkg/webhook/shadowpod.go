@@ -9,6 +9,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -20,6 +21,9 @@ import (
 // shadowPodValidator admits the ShadowPods a provider runs for its
 // consumers: in the right namespace, asking nothing a consumer may not ask,
 // within the consumer's quota.
+// shadowPodsResource is the resource shadowPodValidator judges.
+var shadowPodsResource = schema.GroupResource{Group: offv1beta1.GroupVersion.Group, Resource: "shadowpods"}
+
 type shadowPodValidator struct {
 	// reader is the manager's cache (namespaces, Quotas).
 	reader client.Reader
@@ -34,6 +38,9 @@ type shadowPodValidator struct {
 	policy PodPolicy
 	// synced tells whether the ledger holds every stored ShadowPod.
 	synced func() bool
+	// budget holds consumers' ShadowPods, by size, to their ObjectBudget:
+	// the Quota bounds their number, not what each stores.
+	budget *budgetGuard
 }
 
 var _ admission.Handler = (*shadowPodValidator)(nil)
@@ -94,8 +101,9 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 				"(delete and recreate the ShadowPod to change them): " + strings.Join(changes, "; "))
 		}
 		// Nothing more is asked of the quota: cordoned or exceeded, it
-		// must never block the updates that end a ShadowPod's life.
-		return admission.Allowed("")
+		// must never block the updates that end a ShadowPod's life; nor
+		// is of the budget, but for an update growing it.
+		return v.admitSize(ctx, req, id, isConsumer, sp, old)
 	}
 	if consumer == "" {
 		return admission.Denied(fmt.Sprintf("failed getting quota: namespace %s belongs to no consumer", req.Namespace))
@@ -113,6 +121,9 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 	}
 	if why != "" {
 		return admission.Denied(why)
+	}
+	if resp := v.admitSize(ctx, req, id, isConsumer, sp, nil); !resp.Allowed {
+		return resp
 	}
 	if err := waitSynced(ctx, v.synced, "the ShadowPods' usage"); err != nil {
 		return admission.Errored(http.StatusServiceUnavailable, err)
@@ -184,4 +195,24 @@ func ownQuotas(quotas []offv1beta1.Quota, consumer string) []offv1beta1.Quota {
 		}
 	}
 	return out
+}
+
+// admitSize holds a consumer's ShadowPod sp (old before an update) to its
+// ObjectBudget's bytes.
+func (v *shadowPodValidator) admitSize(ctx context.Context, req admission.Request, consumer string, isConsumer bool,
+	sp, old *offv1beta1.ShadowPod) admission.Response {
+	if !isConsumer {
+		return admission.Allowed("")
+	}
+	var before client.Object
+	if old != nil {
+		before = old
+	}
+	switch why, err := v.budget.admit(ctx, req, consumer, shadowPodsResource, sp, before); {
+	case err != nil:
+		return admission.Errored(http.StatusServiceUnavailable, err)
+	case why != "":
+		return admission.Denied(why)
+	}
+	return admission.Allowed("")
 }
