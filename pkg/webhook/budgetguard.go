@@ -80,3 +80,36 @@ func waitSynced(ctx context.Context, synced func() bool, what string) error {
 	}
 	return nil
 }
+
+// BudgetGuard is the check the webhooks run on a consumer's write against
+// its ObjectBudget, over a ledger fed by hand rather than by a cluster's
+// informers: for the fuzz targets, which play the API server and the
+// informer around it.
+type BudgetGuard struct{ g budgetGuard }
+
+// NewBudgetGuard is a guard of budget over an empty ledger.
+func NewBudgetGuard(budget ObjectBudget) *BudgetGuard {
+	return &BudgetGuard{budgetGuard{ledger: &Ledger[objectKey]{}, budget: budget, synced: func() bool { return true }}}
+}
+
+// Admit is the webhooks' check of req, consumer's create or update of obj
+// (old before an update): the refusal, "" if admitted.
+func (b *BudgetGuard) Admit(ctx context.Context, req admission.Request, consumer string, obj, old client.Object) (string, error) {
+	return b.g.admit(ctx, req, consumer, schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Resource}, obj, old)
+}
+
+// Stored tells the guard obj is stored, as resource, for consumer.
+func (b *BudgetGuard) Stored(consumer string, resource schema.GroupResource, obj client.Object) error {
+	size, err := sizeOf(obj)
+	if err != nil {
+		return err
+	}
+	kind, _ := budgetedKindOf(resource)
+	b.g.ledger.Observe(consumer, objectKey{Resource: resource, NamespacedName: client.ObjectKeyFromObject(obj)}, footprint(size, !kind.uncounted))
+	return nil
+}
+
+// Deleted tells the guard obj, stored as resource for consumer, is gone.
+func (b *BudgetGuard) Deleted(consumer string, resource schema.GroupResource, obj client.Object) {
+	b.g.ledger.Forget(consumer, objectKey{Resource: resource, NamespacedName: client.ObjectKeyFromObject(obj)}, obj.GetUID(), nil)
+}
