@@ -23,7 +23,7 @@ import (
 // of everything that watches them).
 type ObjectBudget struct {
 	// MaxBytes bounds the sum of the objects' sizes, as JSON.
-	MaxBytes resource.Quantity
+	MaxBytes resource.QuantityValue
 	// MaxCount bounds their number.
 	MaxCount int64
 }
@@ -50,12 +50,12 @@ const (
 
 // DefaultObjectBudget is the budget when no flag says otherwise.
 func DefaultObjectBudget() ObjectBudget {
-	return ObjectBudget{MaxBytes: resource.MustParse(defaultMaxTenantBytes), MaxCount: DefaultMaxTenantObjects}
+	return ObjectBudget{MaxBytes: resource.QuantityValue{Quantity: resource.MustParse(defaultMaxTenantBytes)}, MaxCount: DefaultMaxTenantObjects}
 }
 
 // AddFlags adds the budget's flags to fs.
 func (b *ObjectBudget) AddFlags(fs *pflag.FlagSet) {
-	fs.Var((*quantityFlag)(&b.MaxBytes), "max-tenant-object-bytes",
+	fs.Var(&b.MaxBytes, "max-tenant-object-bytes",
 		"how many bytes (as JSON) of ConfigMaps, Secrets, Services, Ingresses, PersistentVolumeClaims, ShadowEndpointSlices and ShadowPods in "+
 			"its twin namespaces, and of ResourceSlices and NamespaceMaps in its tenant namespace, one consumer may keep on this cluster")
 	fs.Int64Var(&b.MaxCount, "max-tenant-objects", b.MaxCount,
@@ -78,7 +78,7 @@ func (b ObjectBudget) Validate() error {
 func (b ObjectBudget) limit() Limit {
 	return Limit{Open: true, Enforcement: offv1beta1.SoftLimitsEnforcement, Resources: corev1.ResourceList{
 		objectCount: *resource.NewQuantity(b.MaxCount, resource.DecimalSI),
-		objectBytes: b.MaxBytes.DeepCopy(),
+		objectBytes: b.MaxBytes.Quantity.DeepCopy(),
 	}}
 }
 
@@ -107,19 +107,3 @@ func budgetRefusal(consumer string, err error) (string, bool) {
 		"Ingresses, PersistentVolumeClaims, ShadowEndpointSlices and ShadowPods in its twin namespaces, and its ResourceSlices and "+
 		"NamespaceMaps, count together); delete some first [rule: %s]", err, consumer, rule), true
 }
-
-// quantityFlag is a resource.Quantity as a flag.
-type quantityFlag resource.Quantity
-
-func (q *quantityFlag) String() string { return (*resource.Quantity)(q).String() }
-
-func (q *quantityFlag) Set(s string) error {
-	v, err := resource.ParseQuantity(s)
-	if err != nil {
-		return err
-	}
-	*q = quantityFlag(v)
-	return nil
-}
-
-func (q *quantityFlag) Type() string { return "quantity" }

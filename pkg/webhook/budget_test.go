@@ -27,7 +27,7 @@ const (
 )
 
 func testBudget() ObjectBudget {
-	return ObjectBudget{MaxBytes: *resource.NewQuantity(testBudgetBytes, resource.BinarySI), MaxCount: testBudgetCount}
+	return ObjectBudget{MaxBytes: resource.QuantityValue{Quantity: *resource.NewQuantity(testBudgetBytes, resource.BinarySI)}, MaxCount: testBudgetCount}
 }
 
 // emptyBudget is a guard with the default budget over a ledger that holds

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -65,6 +66,20 @@ func (g *budgetGuard) admit(ctx context.Context, req admission.Request, consumer
 		return why, nil
 	}
 	return "", err
+}
+
+// respond is admit's answer as the webhooks give it: allowed, denied with
+// the refusal, or an error (the ledger not loaded yet, an object that
+// cannot be measured) the API server retries or reports.
+func (g *budgetGuard) respond(ctx context.Context, req admission.Request, consumer string, resource schema.GroupResource,
+	obj, old client.Object) admission.Response {
+	switch why, err := g.admit(ctx, req, consumer, resource, obj, old); {
+	case err != nil:
+		return admission.Errored(http.StatusServiceUnavailable, err)
+	case why != "":
+		return admission.Denied(why)
+	}
+	return admission.Allowed("")
 }
 
 // waitSynced waits, within the request's deadline, until synced: a ledger

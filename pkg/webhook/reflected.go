@@ -114,13 +114,7 @@ func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) 
 	if len(bad) > 0 {
 		return admission.Denied(strings.Join(bad, "; "))
 	}
-	switch why, err := v.budget.admit(ctx, req, id, gr, obj, old); {
-	case err != nil:
-		return admission.Errored(http.StatusServiceUnavailable, err)
-	case why != "":
-		return admission.Denied(why)
-	}
-	return admission.Allowed("")
+	return v.budget.respond(ctx, req, id, gr, obj, old)
 }
 
 // ingressHostIndex indexes Ingresses by the hosts they claim (rules and

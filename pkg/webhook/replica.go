@@ -92,13 +92,7 @@ func (v *replicaValidator) Handle(ctx context.Context, req admission.Request) ad
 			return admission.Errored(http.StatusBadRequest, err)
 		}
 	}
-	switch why, err := v.budget.admit(ctx, req, id, gr, obj, old); {
-	case err != nil:
-		return admission.Errored(http.StatusServiceUnavailable, err)
-	case why != "":
-		return admission.Denied(why)
-	}
-	return admission.Allowed("")
+	return v.budget.respond(ctx, req, id, gr, obj, old)
 }
 
 // objectMeta decodes the metadata of an object, whatever its kind.

@@ -208,11 +208,5 @@ func (v *shadowPodValidator) admitSize(ctx context.Context, req admission.Reques
 	if old != nil {
 		before = old
 	}
-	switch why, err := v.budget.admit(ctx, req, consumer, shadowPodsResource, sp, before); {
-	case err != nil:
-		return admission.Errored(http.StatusServiceUnavailable, err)
-	case why != "":
-		return admission.Denied(why)
-	}
-	return admission.Allowed("")
+	return v.budget.respond(ctx, req, consumer, shadowPodsResource, sp, before)
 }

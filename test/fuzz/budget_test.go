@@ -33,7 +33,7 @@ func FuzzObjectBudget(f *testing.F) {
 	f.Add([]byte{1, 2, 128, 9, 2, 128, 1, 3, 255, 5, 3, 0}, "")
 	f.Fuzz(func(t *testing.T, ops []byte, label string) {
 		const maxBytes, maxCount = 64 << 10, 3
-		budget := webhook.ObjectBudget{MaxBytes: *resource.NewQuantity(maxBytes, resource.BinarySI), MaxCount: maxCount}
+		budget := webhook.ObjectBudget{MaxBytes: resource.QuantityValue{Quantity: *resource.NewQuantity(maxBytes, resource.BinarySI)}, MaxCount: maxCount}
 		guard := webhook.NewBudgetGuard(budget)
 		ctx := context.Background()
 		stored := map[string]*corev1.ConfigMap{}
