@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
@@ -106,6 +107,7 @@ func remoteControlPlane(t *testing.T, id string) {
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "liqo-remote-controlplane"}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{authv1beta1.GroupVersion.Group}, Resources: []string{"resourceslices"}, Verbs: all},
 		{APIGroups: []string{"offloading.liqo.io"}, Resources: []string{"namespacemaps"}, Verbs: all},
+		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	}}
 	if err := cl.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
@@ -238,5 +240,39 @@ func TestObjectBudgetShadowPodBytes(t *testing.T) {
 	}
 	if err := hog.Create(ctx, shadowPod("small", twin("pod-hog"), "pod-hog", "", "")); err != nil {
 		t.Errorf("a small ShadowPod in what is left: %v", err)
+	}
+}
+
+// TestEventBudget records, as a consumer with its own credentials, Events
+// in its tenant namespace until its budget is spent: Events of the legacy
+// API have no size limit, and the next one is refused naming the rule;
+// repeating an Event already counted still passes.
+func TestEventBudget(t *testing.T) {
+	ctx := context.Background()
+	hog, _ := reflectingConsumer(t, "event-hog", "app")
+	remoteControlPlane(t, "event-hog")
+	tenant := consts.TenantNamespace("event-hog")
+	event := func(name string) *corev1.Event {
+		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tenant},
+			InvolvedObject: corev1.ObjectReference{Kind: "ResourceSlice", Namespace: tenant, Name: "slice"},
+			Reason:         "Flooding", Message: strings.Repeat("x", 64<<10), Type: corev1.EventTypeNormal, Count: 1}
+	}
+	// 60 Events of 64 KiB fit in 4 MiB, with a little to spare.
+	for i := range testBudgetCount {
+		e := event(fmt.Sprint("flood-", i))
+		eventually(t, "the RBAC of the Events", func(ctx context.Context) (bool, error) {
+			err := hog.Create(ctx, e)
+			return err == nil, err
+		})
+	}
+	err := hog.Create(ctx, event("one-more"))
+	if !apierrors.IsForbidden(err) || !containsAll(err.Error(), `admission webhook "event.validate.liqo.io" denied the request`,
+		"objects requested 1, used 60 of 60", "recorded as many Events", "--max-tenant-objects") {
+		t.Errorf("one Event more: err = %v, want the Events' webhook's refusal", err)
+	}
+	// As a recorder counts a repeat: a patch, the consumer's only right
+	// on its Events but create.
+	if err := hog.Patch(ctx, event("flood-0"), client.RawPatch(types.MergePatchType, []byte(`{"count":2}`))); err != nil {
+		t.Errorf("a repeat of an Event already counted: %v", err)
 	}
 }

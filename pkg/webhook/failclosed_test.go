@@ -40,8 +40,8 @@ func TestStrayGrantJudged(t *testing.T) {
 
 // TestWebhooksFailClosed stops the webhook server, as a crashed manager
 // would leave it: every write a consumer makes with its own credentials
-// (a reflected object, a ShadowPod, a replica in its tenant namespace) is
-// refused, so that no check and no budget is skipped; the cluster's own
+// (a reflected object, a ShadowPod, a replica or an Event in its tenant
+// namespace) is refused, so that no check and no budget is skipped; the cluster's own
 // writes, in the consumer's twin and elsewhere, still pass. A new manager
 // then serves again.
 func TestWebhooksFailClosed(t *testing.T) {
@@ -73,6 +73,9 @@ func TestWebhooksFailClosed(t *testing.T) {
 	refused("a consumer's ShadowEndpointSlice", ReflectedWebhookName, down.Create(ctx, reflectedSlice("after", twins[0], "down-hog")))
 	refused("a consumer's ShadowPod", ShadowPodWebhookName, down.Create(ctx, shadowPod("after", twins[0], "down-hog", "", "")))
 	refused("a consumer's ResourceSlice", ReplicaWebhookName, down.Create(ctx, replicaSlice("after", "down-hog")))
+	tenant := consts.TenantNamespace("down-hog")
+	refused("a consumer's Event", EventWebhookName, down.Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "after", Namespace: tenant},
+		InvolvedObject: corev1.ObjectReference{Kind: "ResourceSlice", Namespace: tenant, Name: "after"}, Reason: "Down", Message: "down"}))
 	grown := blob("before", twins[0], "down-hog", 64<<10)
 	var before corev1.ConfigMap
 	if err := down.Get(ctx, client.ObjectKeyFromObject(grown), &before); err != nil {

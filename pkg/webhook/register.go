@@ -25,11 +25,13 @@ const (
 	ShadowPodWebhookName        = "shadowpod.validate.liqo.io"
 	ReflectedWebhookName        = "reflected.validate.liqo.io"
 	ReplicaWebhookName          = "replica.validate.liqo.io"
+	EventWebhookName            = "event.validate.liqo.io"
 
 	podPath       = "/mutate/pod"
 	shadowPodPath = "/validate/shadowpod"
 	reflectedPath = "/validate/reflected"
 	replicaPath   = "/validate/replica"
+	eventPath     = "/validate/event"
 	// timeoutSeconds bounds how long the API server waits on us: the
 	// handlers read caches, and a stuck webhook must not stall writes.
 	timeoutSeconds = 5
@@ -100,7 +102,7 @@ func configurationsCalling(at func(path string) admissionv1.WebhookClientConfig)
 			SideEffects:             none,
 			TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
 			AdmissionReviewVersions: []string{"v1"},
-		}, reflectedWebhook(at(reflectedPath)), replicaWebhook(at(replicaPath))},
+		}, reflectedWebhook(at(reflectedPath)), replicaWebhook(at(replicaPath)), eventWebhook(at(eventPath))},
 	}
 	return mutating, validating
 }
@@ -159,6 +161,30 @@ func replicaWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWe
 		Name:                    ReplicaWebhookName,
 		ClientConfig:            at,
 		Rules:                   []admissionv1.RuleWithOperations{rule(namespaceMapsResource), rule(resourceSlicesResource)},
+		MatchConditions:         consumersOnly(),
+		FailurePolicy:           ptr.To(admissionv1.Fail),
+		SideEffects:             ptr.To(admissionv1.SideEffectClassNone),
+		TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
+		AdmissionReviewVersions: []string{"v1"},
+	}
+}
+
+// eventWebhook sends the API server to eventValidator for the Events
+// consumers record, in both API groups. Every Event of the cluster
+// matches the rules; the match condition, evaluated by the API server,
+// sends only consumers' on, so this cluster's own Events never wait on us.
+func eventWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWebhook {
+	rule := func(gr schema.GroupResource) admissionv1.RuleWithOperations {
+		return admissionv1.RuleWithOperations{
+			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+			Rule: admissionv1.Rule{APIGroups: []string{gr.Group}, APIVersions: []string{"*"}, Resources: []string{gr.Resource},
+				Scope: ptr.To(admissionv1.NamespacedScope)},
+		}
+	}
+	return admissionv1.ValidatingWebhook{
+		Name:                    EventWebhookName,
+		ClientConfig:            at,
+		Rules:                   []admissionv1.RuleWithOperations{rule(eventsResource), rule(eventsV1Resource)},
 		MatchConditions:         consumersOnly(),
 		FailurePolicy:           ptr.To(admissionv1.Fail),
 		SideEffects:             ptr.To(admissionv1.SideEffectClassNone),

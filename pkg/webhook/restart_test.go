@@ -31,8 +31,8 @@ func registered(t *testing.T) (*admissionv1.MutatingWebhookConfiguration, *admis
 
 func TestRegistration(t *testing.T) {
 	m, v := registered(t)
-	if len(m.Webhooks) != 1 || len(v.Webhooks) != 3 {
-		t.Fatalf("webhooks: %d mutating, %d validating; want 1 and 3", len(m.Webhooks), len(v.Webhooks))
+	if len(m.Webhooks) != 1 || len(v.Webhooks) != 4 {
+		t.Fatalf("webhooks: %d mutating, %d validating; want 1 and 4", len(m.Webhooks), len(v.Webhooks))
 	}
 	pod, sp, reflected := m.Webhooks[0], v.Webhooks[0], v.Webhooks[1]
 	if pod.Name != PodWebhookName || sp.Name != ShadowPodWebhookName || reflected.Name != ReflectedWebhookName {

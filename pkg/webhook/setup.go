@@ -131,6 +131,8 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	srv.Register(reflectedPath, auth.guard(&admission.Webhook{Handler: &reflectedValidator{reader: mgr.GetClient(), decoder: decoder,
 		policy: o.Reflected, budget: budget}}))
 	srv.Register(replicaPath, auth.guard(&admission.Webhook{Handler: &replicaValidator{decoder: decoder, budget: budget}}))
+	srv.Register(eventPath, auth.guard(&admission.Webhook{Handler: &eventValidator{ledger: &Ledger[objectKey]{TTL: EventTTL},
+		budget: budget.budget}}))
 	if err := mgr.Add(srv); err != nil {
 		return err
 	}
