@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -274,5 +275,27 @@ func TestEventBudget(t *testing.T) {
 	// on its Events but create.
 	if err := hog.Patch(ctx, event("flood-0"), client.RawPatch(types.MergePatchType, []byte(`{"count":2}`))); err != nil {
 		t.Errorf("a repeat of an Event already counted: %v", err)
+	}
+}
+
+// TestShadowEndpointSliceBounded: a consumer's ShadowEndpointSlice holds
+// at most what an EndpointSlice may (1,000 endpoints, 100 ports), so one
+// the provider could never keep is refused when written, by the CRD.
+func TestShadowEndpointSliceBounded(t *testing.T) {
+	ctx := context.Background()
+	hog, twins := reflectingConsumer(t, "slice-hog", "app")
+	wide := reflectedSlice("wide", twins[0], "slice-hog")
+	wide.Spec.Template.Endpoints = nil
+	for i := range 1001 {
+		wide.Spec.Template.Endpoints = append(wide.Spec.Template.Endpoints,
+			discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("10.70.%d.%d", i/250, i%250+1)}})
+	}
+	err := hog.Create(ctx, wide)
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.template.endpoints: Too many: 1001: must have at most 1000 items") {
+		t.Errorf("a ShadowEndpointSlice of 1,001 endpoints: err = %v, want the CRD's refusal", err)
+	}
+	wide.Spec.Template.Endpoints = wide.Spec.Template.Endpoints[:1000]
+	if err := hog.Create(ctx, wide); err != nil {
+		t.Errorf("a ShadowEndpointSlice of 1,000 endpoints: %v", err)
 	}
 }
