@@ -49,16 +49,9 @@ var _ admission.Handler = (*eventValidator)(nil)
 
 // Handle validates a consumer's create or update of an Event.
 func (v *eventValidator) Handle(_ context.Context, req admission.Request) admission.Response {
-	id, isConsumer, err := requester(req.UserInfo)
-	if err != nil {
-		return admission.Denied(err.Error())
-	}
-	if !isConsumer {
-		return admission.Allowed("")
-	}
-	gr := schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Resource}
-	if gr != eventsResource && gr != eventsV1Resource {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("the Events' webhook does not judge %s", gr))
+	id, _, answer := consumerWrite(req, "Events'", eventsResource, eventsV1Resource)
+	if answer != nil {
+		return *answer
 	}
 	if own := consts.TenantNamespace(id); req.Namespace != own {
 		return admission.Denied(fmt.Sprintf("consumer %s may record Events only in its tenant namespace %s, not in %q", id, own, req.Namespace))

@@ -118,28 +118,8 @@ func configurationsCalling(at func(path string) admissionv1.WebhookClientConfig)
 // own writes, in twins and everywhere else, never wait on us and do not
 // fail while we are down; a consumer's fail.
 func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWebhook {
-	rule := func(group string, resources ...string) admissionv1.RuleWithOperations {
-		return admissionv1.RuleWithOperations{
-			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
-			// Every version, so that no other one bypasses the check.
-			Rule: admissionv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: resources,
-				Scope: ptr.To(admissionv1.NamespacedScope)},
-		}
-	}
-	return admissionv1.ValidatingWebhook{
-		Name:         ReflectedWebhookName,
-		ClientConfig: at,
-		Rules: []admissionv1.RuleWithOperations{
-			rule(servicesResource.Group, servicesResource.Resource, secretsResource.Resource, configMapsResource.Resource, pvcsResource.Resource),
-			rule(ingressesResource.Group, ingressesResource.Resource),
-			rule(shadowEndpointSlicesResource.Group, shadowEndpointSlicesResource.Resource),
-		},
-		MatchConditions:         consumersOnly(),
-		FailurePolicy:           ptr.To(admissionv1.Fail),
-		SideEffects:             ptr.To(admissionv1.SideEffectClassNone),
-		TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
-		AdmissionReviewVersions: []string{"v1"},
-	}
+	return consumerWebhook(ReflectedWebhookName, at, []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+		servicesResource, secretsResource, configMapsResource, pvcsResource, ingressesResource, shadowEndpointSlicesResource)
 }
 
 // replicaWebhook sends the API server to replicaValidator for the
@@ -150,23 +130,8 @@ func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.Validating
 // so this cluster's own controllers never wait on us; every version of the
 // kinds is matched, so no future one bypasses the check.
 func replicaWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWebhook {
-	rule := func(gr schema.GroupResource) admissionv1.RuleWithOperations {
-		return admissionv1.RuleWithOperations{
-			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update, admissionv1.Delete},
-			Rule: admissionv1.Rule{APIGroups: []string{gr.Group}, APIVersions: []string{"*"}, Resources: []string{gr.Resource},
-				Scope: ptr.To(admissionv1.NamespacedScope)},
-		}
-	}
-	return admissionv1.ValidatingWebhook{
-		Name:                    ReplicaWebhookName,
-		ClientConfig:            at,
-		Rules:                   []admissionv1.RuleWithOperations{rule(namespaceMapsResource), rule(resourceSlicesResource)},
-		MatchConditions:         consumersOnly(),
-		FailurePolicy:           ptr.To(admissionv1.Fail),
-		SideEffects:             ptr.To(admissionv1.SideEffectClassNone),
-		TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
-		AdmissionReviewVersions: []string{"v1"},
-	}
+	return consumerWebhook(ReplicaWebhookName, at, []admissionv1.OperationType{admissionv1.Create, admissionv1.Update, admissionv1.Delete},
+		namespaceMapsResource, resourceSlicesResource)
 }
 
 // eventWebhook sends the API server to eventValidator for the Events
@@ -174,17 +139,26 @@ func replicaWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWe
 // matches the rules; the match condition, evaluated by the API server,
 // sends only consumers' on, so this cluster's own Events never wait on us.
 func eventWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWebhook {
-	rule := func(gr schema.GroupResource) admissionv1.RuleWithOperations {
-		return admissionv1.RuleWithOperations{
-			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+	return consumerWebhook(EventWebhookName, at, []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+		eventsResource, eventsV1Resource)
+}
+
+// consumerWebhook is a webhook judging the writes ops of consumer
+// identities only (consumersOnly) to kinds, in every namespace and every
+// version of the kinds (so that no other one bypasses the check), failing
+// closed.
+func consumerWebhook(name string, at admissionv1.WebhookClientConfig, ops []admissionv1.OperationType,
+	kinds ...schema.GroupResource) admissionv1.ValidatingWebhook {
+	rules := make([]admissionv1.RuleWithOperations, 0, len(kinds))
+	for _, gr := range kinds {
+		rules = append(rules, admissionv1.RuleWithOperations{Operations: ops,
 			Rule: admissionv1.Rule{APIGroups: []string{gr.Group}, APIVersions: []string{"*"}, Resources: []string{gr.Resource},
-				Scope: ptr.To(admissionv1.NamespacedScope)},
-		}
+				Scope: ptr.To(admissionv1.NamespacedScope)}})
 	}
 	return admissionv1.ValidatingWebhook{
-		Name:                    EventWebhookName,
+		Name:                    name,
 		ClientConfig:            at,
-		Rules:                   []admissionv1.RuleWithOperations{rule(eventsResource), rule(eventsV1Resource)},
+		Rules:                   rules,
 		MatchConditions:         consumersOnly(),
 		FailurePolicy:           ptr.To(admissionv1.Fail),
 		SideEffects:             ptr.To(admissionv1.SideEffectClassNone),

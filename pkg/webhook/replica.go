@@ -53,18 +53,12 @@ var _ admission.Handler = (*replicaValidator)(nil)
 // Handle validates one create, update or delete of a NamespaceMap or a
 // ResourceSlice by a consumer.
 func (v *replicaValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
-	id, isConsumer, err := requester(req.UserInfo)
-	if err != nil {
-		return admission.Denied(err.Error())
-	}
-	if !isConsumer {
-		return admission.Allowed("")
-	}
-	gr := schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Resource}
-	if gr != namespaceMapsResource && gr != resourceSlicesResource {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("the replicas' webhook does not judge %s", gr))
+	id, gr, answer := consumerWrite(req, "replicas'", namespaceMapsResource, resourceSlicesResource)
+	if answer != nil {
+		return *answer
 	}
 	var before, after *metav1.ObjectMeta
+	var err error
 	if req.Operation == admissionv1.Update || req.Operation == admissionv1.Delete {
 		if before, err = objectMeta(req.OldObject.Raw); err != nil {
 			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the object before the %s: %w", req.Operation, err))
