@@ -51,9 +51,9 @@ type budgetedKind struct {
 // budgetedKinds are the kinds a consumer writes in bulk on a provider.
 // In its twins every object it writes carries its origin label (the
 // reflected objects' and the ShadowPods' webhooks refuse one without),
-// which names the consumer; in its tenant namespace, its replicas carry the replication
-// label (the replicas' webhook refuses it any other), and the namespace
-// names the consumer.
+// which names the consumer; in its tenant namespace, its replicas carry
+// the replication label (the replicas' webhook refuses it any other), and
+// the namespace names the consumer.
 var budgetedKinds = func() []budgetedKind {
 	origin := mustSelector(consts.OriginClusterIDLabel, selection.Exists)
 	replica := mustSelector(consts.ReplicationLabel, selection.Equals, "true")
