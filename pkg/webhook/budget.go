@@ -99,11 +99,15 @@ func budgetRefusal(consumer string, err error) (string, bool) {
 	if !errors.As(err, &exceeded) {
 		return "", false
 	}
-	rule := tenantCountRule
-	if exceeded.Resource == string(objectBytes) {
-		rule = tenantBytesRule
-	}
 	return fmt.Sprintf("%v: consumer %s keeps as much on this provider as it may (its ConfigMaps, Secrets, Services, "+
 		"Ingresses, PersistentVolumeClaims, ShadowEndpointSlices and ShadowPods in its twin namespaces, and its ResourceSlices and "+
-		"NamespaceMaps, count together); delete some first [rule: %s]", err, consumer, rule), true
+		"NamespaceMaps, count together); delete some first [rule: %s]", err, consumer, budgetRule(exceeded)), true
+}
+
+// budgetRule is the setting of the budget an ExceededError is about.
+func budgetRule(e *ExceededError) string {
+	if e.Resource == string(objectBytes) {
+		return tenantBytesRule
+	}
+	return tenantCountRule
 }

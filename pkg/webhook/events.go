@@ -36,9 +36,9 @@ const EventTTL = time.Hour
 // and a consumer's carry no mark to select them by. Each admitted Event is
 // counted by its reservation, which lasts as long as the API server keeps
 // the Event (EventTTL); an Event updated (a repeat counted in it) replaces
-// its reservation. A restarted replica thus forgets the Events of the hour
-// before, and two replicas count apart: a consumer may keep up to twice its
-// budget of Events for an hour, never more.
+// its reservation. Each replica counts what it admitted since it started:
+// two replicas, or a restart within the hour, let a consumer keep up to
+// twice its budget of Events for that hour.
 type eventValidator struct {
 	// ledger counts with TTL EventTTL.
 	ledger *Ledger[objectKey]
@@ -75,12 +75,9 @@ func (v *eventValidator) Handle(_ context.Context, req admission.Request) admiss
 	err = check(id, key, footprint(int64(len(req.Object.Raw)), true), v.budget.limit())
 	var exceeded *ExceededError
 	if errors.As(err, &exceeded) {
-		rule := tenantCountRule
-		if exceeded.Resource == string(objectBytes) {
-			rule = tenantBytesRule
-		}
 		return admission.Denied(fmt.Sprintf("%v: consumer %s recorded as many Events on this provider in the last %s as it may "+
-			"(Events count apart from its other objects, each for as long as the API server keeps it) [rule: %s]", err, id, EventTTL, rule))
+			"(Events count apart from its other objects, each for as long as the API server keeps it) [rule: %s]",
+			err, id, EventTTL, budgetRule(exceeded)))
 	}
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
