@@ -3,23 +3,15 @@ package controllermanager
 import (
 	"context"
 	"fmt"
-	"maps"
 	"runtime/debug"
 	"time"
 
 	"github.com/go-logr/logr"
-	appsv1 "k8s.io/api/apps/v1"
-	certv1 "k8s.io/api/certificates/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -76,31 +68,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	o.Gateway.Owner, o.IPAM.Owner, o.Fabric.Owner = o.owner, o.owner, o.owner
 
-	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
-	// Only the Pods made for ShadowPods: a provider's own Pods can be many,
-	// and the controllers never read them. ShadowPods whose Pod exists are
-	// kept with only the resources of their spec and their origin label,
-	// which the quota ledger reads (see shadowpod.ShadowPodCache).
-	byObject := shadowpod.Caches(webhook.QuotaFields)
-	maps.Copy(byObject, map[client.Object]cache.ByObject{
-		// Only our own Secrets are cached, and without their contents: a
-		// cluster's Secrets can be many and large, and hold its tenants'
-		// credentials. The client reads Secrets from the API server.
-		&corev1.Secret{}:      secretCache(),
-		&rbacv1.RoleBinding{}: {Label: managed},
-		// Only the gateways' Deployments.
-		&appsv1.Deployment{}:                {Label: managed},
-		&certv1.CertificateSigningRequest{}: {Label: managed},
-		// Only the EndpointSlices made for ShadowEndpointSlices, for the
-		// same reason as the Pods.
-		&discoveryv1.EndpointSlice{}: shadowendpointslice.EndpointSliceCache(),
-	})
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: apis.NewScheme(),
 		// No cached object keeps its managed fields: nothing reads them,
 		// and they are often the larger part of an object. (An update
 		// without them leaves them as they are on the server.)
-		Cache:  cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: byObject},
+		Cache:  cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: cacheByObject()},
 		Client: clientOptions(),
 		// Tests and the playground run several managers in one process.
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},

@@ -139,6 +139,9 @@ type Options struct {
 	// ReflectedPolicy is what consumers' reflected Services, Ingresses
 	// and Secrets may ask of this cluster as a provider.
 	ReflectedPolicy webhook.ReflectedPolicy
+	// TenantObjects bounds what each consumer keeps on this cluster, as a
+	// provider, of the objects it writes in bulk.
+	TenantObjects webhook.ObjectBudget
 	// Twins bound the twin namespaces consumers get on this cluster.
 	Twins offloading.TwinOptions
 	// Storage is the virtual StorageClass's provisioner.
@@ -187,6 +190,7 @@ func DefaultOptions() Options {
 		Fabric:                fabric.Options{Image: DefaultFabricImage + ":latest"},
 		IPAM:                  ipam.Options{ServiceCIDR: defaultServiceCIDR, ExternalCIDR: ipam.DefaultExternalCIDR},
 		Twins:                 offloading.DefaultTwinOptions(),
+		TenantObjects:         webhook.DefaultObjectBudget(),
 		MaxGracePeriod:        shadowpod.DefaultMaxGracePeriod,
 		Teardown:              teardown.Options{Timeout: teardown.DefaultTimeout},
 		Storage:               storage.DefaultOptions(),
@@ -224,6 +228,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.addReflectionFlags(fs)
 	o.PodPolicy.AddFlags(fs)
 	o.ReflectedPolicy.AddFlags(fs)
+	o.TenantObjects.AddFlags(fs)
 	o.Twins.AddFlags(fs)
 	o.Storage.AddFlags(fs)
 	fs.StringVar(&o.Gateway.Image, "gateway-image", o.Gateway.Image, "image of the network fabric's gateway pods")
@@ -301,6 +306,9 @@ func (o *Options) Validate() error {
 		return err
 	}
 	if err := o.Storage.Validate(); err != nil {
+		return err
+	}
+	if err := o.TenantObjects.Validate(); err != nil {
 		return err
 	}
 	if err := o.Twins.Validate(); err != nil {
@@ -388,7 +396,7 @@ func (o *Options) webhookOptions() webhook.Options {
 		pods.VirtualStorageClass = o.Storage.VirtualClass
 	}
 	return webhook.Options{Addr: o.WebhookAddr, AdvertiseHost: o.WebhookAdvertiseHost, Pods: pods, Reflected: reflected,
-		Serving: o.Webhook, Service: o.WebhookService, Owner: o.owner}
+		Objects: o.TenantObjects, Serving: o.Webhook, Service: o.WebhookService, Owner: o.owner}
 }
 
 // kubeletAPIConfig is the kubelet API's configuration but for its client,

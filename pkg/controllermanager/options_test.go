@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/liqo-go/liqo/pkg/reflection"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
@@ -26,6 +27,8 @@ func TestValidate(t *testing.T) {
 		{"unknown slice policy", func(o *Options) { o.SlicePolicy = "Maybe" }, "Clamp or Deny"},
 		{"unknown enforcement", func(o *Options) { o.QuotaEnforcement = "Strict" }, "Hard, Soft or None"},
 		{"zero health check", func(o *Options) { o.HealthCheckInterval = 0 }, "must be positive"},
+		{"no bytes for the consumers' objects", func(o *Options) { o.TenantObjects.MaxBytes.Quantity = resource.MustParse("0") }, "--max-tenant-object-bytes"},
+		{"no room for the consumers' objects", func(o *Options) { o.TenantObjects.MaxCount = 0 }, "--max-tenant-objects"},
 		{"webhook on every interface, no advertised host", func(o *Options) { o.WebhookAddr = "0.0.0.0:9443" }, "--webhook-address"},
 		{"webhook on every interface, advertised", func(o *Options) { o.WebhookAddr, o.WebhookAdvertiseHost = ":9443", "10.0.0.5" }, ""},
 		{"webhook address without port", func(o *Options) { o.WebhookAddr = "127.0.0.1" }, "not host:port"},

@@ -7,25 +7,28 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// DefaultReservationTTL is how long an admitted ShadowPod counts against its
+// DefaultReservationTTL is how long an admitted object counts against its
 // quota before the informer shows it stored. It outlives any API request:
 // a reservation left by a create that failed after admission (a name
 // already taken, a later webhook refusing) then lapses.
 const DefaultReservationTTL = 2 * time.Minute
 
-// Ledger keeps every consumer's usage in memory, so that admitting a
-// ShadowPod is one atomic check-and-reserve. Checking against a sum listed
+// Ledger keeps every consumer's usage in memory, so that admitting an
+// object is one atomic check-and-reserve. Checking against a sum listed
 // from the cache instead would let a burst of concurrent creates all pass
-// against the same stale total.
+// against the same stale total. K names an object: ShadowPods are counted
+// by namespace and name (Ledger[types.NamespacedName], the Quotas), the
+// objects of every kind a consumer writes by kind too (Ledger[objectKey],
+// the object budget).
 //
-// Stored ShadowPods enter it through Observe and leave through Forget (the
+// Stored objects enter it through Observe and leave through Forget (the
 // informer's events); Reserve adds admitted ones that are not stored yet.
 // A ShadowPod whose pod is still terminating when it goes keeps counting
 // until the pod is gone (Forget's podAlive, then Release): a pod runs, and
 // holds the provider's resources, until the end of its grace period, and a
 // consumer deleting a ShadowPod must not get its quota back before then.
 // It is safe for concurrent use.
-type Ledger struct {
+type Ledger[K comparable] struct {
 	// TTL of reservations; DefaultReservationTTL if zero.
 	TTL time.Duration
 	// Now is the clock; time.Now if nil.
@@ -35,7 +38,7 @@ type Ledger struct {
 	OnChange func(consumer string)
 
 	mu       sync.Mutex
-	accounts map[string]*account
+	accounts map[string]*account[K]
 	// lingering are the deleted ShadowPods whose pods still exist, by the
 	// ShadowPod's UID (the pod's controller): their usage stays in their
 	// account's total until Release.
@@ -47,14 +50,14 @@ type lingering struct {
 	usage    Usage
 }
 
-type account struct {
-	stored map[types.NamespacedName]Usage
+type account[K comparable] struct {
+	stored map[K]Usage
 	// total is the sum of stored, kept as ShadowPods come and go: an
 	// admission then costs the few reservations in flight, not a walk of
 	// every stored ShadowPod (a burst of N creates was N² additions of
 	// quantities, the provider manager's largest cost at N = 10,000).
 	total    Usage
-	reserved map[types.NamespacedName]reservation
+	reserved map[K]reservation
 	// last is the usage stored last. The ShadowPods of one workload ask
 	// alike and come in a row: they share its copy (stored usages are
 	// never changed), which at 10,000 pods saved 6 MB of heap.
@@ -66,27 +69,27 @@ type reservation struct {
 	expires time.Time
 }
 
-func (l *Ledger) account(consumer string) *account {
+func (l *Ledger[K]) account(consumer string) *account[K] {
 	if l.accounts == nil {
-		l.accounts = map[string]*account{}
+		l.accounts = map[string]*account[K]{}
 	}
 	a := l.accounts[consumer]
 	if a == nil {
-		a = &account{stored: map[types.NamespacedName]Usage{}, reserved: map[types.NamespacedName]reservation{}}
+		a = &account[K]{stored: map[K]Usage{}, reserved: map[K]reservation{}}
 		l.accounts[consumer] = a
 	}
 	return a
 }
 
-func (l *Ledger) now() time.Time {
+func (l *Ledger[K]) now() time.Time {
 	if l.Now != nil {
 		return l.Now()
 	}
 	return time.Now()
 }
 
-// Observe records a stored ShadowPod, replacing its reservation.
-func (l *Ledger) Observe(consumer string, key types.NamespacedName, u Usage) {
+// Observe records a stored object, replacing its reservation.
+func (l *Ledger[K]) Observe(consumer string, key K, u Usage) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.account(consumer)
@@ -107,13 +110,13 @@ func (l *Ledger) Observe(consumer string, key types.NamespacedName, u Usage) {
 	l.changed(consumer)
 }
 
-// Forget removes a deleted ShadowPod, whose UID is uid. If podAlive (nil:
-// never) reports its pod still there, the ShadowPod's usage keeps counting
-// until Release(uid). podAlive is called with the ledger locked, so that a
-// Release for a pod that went meanwhile cannot come before the usage is
-// kept: it must read what Release's caller reads (the same informer's
+// Forget removes a deleted object, whose UID is uid. If podAlive (nil:
+// never; only ShadowPods have pods) reports its pod still there, the
+// ShadowPod's usage keeps counting until Release(uid). podAlive is called
+// with the ledger locked, so that a Release for a pod that went meanwhile
+// cannot come before the usage is kept: it must read what Release's caller reads (the same informer's
 // cache, updated before Release is called) and must not block.
-func (l *Ledger) Forget(consumer string, key types.NamespacedName, uid types.UID, podAlive func() bool) {
+func (l *Ledger[K]) Forget(consumer string, key K, uid types.UID, podAlive func() bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.account(consumer)
@@ -137,7 +140,7 @@ func (l *Ledger) Forget(consumer string, key types.NamespacedName, uid types.UID
 
 // Release stops counting the deleted ShadowPod of UID uid, whose pod is
 // gone; it does nothing for a ShadowPod not kept by Forget.
-func (l *Ledger) Release(uid types.UID) {
+func (l *Ledger[K]) Release(uid types.UID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	g, ok := l.lingering[uid]
@@ -149,16 +152,16 @@ func (l *Ledger) Release(uid types.UID) {
 	l.changed(g.consumer)
 }
 
-func (l *Ledger) changed(consumer string) {
+func (l *Ledger[K]) changed(consumer string) {
 	if l.OnChange != nil {
 		l.OnChange(consumer)
 	}
 }
 
 // Reserve admits u for key if, with the consumer's other stored and
-// reserved ShadowPods, it fits limit; key's own stored usage does not
+// reserved objects, it fits limit; key's own stored usage does not
 // count. It returns the *ExceededError of Limit.Check otherwise.
-func (l *Ledger) Reserve(consumer string, key types.NamespacedName, u Usage, limit Limit) error {
+func (l *Ledger[K]) Reserve(consumer string, key K, u Usage, limit Limit) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.account(consumer)
@@ -171,21 +174,21 @@ func (l *Ledger) Reserve(consumer string, key types.NamespacedName, u Usage, lim
 
 // Check tells, as Reserve does, whether u fits for key, and reserves
 // nothing: the answer to a dry run.
-func (l *Ledger) Check(consumer string, key types.NamespacedName, u Usage, limit Limit) error {
+func (l *Ledger[K]) Check(consumer string, key K, u Usage, limit Limit) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return limit.Check(l.account(consumer).usage(key, l.now()), u)
 }
 
-func (l *Ledger) ttl() time.Duration {
+func (l *Ledger[K]) ttl() time.Duration {
 	if l.TTL > 0 {
 		return l.TTL
 	}
 	return DefaultReservationTTL
 }
 
-// Stored is the usage of the consumer's stored ShadowPods.
-func (l *Ledger) Stored(consumer string) Usage {
+// Stored is the usage of the consumer's stored objects.
+func (l *Ledger[K]) Stored(consumer string) Usage {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.account(consumer).total.clone()
@@ -198,7 +201,7 @@ func (l *Ledger) Stored(consumer string) Usage {
 // (which the API server refuses after admission) or one racing the deletion
 // of the stored ShadowPod, and neither may lower what the stored one counts
 // while it exists.
-func (a *account) usage(except types.NamespacedName, now time.Time) Usage {
+func (a *account[K]) usage(except K, now time.Time) Usage {
 	u := a.total.clone()
 	if s, stored := a.stored[except]; stored {
 		u.sub(s)

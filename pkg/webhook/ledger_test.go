@@ -23,7 +23,7 @@ func key(name string) types.NamespacedName { return types.NamespacedName{Namespa
 func TestLedgerReserve(t *testing.T) {
 	now := time.Unix(0, 0)
 	var changes []string
-	l := &Ledger{TTL: time.Minute, Now: func() time.Time { return now }, OnChange: func(c string) { changes = append(changes, c) }}
+	l := &Ledger[types.NamespacedName]{TTL: time.Minute, Now: func() time.Time { return now }, OnChange: func(c string) { changes = append(changes, c) }}
 	soft := Limit{Resources: list("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
 
 	l.Observe("x", key("a"), cpuPod("400m"))
@@ -74,7 +74,7 @@ func TestLedgerReserve(t *testing.T) {
 // TestLedgerConcurrentReserve is the burst the ledger exists for: many
 // creates at once, each alone within the quota, together not.
 func TestLedgerConcurrentReserve(t *testing.T) {
-	l := &Ledger{}
+	l := &Ledger[types.NamespacedName]{}
 	soft := Limit{Resources: list("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
 	var admitted sync.Map
 	var wg sync.WaitGroup
@@ -99,7 +99,7 @@ func TestLedgerConcurrentReserve(t *testing.T) {
 // (a create under a name already taken, which the API server refuses after
 // admission) counts only where it is larger than the stored usage.
 func TestLedgerReservationNeverLowersStored(t *testing.T) {
-	l := &Ledger{}
+	l := &Ledger[types.NamespacedName]{}
 	soft := Limit{Resources: list("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
 	l.Observe("x", key("a"), cpuPod("1"))
 	if err := l.Reserve("x", key("a"), cpuPod("1m"), soft); err != nil {
@@ -119,7 +119,7 @@ func TestLedgerReservationNeverLowersStored(t *testing.T) {
 func TestLedgerTotalMatchesASum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	now := time.Unix(0, 0)
-	l := &Ledger{TTL: time.Minute, Now: func() time.Time { return now }}
+	l := &Ledger[types.NamespacedName]{TTL: time.Minute, Now: func() time.Time { return now }}
 	unbounded := Limit{Resources: list("cpu", "1000000", "memory", "1Ti", "pods", "1000000"), Enforcement: offv1beta1.HardLimitsEnforcement}
 	amounts := []string{"0", "1m", "250m", "1", "1500m", "3", "7"}
 	randomUsage := func() Usage {
@@ -128,7 +128,7 @@ func TestLedgerTotalMatchesASum(t *testing.T) {
 		return UsageOf(&corev1.PodSpec{Containers: []corev1.Container{c}})
 	}
 	// reference is how the ledger summed before it kept a total.
-	reference := func(a *account, except types.NamespacedName) Usage {
+	reference := func(a *account[types.NamespacedName], except types.NamespacedName) Usage {
 		var u Usage
 		for k, r := range a.reserved {
 			if now.After(r.expires) || k == except {
@@ -183,7 +183,7 @@ func TestLedgerTotalMatchesASum(t *testing.T) {
 // stored usage the Quota's status shows) until its pod is gone; one whose
 // pod is already gone frees it at once.
 func TestLedgerLingering(t *testing.T) {
-	l := &Ledger{}
+	l := &Ledger[types.NamespacedName]{}
 	soft := Limit{Resources: list("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
 	var exceeded *ExceededError
 

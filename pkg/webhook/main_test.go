@@ -9,6 +9,7 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -42,7 +43,8 @@ func mainOptions() Options {
 		// A provider serving its consumers' Ingresses on its nginx class,
 		// with one of nginx's annotations allowed besides the inert ones.
 		Reflected: ReflectedPolicy{VirtualStorageClass: "liqo", IngressClasses: []string{"nginx"},
-			Annotations: []string{"nginx.ingress.kubernetes.io/rewrite-target"}}}
+			Annotations: []string{"nginx.ingress.kubernetes.io/rewrite-target"}},
+		Objects: testBudget()}
 }
 
 // registeredURL is the pod webhook's URL in its configuration.
@@ -107,7 +109,9 @@ func (r *runningManager) Stop() {
 }
 
 func startManager(cfg *rest.Config, o Options) (*runningManager, error) {
-	mgr, err := testbed.NewManager(cfg, cache.Options{ByObject: shadowpod.Caches(QuotaFields)})
+	byObject := shadowpod.Caches(QuotaFields)
+	byObject[&networkingv1.Ingress{}] = IngressCache()
+	mgr, err := testbed.NewManager(cfg, cache.Options{ByObject: byObject})
 	if err != nil {
 		return nil, err
 	}

@@ -2,11 +2,14 @@ package webhook
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/liqo-go/liqo/pkg/consts"
 )
@@ -61,4 +64,27 @@ func checkOrigin(namespace, twinOf, requester string, isConsumer bool, origin st
 			consts.OriginClusterIDLabel, twinOf, namespace, origin)
 	}
 	return nil
+}
+
+// consumerWrite is who makes req, for a handler judging consumers' writes
+// of kinds only: the consumer and the kind, or the answer to give at once
+// (allowed for anyone but a consumer; refused for a half consumer
+// identity; an error for a kind the handler, named webhook, does not
+// judge).
+func consumerWrite(req admission.Request, webhook string, kinds ...schema.GroupResource) (string, schema.GroupResource, *admission.Response) {
+	id, isConsumer, err := requester(req.UserInfo)
+	if err != nil {
+		resp := admission.Denied(err.Error())
+		return "", schema.GroupResource{}, &resp
+	}
+	if !isConsumer {
+		resp := admission.Allowed("")
+		return "", schema.GroupResource{}, &resp
+	}
+	gr := schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Resource}
+	if !slices.Contains(kinds, gr) {
+		resp := admission.Errored(http.StatusBadRequest, fmt.Errorf("the %s webhook does not judge %s", webhook, gr))
+		return "", gr, &resp
+	}
+	return id, gr, nil
 }

@@ -6,12 +6,15 @@ import (
 	"net/http"
 	"strings"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -48,6 +51,9 @@ type reflectedValidator struct {
 	reader  client.Reader
 	decoder admission.Decoder
 	policy  ReflectedPolicy
+	// budget holds the objects, once acceptable, to the consumer's
+	// ObjectBudget.
+	budget *budgetGuard
 }
 
 var _ admission.Handler = (*reflectedValidator)(nil)
@@ -73,25 +79,20 @@ func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) 
 	}
 
 	gr := schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Resource}
-	var obj client.Object
-	switch gr {
-	case servicesResource:
-		obj = &corev1.Service{}
-	case secretsResource:
-		obj = &corev1.Secret{}
-	case configMapsResource:
-		obj = &corev1.ConfigMap{}
-	case ingressesResource:
-		obj = &networkingv1.Ingress{}
-	case pvcsResource:
-		obj = &corev1.PersistentVolumeClaim{}
-	case shadowEndpointSlicesResource:
-		obj = &offv1beta1.ShadowEndpointSlice{}
-	default:
+	kind, ok := budgetedKindOf(gr)
+	if !ok || !kind.reflected {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("the reflected objects' webhook does not judge %s", gr))
 	}
+	obj := kind.new()
 	if err := v.decoder.Decode(req, obj); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
+	}
+	var old client.Object
+	if req.Operation == admissionv1.Update {
+		old = kind.new()
+		if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
 	}
 	var bad []string
 	switch o := obj.(type) {
@@ -113,7 +114,7 @@ func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) 
 	if len(bad) > 0 {
 		return admission.Denied(strings.Join(bad, "; "))
 	}
-	return admission.Allowed("")
+	return v.budget.respond(ctx, req, id, gr, obj, old)
 }
 
 // ingressHostIndex indexes Ingresses by the hosts they claim (rules and
@@ -147,6 +148,33 @@ func ingressHosts(ing *networkingv1.Ingress) []claimedHost {
 		}
 	}
 	return hosts
+}
+
+// IngressCache is the Ingress entry of the cache options of a manager
+// running the webhooks: every Ingress of the cluster, for the hosts they
+// claim (ingressHostIndex), and nothing else of them. The annotations and
+// backends of the consumers' Ingresses are theirs to choose, and the
+// webhook reads none of another Ingress's.
+func IngressCache() cache.ByObject {
+	return cache.ByObject{Transform: ingressHostsOnly}
+}
+
+// ingressHostsOnly trims an Ingress to its identity and the hosts it
+// claims (ingressHosts).
+func ingressHostsOnly(obj any) (any, error) {
+	ing, ok := obj.(*networkingv1.Ingress)
+	if !ok {
+		return obj, nil
+	}
+	trimmed := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: ing.Name, Namespace: ing.Namespace, UID: ing.UID,
+		ResourceVersion: ing.ResourceVersion}}
+	for _, r := range ing.Spec.Rules {
+		trimmed.Spec.Rules = append(trimmed.Spec.Rules, networkingv1.IngressRule{Host: r.Host})
+	}
+	for _, t := range ing.Spec.TLS {
+		trimmed.Spec.TLS = append(trimmed.Spec.TLS, networkingv1.IngressTLS{Hosts: t.Hosts})
+	}
+	return trimmed, nil
 }
 
 // hostIndexKeys are the ingressHostIndex keys of an Ingress.

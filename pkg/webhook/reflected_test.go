@@ -38,7 +38,7 @@ func offloadingRole(t *testing.T) {
 			{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services"}, Verbs: all},
 			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: all},
 			{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
-			{APIGroups: []string{offv1beta1.GroupVersion.Group}, Resources: []string{"shadowendpointslices"}, Verbs: all},
+			{APIGroups: []string{offv1beta1.GroupVersion.Group}, Resources: []string{"shadowpods", "shadowendpointslices"}, Verbs: all},
 		}}
 	if err := cl.Create(context.Background(), role); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
@@ -91,8 +91,9 @@ func reflectedService(name, namespace, origin string) *corev1.Service {
 }
 
 // remotePVC is a PVC as the storage fabric's provisioner sends it.
-func remotePVC(name, namespace string) *corev1.PersistentVolumeClaim {
-	return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+func remotePVC(name, namespace, origin string) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace,
+		Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: origin}},
 		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
 }
@@ -223,27 +224,27 @@ func TestHostileReflectedObjects(t *testing.T) {
 			return ing
 		}(), []string{"metadata.annotations[nginx.ingress.kubernetes.io/server-snippet]"}},
 		{"a PVC bound to a volume of the provider's choosing", func() client.Object {
-			p := remotePVC("claim-volume", shop)
+			p := remotePVC("claim-volume", shop, "kappa")
 			p.Spec.VolumeName = "pvc-of-another-tenant"
 			return p
 		}(), []string{"spec.volumeName"}},
 		{"a PVC selecting volumes", func() client.Object {
-			p := remotePVC("select-volume", shop)
+			p := remotePVC("select-volume", shop, "kappa")
 			p.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"tenant": "lambda"}}
 			return p
 		}(), []string{"spec.selector"}},
 		{"a PVC cloned from another", func() client.Object {
-			p := remotePVC("clone", shop)
+			p := remotePVC("clone", shop, "kappa")
 			p.Spec.DataSource = &corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: "data"}
 			return p
 		}(), []string{"spec.dataSource"}},
 		{"a PVC of no class, which binds a pre-made volume", func() client.Object {
-			p := remotePVC("no-class", shop)
+			p := remotePVC("no-class", shop, "kappa")
 			p.Spec.StorageClassName = ptr.To("")
 			return p
 		}(), []string{"spec.storageClassName", "pre-made volumes"}},
 		{"a PVC of the provider's virtual class", func() client.Object {
-			p := remotePVC("offload-again", shop)
+			p := remotePVC("offload-again", shop, "kappa")
 			p.Spec.StorageClassName = ptr.To("liqo")
 			return p
 		}(), []string{"spec.storageClassName", "virtual class"}},
@@ -289,13 +290,12 @@ func TestHostileReflectedObjects(t *testing.T) {
 		}()},
 		// The same consumer may split a host between its namespaces.
 		{"the consumer's host in another of its twins", reflectedIngress("front", blog, "kappa", "shop.example.com")},
-		{"an Opaque Secret", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: shop},
+		{"an Opaque Secret", &corev1.Secret{ObjectMeta: reflectedConfigMap("creds", shop, "kappa").ObjectMeta,
 			Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"password": []byte("s3cret")}}},
-		{"a TLS Secret", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tls", Namespace: shop}, Type: corev1.SecretTypeTLS,
+		{"a TLS Secret", &corev1.Secret{ObjectMeta: reflectedConfigMap("tls", shop, "kappa").ObjectMeta, Type: corev1.SecretTypeTLS,
 			Data: map[string][]byte{corev1.TLSCertKey: []byte("cert"), corev1.TLSPrivateKeyKey: []byte("key")}}},
-		{"a PVC as the storage fabric sends it", remotePVC("data-db-0", shop)},
-		{"a ConfigMap", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: shop},
-			Data: map[string]string{"mode": "production"}}},
+		{"a PVC as the storage fabric sends it", remotePVC("data-db-0", shop, "kappa")},
+		{"a ConfigMap", reflectedConfigMap("settings", shop, "kappa")},
 	}
 	for _, o := range ordinary {
 		t.Run(o.name, func(t *testing.T) {

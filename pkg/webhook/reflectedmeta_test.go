@@ -142,7 +142,10 @@ func TestHostileReflectedMetadata(t *testing.T) {
 			[]string{`metadata.labels[liqo.io/origin-cluster-id] "lambda" must be "marten"`, "origin rule"}},
 		{"a ConfigMap passing for one of the provider's own", withMeta(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ours", Namespace: shop}},
 			map[string]string{consts.ManagedByLabel: consts.ManagedByValue}, nil),
-			[]string{"metadata.labels[app.kubernetes.io/managed-by]=liqo needs liqo.io/origin-cluster-id=marten", "origin rule"}},
+			[]string{`metadata.labels[liqo.io/origin-cluster-id] must be "marten"`, "its own objects carry app.kubernetes.io/managed-by=liqo alone", "origin rule"}},
+		// Unmarked, an object would escape the consumer's ObjectBudget.
+		{"a ConfigMap without origin", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "unmarked", Namespace: shop}},
+			[]string{`metadata.labels[liqo.io/origin-cluster-id] must be "marten"`, "counts each consumer's objects by it"}},
 	}
 	for _, h := range hostile {
 		t.Run(h.name, func(t *testing.T) {

@@ -303,10 +303,11 @@ var reflectedKindMetadata = map[schema.GroupResource]kindMetadata{
 // controllers, meshes, DNS and certificate issuers act on domain-prefixed
 // keys, and some select objects by labels across namespaces, so both are
 // allow-lists (keyRule): unprefixed and dotless-prefix keys, the built-in
-// inert ones, and those the provider allows. The reflection's own marks
-// must name the consumer: an object marked as liqo's
-// (app.kubernetes.io/managed-by=liqo) without the consumer's origin would
-// pass for one of the provider's own.
+// inert ones, and those the provider allows. Every object must carry the
+// consumer's origin label, as the reflection's do: the ObjectBudget
+// counts a consumer's objects by it, and an object marked as liqo's
+// (app.kubernetes.io/managed-by=liqo) without it would pass for one of the
+// provider's own.
 func (p *ReflectedPolicy) VetMetadata(consumer string, gr schema.GroupResource, obj metav1.Object) []string {
 	kind := reflectedKindMetadata[gr]
 	var bad []string
@@ -326,9 +327,10 @@ func (p *ReflectedPolicy) VetMetadata(consumer string, gr schema.GroupResource, 
 	switch path := field.NewPath("metadata", "labels"); {
 	case marked && origin != consumer:
 		bad = append(bad, fmt.Sprintf("%s %q must be %q, the consumer writing it [rule: %s]", path.Key(consts.OriginClusterIDLabel), origin, consumer, originRule))
-	case !marked && obj.GetLabels()[consts.ManagedByLabel] == consts.ManagedByValue:
-		bad = append(bad, fmt.Sprintf("%s=%s needs %s=%s: the provider's own objects carry the first alone [rule: %s]",
-			path.Key(consts.ManagedByLabel), consts.ManagedByValue, consts.OriginClusterIDLabel, consumer, originRule))
+	case !marked:
+		bad = append(bad, fmt.Sprintf("%s must be %q, the consumer writing it: the provider counts each consumer's objects by it "+
+			"(and its own objects carry %s=%s alone) [rule: %s]",
+			path.Key(consts.OriginClusterIDLabel), consumer, consts.ManagedByLabel, consts.ManagedByValue, originRule))
 	}
 	return bad
 }

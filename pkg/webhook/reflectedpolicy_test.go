@@ -160,7 +160,7 @@ func serviceReview(t *testing.T, user authnv1.UserInfo, s *corev1.Service) admis
 func TestReflectedIdentities(t *testing.T) {
 	ctx := context.Background()
 	_, twins := reflectingConsumer(t, "iota", "shop")
-	v := &reflectedValidator{reader: cl, decoder: admission.NewDecoder(apis.NewScheme())}
+	v := &reflectedValidator{reader: cl, decoder: admission.NewDecoder(apis.NewScheme()), budget: emptyBudget()}
 	consumerOf := func(id string) authnv1.UserInfo {
 		return authnv1.UserInfo{Username: consts.ConsumerUser(id), Groups: []string{consts.ConsumerGroup}}
 	}

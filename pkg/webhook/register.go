@@ -25,11 +25,13 @@ const (
 	ShadowPodWebhookName        = "shadowpod.validate.liqo.io"
 	ReflectedWebhookName        = "reflected.validate.liqo.io"
 	ReplicaWebhookName          = "replica.validate.liqo.io"
+	EventWebhookName            = "event.validate.liqo.io"
 
 	podPath       = "/mutate/pod"
 	shadowPodPath = "/validate/shadowpod"
 	reflectedPath = "/validate/reflected"
 	replicaPath   = "/validate/replica"
+	eventPath     = "/validate/event"
 	// timeoutSeconds bounds how long the API server waits on us: the
 	// handlers read caches, and a stuck webhook must not stall writes.
 	timeoutSeconds = 5
@@ -100,44 +102,24 @@ func configurationsCalling(at func(path string) admissionv1.WebhookClientConfig)
 			SideEffects:             none,
 			TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
 			AdmissionReviewVersions: []string{"v1"},
-		}, reflectedWebhook(at(reflectedPath)), replicaWebhook(at(replicaPath))},
+		}, reflectedWebhook(at(reflectedPath)), replicaWebhook(at(replicaPath)), eventWebhook(at(eventPath))},
 	}
 	return mutating, validating
 }
 
 // reflectedWebhook sends the API server to reflectedValidator for the
-// objects besides ShadowPods consumers write in their twin
-// namespaces. The namespace selector matches the labels the TwinReconciler
-// puts on twins (which consumers cannot change), so the provider's own
-// namespaces never wait on us; the match condition leaves out everyone but
-// consumer identities (named or grouped as one, so that a half identity
-// reaches the webhook and is refused there), so the provider's own writes
-// in twins do not fail while we are down.
+// objects besides ShadowPods consumers write in their twin namespaces. No
+// namespace selector: a consumer's write anywhere reaches the validator,
+// which refuses it outside the consumer's own twins, so a grant made by
+// mistake elsewhere, or a twin that lost its labels, cannot skip the
+// check (and the ObjectBudget). The match condition leaves out everyone
+// but consumer identities (named or grouped as one, so that a half
+// identity reaches the webhook and is refused there), so the provider's
+// own writes, in twins and everywhere else, never wait on us and do not
+// fail while we are down; a consumer's fail.
 func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWebhook {
-	rule := func(group string, resources ...string) admissionv1.RuleWithOperations {
-		return admissionv1.RuleWithOperations{
-			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
-			// Every version, so that no other one bypasses the check.
-			Rule: admissionv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: resources,
-				Scope: ptr.To(admissionv1.NamespacedScope)},
-		}
-	}
-	return admissionv1.ValidatingWebhook{
-		Name:         ReflectedWebhookName,
-		ClientConfig: at,
-		Rules: []admissionv1.RuleWithOperations{
-			rule(servicesResource.Group, servicesResource.Resource, secretsResource.Resource, configMapsResource.Resource, pvcsResource.Resource),
-			rule(ingressesResource.Group, ingressesResource.Resource),
-			rule(shadowEndpointSlicesResource.Group, shadowEndpointSlicesResource.Resource),
-		},
-		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
-			consts.TwinNamespaceLabel: "true", consts.ManagedByLabel: consts.ManagedByValue}},
-		MatchConditions:         consumersOnly(),
-		FailurePolicy:           ptr.To(admissionv1.Fail),
-		SideEffects:             ptr.To(admissionv1.SideEffectClassNone),
-		TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
-		AdmissionReviewVersions: []string{"v1"},
-	}
+	return consumerWebhook(ReflectedWebhookName, at, []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+		servicesResource, secretsResource, configMapsResource, pvcsResource, ingressesResource, shadowEndpointSlicesResource)
 }
 
 // replicaWebhook sends the API server to replicaValidator for the
@@ -148,17 +130,35 @@ func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.Validating
 // so this cluster's own controllers never wait on us; every version of the
 // kinds is matched, so no future one bypasses the check.
 func replicaWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWebhook {
-	rule := func(gr schema.GroupResource) admissionv1.RuleWithOperations {
-		return admissionv1.RuleWithOperations{
-			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update, admissionv1.Delete},
+	return consumerWebhook(ReplicaWebhookName, at, []admissionv1.OperationType{admissionv1.Create, admissionv1.Update, admissionv1.Delete},
+		namespaceMapsResource, resourceSlicesResource)
+}
+
+// eventWebhook sends the API server to eventValidator for the Events
+// consumers record, in both API groups. Every Event of the cluster
+// matches the rules; the match condition, evaluated by the API server,
+// sends only consumers' on, so this cluster's own Events never wait on us.
+func eventWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWebhook {
+	return consumerWebhook(EventWebhookName, at, []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+		eventsResource, eventsV1Resource)
+}
+
+// consumerWebhook is a webhook judging the writes ops of consumer
+// identities only (consumersOnly) to kinds, in every namespace and every
+// version of the kinds (so that no other one bypasses the check), failing
+// closed.
+func consumerWebhook(name string, at admissionv1.WebhookClientConfig, ops []admissionv1.OperationType,
+	kinds ...schema.GroupResource) admissionv1.ValidatingWebhook {
+	rules := make([]admissionv1.RuleWithOperations, 0, len(kinds))
+	for _, gr := range kinds {
+		rules = append(rules, admissionv1.RuleWithOperations{Operations: ops,
 			Rule: admissionv1.Rule{APIGroups: []string{gr.Group}, APIVersions: []string{"*"}, Resources: []string{gr.Resource},
-				Scope: ptr.To(admissionv1.NamespacedScope)},
-		}
+				Scope: ptr.To(admissionv1.NamespacedScope)}})
 	}
 	return admissionv1.ValidatingWebhook{
-		Name:                    ReplicaWebhookName,
+		Name:                    name,
 		ClientConfig:            at,
-		Rules:                   []admissionv1.RuleWithOperations{rule(namespaceMapsResource), rule(resourceSlicesResource)},
+		Rules:                   rules,
 		MatchConditions:         consumersOnly(),
 		FailurePolicy:           ptr.To(admissionv1.Fail),
 		SideEffects:             ptr.To(admissionv1.SideEffectClassNone),

@@ -9,6 +9,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
@@ -40,25 +41,24 @@ var (
 // which this cluster's own objects never carry and its controllers key on,
 // so a consumer may write, change and delete only objects that carry it
 // before and after the write.
-type replicaValidator struct{}
+//
+// Its replicas are then held to the consumer's ObjectBudget.
+type replicaValidator struct {
+	decoder admission.Decoder
+	budget  *budgetGuard
+}
 
 var _ admission.Handler = (*replicaValidator)(nil)
 
 // Handle validates one create, update or delete of a NamespaceMap or a
 // ResourceSlice by a consumer.
-func (v *replicaValidator) Handle(_ context.Context, req admission.Request) admission.Response {
-	id, isConsumer, err := requester(req.UserInfo)
-	if err != nil {
-		return admission.Denied(err.Error())
-	}
-	if !isConsumer {
-		return admission.Allowed("")
-	}
-	gr := schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Resource}
-	if gr != namespaceMapsResource && gr != resourceSlicesResource {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("the replicas' webhook does not judge %s", gr))
+func (v *replicaValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	id, gr, answer := consumerWrite(req, "replicas'", namespaceMapsResource, resourceSlicesResource)
+	if answer != nil {
+		return *answer
 	}
 	var before, after *metav1.ObjectMeta
+	var err error
 	if req.Operation == admissionv1.Update || req.Operation == admissionv1.Delete {
 		if before, err = objectMeta(req.OldObject.Raw); err != nil {
 			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the object before the %s: %w", req.Operation, err))
@@ -72,7 +72,21 @@ func (v *replicaValidator) Handle(_ context.Context, req admission.Request) admi
 	if why := replicaRefusal(id, gr.Resource, req.Namespace, before, after); why != "" {
 		return admission.Denied(why)
 	}
-	return admission.Allowed("")
+	if after == nil {
+		return admission.Allowed("")
+	}
+	kind, _ := budgetedKindOf(gr)
+	obj, old := kind.new(), client.Object(nil)
+	if err := v.decoder.Decode(req, obj); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	if before != nil {
+		old = kind.new()
+		if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+	}
+	return v.budget.respond(ctx, req, id, gr, obj, old)
 }
 
 // objectMeta decodes the metadata of an object, whatever its kind.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/liqo-go/liqo/apis"
 	"github.com/liqo-go/liqo/pkg/consts"
 )
 
@@ -61,7 +62,7 @@ func TestReplicaWrites(t *testing.T) {
 			"is not in group " + consts.ConsumerGroup},
 		{"an administrator is not judged", admin, admissionv1.Update, "namespacemaps", tenant, own, own, ""},
 	}
-	v := &replicaValidator{}
+	v := &replicaValidator{decoder: admission.NewDecoder(apis.NewScheme()), budget: emptyBudget()}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			resp := v.Handle(context.Background(), replicaReview(t, c.user, c.op, c.resource, c.namespace, c.before, c.after))

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -26,8 +27,8 @@ import (
 // send, even what the CRD's schema would stop first, and the tests read its
 // answer rather than the API server's.
 func directValidator() *shadowPodValidator {
-	return &shadowPodValidator{reader: cl, api: cl, ledger: &Ledger{},
-		decoder: admission.NewDecoder(apis.NewScheme()), synced: func() bool { return true }}
+	return &shadowPodValidator{reader: cl, api: cl, ledger: &Ledger[types.NamespacedName]{},
+		decoder: admission.NewDecoder(apis.NewScheme()), synced: func() bool { return true }, budget: emptyBudget()}
 }
 
 // review is consumer id's admission request creating sp, or updating old

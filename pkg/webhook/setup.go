@@ -11,6 +11,7 @@ import (
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -32,6 +33,9 @@ type Options struct {
 	// Reflected is what consumers' reflected Services, Ingresses and
 	// Secrets may ask of this provider; the zero value is the safe default.
 	Reflected ReflectedPolicy
+	// Objects bounds what each consumer keeps here of the objects it
+	// writes in bulk; DefaultObjectBudget if zero.
+	Objects ObjectBudget
 	// Serving says who may call the server, how long its certificates
 	// live and how often its registration is checked.
 	Serving ServingOptions
@@ -107,21 +111,28 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	srv.Register(probePath, http.HandlerFunc(answerProbe))
 
 	usage := &quotaUsageWriter{client: mgr.GetClient()}
-	ledger := &Ledger{OnChange: usage.changed}
+	ledger := &Ledger[types.NamespacedName]{OnChange: usage.changed}
 	usage.ledger = ledger
 	synced, err := feedLedger(ctx, mgr, ledger)
 	if err != nil {
 		return fmt.Errorf("watching ShadowPods for the quota ledger: %w", err)
 	}
+	budget, err := o.budgetGuard(mgr)
+	if err != nil {
+		return fmt.Errorf("watching consumers' objects for their budget: %w", err)
+	}
 	decoder := admission.NewDecoder(mgr.GetScheme())
 	srv.Register(podPath, auth.guard(&admission.Webhook{Handler: &podMutator{cache: mgr.GetClient(), api: mgr.GetAPIReader(), decoder: decoder}}))
 	srv.Register(shadowPodPath, auth.guard(&admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), api: mgr.GetAPIReader(),
-		ledger: ledger, decoder: decoder, synced: synced, policy: o.Pods}}))
+		ledger: ledger, decoder: decoder, synced: synced, policy: o.Pods, budget: budget}}))
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &networkingv1.Ingress{}, ingressHostIndex, hostIndexKeys); err != nil {
 		return fmt.Errorf("indexing the Ingresses by host: %w", err)
 	}
-	srv.Register(reflectedPath, auth.guard(&admission.Webhook{Handler: &reflectedValidator{reader: mgr.GetClient(), decoder: decoder, policy: o.Reflected}}))
-	srv.Register(replicaPath, auth.guard(&admission.Webhook{Handler: &replicaValidator{}}))
+	srv.Register(reflectedPath, auth.guard(&admission.Webhook{Handler: &reflectedValidator{reader: mgr.GetClient(), decoder: decoder,
+		policy: o.Reflected, budget: budget}}))
+	srv.Register(replicaPath, auth.guard(&admission.Webhook{Handler: &replicaValidator{decoder: decoder, budget: budget}}))
+	srv.Register(eventPath, auth.guard(&admission.Webhook{Handler: &eventValidator{ledger: &Ledger[objectKey]{TTL: EventTTL},
+		budget: budget.budget}}))
 	if err := mgr.Add(srv); err != nil {
 		return err
 	}
@@ -142,6 +153,21 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		return err
 	}
 	return setupQuotaUsage(mgr, usage)
+}
+
+// budgetGuard is the guard of the consumers' ObjectBudget, its ledger fed
+// from mgr's cluster.
+func (o Options) budgetGuard(mgr manager.Manager) (*budgetGuard, error) {
+	budget := o.Objects
+	if budget.MaxCount == 0 && budget.MaxBytes.IsZero() {
+		budget = DefaultObjectBudget()
+	}
+	ledger := &Ledger[objectKey]{}
+	synced, err := feedBudget(mgr, ledger)
+	if err != nil {
+		return nil, err
+	}
+	return &budgetGuard{ledger: ledger, budget: budget, synced: synced}, nil
 }
 
 // addKeeper adds what keeps the serving keys and the webhook

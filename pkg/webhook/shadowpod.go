@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -22,6 +21,9 @@ import (
 // shadowPodValidator admits the ShadowPods a provider runs for its
 // consumers: in the right namespace, asking nothing a consumer may not ask,
 // within the consumer's quota.
+// shadowPodsResource is the resource shadowPodValidator judges.
+var shadowPodsResource = schema.GroupResource{Group: offv1beta1.GroupVersion.Group, Resource: "shadowpods"}
+
 type shadowPodValidator struct {
 	// reader is the manager's cache (namespaces, Quotas).
 	reader client.Reader
@@ -30,12 +32,15 @@ type shadowPodValidator struct {
 	// pods that the next second would admit. It also reads the priority
 	// and runtime classes a consumer's pod names (apiClasses).
 	api     client.Reader
-	ledger  *Ledger
+	ledger  *Ledger[types.NamespacedName]
 	decoder admission.Decoder
 	// policy is what consumers' pods may ask of this provider.
 	policy PodPolicy
 	// synced tells whether the ledger holds every stored ShadowPod.
 	synced func() bool
+	// budget holds consumers' ShadowPods, by size, to their ObjectBudget:
+	// the Quota bounds their number, not what each stores.
+	budget *budgetGuard
 }
 
 var _ admission.Handler = (*shadowPodValidator)(nil)
@@ -96,8 +101,9 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 				"(delete and recreate the ShadowPod to change them): " + strings.Join(changes, "; "))
 		}
 		// Nothing more is asked of the quota: cordoned or exceeded, it
-		// must never block the updates that end a ShadowPod's life.
-		return admission.Allowed("")
+		// must never block the updates that end a ShadowPod's life; nor
+		// is of the budget, but for an update growing it.
+		return v.admitSize(ctx, req, id, isConsumer, sp, old)
 	}
 	if consumer == "" {
 		return admission.Denied(fmt.Sprintf("failed getting quota: namespace %s belongs to no consumer", req.Namespace))
@@ -116,7 +122,10 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 	if why != "" {
 		return admission.Denied(why)
 	}
-	if err := v.waitSynced(ctx); err != nil {
+	if resp := v.admitSize(ctx, req, id, isConsumer, sp, nil); !resp.Allowed {
+		return resp
+	}
+	if err := waitSynced(ctx, v.synced, "the ShadowPods' usage"); err != nil {
 		return admission.Errored(http.StatusServiceUnavailable, err)
 	}
 	key := types.NamespacedName{Namespace: req.Namespace, Name: sp.Name}
@@ -188,15 +197,16 @@ func ownQuotas(quotas []offv1beta1.Quota, consumer string) []offv1beta1.Quota {
 	return out
 }
 
-// waitSynced waits, within the request's deadline, until the ledger holds
-// every stored ShadowPod: admitting against a partial sum would overcommit.
-func (v *shadowPodValidator) waitSynced(ctx context.Context) error {
-	if v.synced() {
-		return nil
+// admitSize holds a consumer's ShadowPod sp (old before an update) to its
+// ObjectBudget's bytes.
+func (v *shadowPodValidator) admitSize(ctx context.Context, req admission.Request, consumer string, isConsumer bool,
+	sp, old *offv1beta1.ShadowPod) admission.Response {
+	if !isConsumer {
+		return admission.Allowed("")
 	}
-	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) { return v.synced(), nil })
-	if err != nil {
-		return errors.New("the webhook is starting and has not loaded the ShadowPods' usage yet: retry")
+	var before client.Object
+	if old != nil {
+		before = old
 	}
-	return nil
+	return v.budget.respond(ctx, req, consumer, shadowPodsResource, sp, before)
 }

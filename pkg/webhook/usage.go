@@ -26,7 +26,7 @@ import (
 // informer (the Pods made for ShadowPods: shadowpod.PodCache): a ShadowPod
 // deleted while its pod still terminates counts until the pod is gone. It
 // returns whether both informers' initial lists have reached the ledger.
-func feedLedger(ctx context.Context, mgr manager.Manager, l *Ledger) (func() bool, error) {
+func feedLedger(ctx context.Context, mgr manager.Manager, l *Ledger[types.NamespacedName]) (func() bool, error) {
 	// Namespaces are read when a ShadowPod lacks its origin label (made
 	// before the webhook existed): asked for now, their informer starts
 	// with the cache instead of blocking the ShadowPod informer later.
@@ -115,7 +115,7 @@ const quotaUsageDelay = time.Second
 // tenant namespace.
 type quotaUsageWriter struct {
 	client client.Client
-	ledger *Ledger
+	ledger *Ledger[types.NamespacedName]
 	// queue is the controller's queue, once it runs (on the leader).
 	queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/liqo-go/liqo/pkg/consts"
@@ -76,6 +77,11 @@ const testGrace = 10 * time.Second
 // TestTeardownPastConsumerFinalizers sees it happen.
 const testTeardownTimeout = 15 * time.Second
 
+// testTenantBytes is how many bytes each consumer may keep on a provider
+// here: little, so that TestObjectBudgetEndToEnd fills it with a few dozen
+// ConfigMaps, and still many times what the other tests keep.
+var testTenantBytes = resource.MustParse("24Mi")
+
 // Per cluster, what starts its controller manager, and what stops it and
 // waits until it has, for the outage tests.
 var startManagers, stopManagers = map[string]func(){}, map[string]func(){}
@@ -94,6 +100,7 @@ func startManager(ctx context.Context, cl *testbed.Cluster, labels map[string]st
 	o.HealthCheckInterval = time.Second
 	o.ProviderUnreachableGrace = testGrace
 	o.Teardown.Timeout = testTeardownTimeout
+	o.TenantObjects.MaxBytes.Quantity = testTenantBytes
 	o.IPAM.PodCIDR = netip.MustParsePrefix("10.244.0.0/16") // every testbed cluster's
 	o.Logger = zap.New(zap.WriteTo(f), zap.UseDevMode(true))
 	managers.Add(1)

@@ -63,7 +63,8 @@ func TestTeardownPastConsumerFinalizers(t *testing.T) {
 		err := asRome.Patch(ctx, sp, hold)
 		return err == nil, client.IgnoreNotFound(err)
 	})
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held", Namespace: twin, Finalizers: []string{consumerHold}}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held", Namespace: twin, Finalizers: []string{consumerHold},
+		Labels: map[string]string{consts.OriginClusterIDLabel: "rome"}}}
 	if err := asRome.Create(ctx, cm); err != nil {
 		t.Fatalf("rome creating a ConfigMap with a finalizer in its twin: %v", err)
 	}

@@ -14,13 +14,17 @@ type EndpointSliceTemplate struct {
 	// +kubebuilder:validation:Enum=IPv4;IPv6;FQDN
 	AddressType discoveryv1.AddressType `json:"addressType"`
 	// Endpoints are the consumer's endpoints of the Service, with addresses
-	// reachable from the provider.
+	// reachable from the provider: at most an EndpointSlice's 1,000, so that
+	// a slice the provider could not keep is refused when written.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1000
 	Endpoints []discoveryv1.Endpoint `json:"endpoints,omitempty"`
-	// Ports are the ports every endpoint exposes.
+	// Ports are the ports every endpoint exposes: at most an
+	// EndpointSlice's 100.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
 	Ports []discoveryv1.EndpointPort `json:"ports,omitempty"`
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -25,14 +26,15 @@ import (
 	"github.com/liqo-go/liqo/test/harness"
 )
 
-// TestSecretCacheHoldsNoContents runs the nonce controller in a manager
-// with the production Secret cache, on a provider with several tenants
-// whose namespaces hold what a peering leaves (the nonce Secret) and what
-// consumers reflect (their application Secrets): the nonces are issued
-// (the controller reads Secrets through the API server), and the cache
-// holds only our own Secrets, without a byte of their contents. Before,
-// it held every one of them, data included.
-func TestSecretCacheHoldsNoContents(t *testing.T) {
+// TestCachesHoldNoConsumerContents runs the nonce controller in a manager
+// with the production caches, on a provider with several tenants whose
+// namespaces hold what a peering leaves (the nonce Secret, a gateway's
+// Service) and what consumers reflect (their application Secrets,
+// Services and Ingresses): the nonces are issued (the controller reads
+// Secrets through the API server), the cache holds only our own Secrets,
+// without a byte of their contents, and only our own Services, and of
+// the Ingresses only their hosts. Before, it held every one of them whole.
+func TestCachesHoldNoConsumerContents(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	tb, err := testbed.Start(ctx, testbed.Options{}, testbed.ClusterSpec{Name: "secrets"})
@@ -52,6 +54,10 @@ func TestSecretCacheHoldsNoContents(t *testing.T) {
 
 	const tenants = 4
 	secret := make([]byte, 32<<10)
+	reflected := func(consumer string) map[string]string {
+		return map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: consumer}
+	}
+	port := []corev1.ServicePort{{Port: 80}}
 	for i := range tenants {
 		consumer := fmt.Sprintf("consumer-%d", i)
 		ns := consts.TenantNamespace(consumer)
@@ -66,6 +72,18 @@ func TestSecretCacheHoldsNoContents(t *testing.T) {
 			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-password", Namespace: twin, Labels: map[string]string{
 				consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: consumer}},
 				Data: map[string][]byte{"password": secret}},
+			// A gateway's Service, and the consumer's reflected one.
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "gw-" + consumer, Namespace: ns,
+				Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue}}, Spec: corev1.ServiceSpec{Ports: port}},
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: twin, Labels: reflected(consumer)},
+				Spec: corev1.ServiceSpec{Ports: port}},
+			// The consumer's Ingress, with a large annotation.
+			&networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: twin, Labels: reflected(consumer),
+				Annotations: map[string]string{"blob": string(make([]byte, 32<<10))}},
+				Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: consumer + ".example.com",
+					IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+						Path: "/", PathType: ptr.To(networkingv1.PathTypePrefix), Backend: networkingv1.IngressBackend{
+							Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}}}},
 			// Not ours at all, with what kubectl apply leaves.
 			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Namespace: twin,
 				Annotations: map[string]string{corev1.LastAppliedConfigAnnotation: `{"data":{"k":"c2VjcmV0"}}`}},
@@ -88,7 +106,7 @@ func TestSecretCacheHoldsNoContents(t *testing.T) {
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     apis.NewScheme(),
-		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: secretCache()}},
+		Cache:      cache.Options{ByObject: cacheByObject()},
 		Client:     clientOptions(),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 		Metrics:    metricsserver.Options{BindAddress: "0"},
@@ -139,6 +157,37 @@ func TestSecretCacheHoldsNoContents(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("the cache holds Secrets %v, want only our own: %v", got, want)
+	}
+
+	var services corev1.ServiceList
+	if err := mgr.GetCache().List(ctx, &services); err != nil {
+		t.Fatal(err)
+	}
+	gotServices := map[string]bool{}
+	for _, s := range services.Items {
+		gotServices[s.Namespace+"/"+s.Name] = true
+	}
+	wantServices := map[string]bool{}
+	for i := range tenants {
+		consumer := fmt.Sprintf("consumer-%d", i)
+		wantServices[consts.TenantNamespace(consumer)+"/gw-"+consumer] = true
+	}
+	if fmt.Sprint(gotServices) != fmt.Sprint(wantServices) {
+		t.Errorf("the cache holds Services %v, want only our own: %v", gotServices, wantServices)
+	}
+	var ingresses networkingv1.IngressList
+	if err := mgr.GetCache().List(ctx, &ingresses); err != nil {
+		t.Fatal(err)
+	}
+	if len(ingresses.Items) != tenants {
+		t.Errorf("the cache holds %d Ingresses, want the %d of the consumers (their hosts are the webhook's)", len(ingresses.Items), tenants)
+	}
+	for _, ing := range ingresses.Items {
+		if len(ing.Annotations) > 0 || len(ing.Labels) > 0 || len(ing.Spec.Rules) != 1 || ing.Spec.Rules[0].HTTP != nil ||
+			ing.Spec.Rules[0].Host == "" {
+			t.Errorf("the cache holds more of Ingress %s/%s than its hosts: %d annotations, rules %+v", ing.Namespace, ing.Name,
+				len(ing.Annotations), ing.Spec.Rules)
+		}
 	}
 
 	// Still issued once: a controller reading the cache's empty copies

@@ -1,0 +1,301 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
+	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
+)
+
+// The ObjectBudget of mainOptions: small enough for a test to fill, large
+// enough for every other test's consumer.
+const (
+	testBudgetBytes = 4 << 20
+	testBudgetCount = 60
+)
+
+func testBudget() ObjectBudget {
+	return ObjectBudget{MaxBytes: resource.QuantityValue{Quantity: *resource.NewQuantity(testBudgetBytes, resource.BinarySI)}, MaxCount: testBudgetCount}
+}
+
+// emptyBudget is a guard with the default budget over a ledger that holds
+// nothing: for the tests calling a handler directly.
+func emptyBudget() *budgetGuard {
+	return &budgetGuard{ledger: &Ledger[objectKey]{}, budget: DefaultObjectBudget(), synced: func() bool { return true }}
+}
+
+// blob is a ConfigMap as the reflection sends it, holding size bytes.
+func blob(name, namespace, origin string, size int) *corev1.ConfigMap {
+	cm := reflectedConfigMap(name, namespace, origin)
+	cm.Data = map[string]string{"blob": strings.Repeat("x", size)}
+	return cm
+}
+
+const kib900 = 900 << 10
+
+// TestObjectBudgetBytes fills a consumer's byte budget with ConfigMaps of
+// 900 KiB across two twins, with its own credentials: the next ConfigMap,
+// a Secret, and an update growing a small ConfigMap are refused naming the
+// rule; updates that shrink pass, and space freed by a shrink or a delete
+// is given again.
+func TestObjectBudgetBytes(t *testing.T) {
+	ctx := context.Background()
+	hog, twins := reflectingConsumer(t, "bytes-hog", "big", "more")
+	for i := range 4 {
+		if err := hog.Create(ctx, blob(fmt.Sprint("blob-", i), twins[i%2], "bytes-hog", kib900)); err != nil {
+			t.Fatalf("ConfigMap %d of 900 KiB, within the budget: %v", i, err)
+		}
+	}
+	small := blob("small", twins[0], "bytes-hog", 1024)
+	if err := hog.Create(ctx, small); err != nil {
+		t.Fatalf("a small ConfigMap in what is left: %v", err)
+	}
+
+	err := hog.Create(ctx, blob("blob-4", twins[1], "bytes-hog", kib900))
+	wantReflectedDenied(t, "a fifth ConfigMap of 900 KiB", err, "quota usage exceeded: bytes requested", "consumer bytes-hog",
+		"offloading.tenantObjects.maxBytes (--max-tenant-object-bytes)")
+	secret := &corev1.Secret{ObjectMeta: reflectedConfigMap("key", twins[0], "bytes-hog").ObjectMeta,
+		Data: map[string][]byte{"key": make([]byte, 600<<10)}}
+	wantReflectedDenied(t, "a Secret of 600 KiB", hog.Create(ctx, secret), "quota usage exceeded: bytes requested")
+
+	small.Data["blob"] = strings.Repeat("y", kib900)
+	wantReflectedDenied(t, "a small ConfigMap grown to 900 KiB", hog.Update(ctx, small), "quota usage exceeded: bytes requested")
+
+	// Over the budget or not, what does not grow passes.
+	var first corev1.ConfigMap
+	if err := hog.Get(ctx, client.ObjectKey{Namespace: twins[0], Name: "blob-0"}, &first); err != nil {
+		t.Fatal(err)
+	}
+	first.Data = map[string]string{"blob": "short"}
+	if err := hog.Update(ctx, &first); err != nil {
+		t.Fatalf("shrinking a ConfigMap: %v", err)
+	}
+	eventually(t, "the space the shrink freed", func(ctx context.Context) (bool, error) {
+		err := hog.Create(ctx, blob("blob-4", twins[1], "bytes-hog", kib900))
+		return err == nil, err
+	})
+	wantReflectedDenied(t, "a sixth ConfigMap of 900 KiB", hog.Create(ctx, blob("blob-5", twins[0], "bytes-hog", kib900)), "bytes requested")
+	if err := hog.Delete(ctx, blob("blob-1", twins[1], "bytes-hog", 0)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the space the delete freed", func(ctx context.Context) (bool, error) {
+		err := hog.Create(ctx, blob("blob-5", twins[0], "bytes-hog", kib900))
+		return err == nil, err
+	})
+}
+
+// remoteControlPlane binds consumer id in its tenant namespace to the
+// replicas' rights of the ClusterRole a provider grants it there
+// (liqo-remote-controlplane, whose rules this package cannot import).
+func remoteControlPlane(t *testing.T, id string) {
+	t.Helper()
+	ctx := context.Background()
+	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "liqo-remote-controlplane"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{authv1beta1.GroupVersion.Group}, Resources: []string{"resourceslices"}, Verbs: all},
+		{APIGroups: []string{"offloading.liqo.io"}, Resources: []string{"namespacemaps"}, Verbs: all},
+		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	}}
+	if err := cl.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "liqo-consumer", Namespace: consts.TenantNamespace(id)},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: consts.ConsumerUser(id)}}}
+	if err := cl.Create(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// replicaSlice is a ResourceSlice as a consumer's replicator writes it.
+func replicaSlice(name, id string) *authv1beta1.ResourceSlice {
+	return &authv1beta1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: consts.TenantNamespace(id),
+		Labels: map[string]string{consts.ReplicationLabel: "true", consts.OriginClusterIDLabel: id}},
+		Spec: authv1beta1.ResourceSliceSpec{Class: authv1beta1.DefaultResourceSliceClass}}
+}
+
+// TestObjectBudgetCount fills a consumer's object count with every kind it
+// writes in bulk, in its twin and its tenant namespace, with its own
+// credentials: Services, ShadowEndpointSlices, ConfigMaps and
+// ResourceSlices count together, with the NamespaceMap it has; the next
+// object of any kind is refused by the webhook that judges its kind, and a
+// deleted object's place is given again.
+func TestObjectBudgetCount(t *testing.T) {
+	ctx := context.Background()
+	hog, twins := reflectingConsumer(t, "count-hog", "many")
+	remoteControlPlane(t, "count-hog")
+	// Its NamespaceMap counts: 1.
+	objects := []client.Object{replicaSlice("slice-0", "count-hog"), replicaSlice("slice-1", "count-hog")}
+	for i := range (testBudgetCount - 3) / 3 {
+		objects = append(objects, reflectedService(fmt.Sprint("svc-", i), twins[0], "count-hog"),
+			reflectedSlice(fmt.Sprint("slice-", i), twins[0], "count-hog"), reflectedConfigMap(fmt.Sprint("cm-", i), twins[0], "count-hog"))
+	}
+	if len(objects) != testBudgetCount-1 {
+		t.Fatalf("the test makes %d objects, want %d", len(objects), testBudgetCount-1)
+	}
+	for _, o := range objects {
+		eventually(t, "the RBAC of "+o.GetName(), func(ctx context.Context) (bool, error) {
+			err := hog.Create(ctx, o)
+			return err == nil, err
+		})
+	}
+
+	wantReflectedDenied(t, "one ShadowEndpointSlice more", hog.Create(ctx, reflectedSlice("one-more", twins[0], "count-hog")),
+		"quota usage exceeded: objects requested 1, used 60 of 60", "offloading.tenantObjects.maxCount (--max-tenant-objects)")
+	wantReflectedDenied(t, "one Service more", hog.Create(ctx, reflectedService("one-more", twins[0], "count-hog")), "objects requested 1")
+	err := hog.Create(ctx, replicaSlice("one-more", "count-hog"))
+	if !apierrors.IsForbidden(err) || !containsAll(err.Error(), `admission webhook "replica.validate.liqo.io" denied the request`,
+		"objects requested 1, used 60 of 60") {
+		t.Errorf("one ResourceSlice more: err = %v, want the replicas' webhook's refusal", err)
+	}
+
+	if err := hog.Delete(ctx, reflectedService("svc-0", twins[0], "count-hog")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the place the delete freed", func(ctx context.Context) (bool, error) {
+		err := hog.Create(ctx, reflectedSlice("one-more", twins[0], "count-hog"))
+		return err == nil, err
+	})
+}
+
+// TestObjectBudgetConcurrent sends a burst of creates at once, each
+// fitting alone: no more than the budget holds may pass.
+func TestObjectBudgetConcurrent(t *testing.T) {
+	hog, twins := reflectingConsumer(t, "burst-hog", "burst")
+	const burst = 16
+	var wg sync.WaitGroup
+	errs := make([]error, burst)
+	for i := range burst {
+		wg.Go(func() {
+			errs[i] = hog.Create(context.Background(), blob(fmt.Sprint("blob-", i), twins[0], "burst-hog", kib900))
+		})
+	}
+	wg.Wait()
+	admitted := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			admitted++
+		case !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "bytes requested"):
+			t.Errorf("a create refused for another reason than the budget: %v", err)
+		}
+	}
+	// 4 MiB hold four ConfigMaps of 900 KiB, not five.
+	if admitted != 4 {
+		t.Errorf("%d of %d ConfigMaps of 900 KiB admitted at once, want the 4 the budget holds", admitted, burst)
+	}
+	var stored corev1.ConfigMapList
+	if err := cl.List(context.Background(), &stored, client.InNamespace(twins[0]), client.MatchingLabels{consts.OriginClusterIDLabel: "burst-hog"}); err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for i := range stored.Items {
+		size, err := sizeOf(&stored.Items[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += size
+	}
+	if total > testBudgetBytes {
+		t.Errorf("the consumer stores %d bytes, over its budget of %d", total, testBudgetBytes)
+	}
+}
+
+// TestObjectBudgetShadowPodBytes: ShadowPods count by size in the same
+// budget (their number is the Quota's), so a consumer with room for many
+// pods cannot fill etcd with a few large ones: ShadowPods carrying 900 KiB
+// of environment each fill it, and the next is refused by the ShadowPod
+// webhook naming the rule, before its quota is looked at.
+func TestObjectBudgetShadowPodBytes(t *testing.T) {
+	ctx := context.Background()
+	consumer(t, "pod-hog", offv1beta1.SoftLimitsEnforcement, list("cpu", "100", "pods", "100"))
+	hog := asConsumer(t, "pod-hog", twin("pod-hog"))
+	large := func(name string) *offv1beta1.ShadowPod {
+		sp := shadowPod(name, twin("pod-hog"), "pod-hog", "", "")
+		sp.Spec.Pod.Containers[0].Env = []corev1.EnvVar{{Name: "BLOB", Value: strings.Repeat("x", kib900)}}
+		return sp
+	}
+	for i := range 4 {
+		if err := hog.Create(ctx, large(fmt.Sprint("large-", i))); err != nil {
+			t.Fatalf("ShadowPod %d of 900 KiB, within the budget: %v", i, err)
+		}
+	}
+	err := hog.Create(ctx, large("large-4"))
+	if !apierrors.IsForbidden(err) || !containsAll(err.Error(), `admission webhook "shadowpod.validate.liqo.io" denied the request`,
+		"quota usage exceeded: bytes requested", "offloading.tenantObjects.maxBytes") {
+		t.Errorf("a fifth ShadowPod of 900 KiB: err = %v, want the ShadowPod webhook's refusal naming the byte budget", err)
+	}
+	if err := hog.Create(ctx, shadowPod("small", twin("pod-hog"), "pod-hog", "", "")); err != nil {
+		t.Errorf("a small ShadowPod in what is left: %v", err)
+	}
+}
+
+// TestEventBudget records, as a consumer with its own credentials, Events
+// in its tenant namespace until its budget is spent: Events of the legacy
+// API have no size limit, and the next one is refused naming the rule;
+// repeating an Event already counted still passes.
+func TestEventBudget(t *testing.T) {
+	ctx := context.Background()
+	hog, _ := reflectingConsumer(t, "event-hog", "app")
+	remoteControlPlane(t, "event-hog")
+	tenant := consts.TenantNamespace("event-hog")
+	event := func(name string) *corev1.Event {
+		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tenant},
+			InvolvedObject: corev1.ObjectReference{Kind: "ResourceSlice", Namespace: tenant, Name: "slice"},
+			Reason:         "Flooding", Message: strings.Repeat("x", 64<<10), Type: corev1.EventTypeNormal, Count: 1}
+	}
+	// 60 Events of 64 KiB fit in 4 MiB, with a little to spare.
+	for i := range testBudgetCount {
+		e := event(fmt.Sprint("flood-", i))
+		eventually(t, "the RBAC of the Events", func(ctx context.Context) (bool, error) {
+			err := hog.Create(ctx, e)
+			return err == nil, err
+		})
+	}
+	err := hog.Create(ctx, event("one-more"))
+	if !apierrors.IsForbidden(err) || !containsAll(err.Error(), `admission webhook "event.validate.liqo.io" denied the request`,
+		"objects requested 1, used 60 of 60", "recorded as many Events", "--max-tenant-objects") {
+		t.Errorf("one Event more: err = %v, want the Events' webhook's refusal", err)
+	}
+	// As a recorder counts a repeat: a patch, the consumer's only right
+	// on its Events but create.
+	if err := hog.Patch(ctx, event("flood-0"), client.RawPatch(types.MergePatchType, []byte(`{"count":2}`))); err != nil {
+		t.Errorf("a repeat of an Event already counted: %v", err)
+	}
+}
+
+// TestShadowEndpointSliceBounded: a consumer's ShadowEndpointSlice holds
+// at most what an EndpointSlice may (1,000 endpoints, 100 ports), so one
+// the provider could never keep is refused when written, by the CRD.
+func TestShadowEndpointSliceBounded(t *testing.T) {
+	ctx := context.Background()
+	hog, twins := reflectingConsumer(t, "slice-hog", "app")
+	wide := reflectedSlice("wide", twins[0], "slice-hog")
+	wide.Spec.Template.Endpoints = nil
+	for i := range 1001 {
+		wide.Spec.Template.Endpoints = append(wide.Spec.Template.Endpoints,
+			discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("10.70.%d.%d", i/250, i%250+1)}})
+	}
+	err := hog.Create(ctx, wide)
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.template.endpoints: Too many: 1001: must have at most 1000 items") {
+		t.Errorf("a ShadowEndpointSlice of 1,001 endpoints: err = %v, want the CRD's refusal", err)
+	}
+	wide.Spec.Template.Endpoints = wide.Spec.Template.Endpoints[:1000]
+	if err := hog.Create(ctx, wide); err != nil {
+		t.Errorf("a ShadowEndpointSlice of 1,000 endpoints: %v", err)
+	}
+}
