@@ -87,9 +87,11 @@ func TestRelease(t *testing.T) {
 	}
 
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		// The CRDs' cleanup can take minutes on a loaded machine, and the
+		// package's next test installs them again.
+		ctx, cancel := context.WithTimeout(context.Background(), 7*time.Minute)
 		defer cancel()
-		if out, err := run(ctx, "uninstall", "--purge", "--kubeconfig", kubeconfigs[rome.Name], "--timeout", "3m"); err != nil {
+		if out, err := run(ctx, "uninstall", "--purge", "--kubeconfig", kubeconfigs[rome.Name], "--timeout", "6m"); err != nil {
 			t.Errorf("uninstall --purge: %v\n%s", err, out)
 		}
 	})
