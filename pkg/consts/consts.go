@@ -129,7 +129,8 @@ const NonceSize = 64
 const PrivateKeyKey = "privateKey"
 
 // GatewayResourceName is the name of every object of the gateway name: its
-// Deployment, Service, ServiceAccount, RoleBinding and key Secret. A
+// Deployment, Service, ServiceAccount, RoleBinding, key Secret and the
+// Lease its replicas hold (pkg/gateway, election.go). A
 // peering user's role names them to reach no other.
 func GatewayResourceName(name string) string { return "gw-" + name }
 

@@ -32,9 +32,6 @@ const (
 	retryPeriod   = 2 * time.Second
 )
 
-// LeaseName is the Lease of gateway name, in its namespace.
-func LeaseName(name string) string { return "gw-" + name }
-
 // standBy clears the active label of this replica's pod before it runs
 // for the Lease: a container restarted in the same pod kept its labels.
 func standBy(ctx context.Context, c client.Client, cfg Config) error {

@@ -75,7 +75,7 @@ func Run(ctx context.Context, restCfg *rest.Config, cfg Config, dp Applier) erro
 		// Only the replica holding the Lease runs the tunnel and the
 		// controllers below; the others stand by (election.go).
 		LeaderElection:                true,
-		LeaderElectionID:              LeaseName(cfg.Name),
+		LeaderElectionID:              consts.GatewayResourceName(cfg.Name),
 		LeaderElectionNamespace:       cfg.Namespace,
 		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:                 ptr.To(leaseDuration),
