@@ -100,17 +100,22 @@ type OutOfBandRequest struct {
 	// Network, if set, has the manager set up the network fabric with the
 	// provider once authenticated; nil peers without (networking
 	// disabled).
-	Network *OutOfBandNetwork
+	Network *FabricOptions
 }
 
-// OutOfBandNetwork is how the network fabric of an out-of-band peering is
-// made: liqoctl's network connect flags (netsetup.Settings).
-type OutOfBandNetwork struct {
+// FabricOptions are the choices the network fabric is made with:
+// liqoctl's network connect flags. netsetup.Settings holds them, and an
+// out-of-band request records them for the manager.
+type FabricOptions struct {
+	// ServerServiceType exposes the gateway server; ServiceTypeChosen
+	// tells that the user chose it (a LoadBalancer left by default falls
+	// back to a NodePort where it gets no address).
 	ServerServiceType  string `json:"serverServiceType,omitempty"`
 	ServiceTypeChosen  bool   `json:"serviceTypeChosen,omitempty"`
 	ServerPort         int32  `json:"serverPort,omitempty"`
 	ServerNodePort     int32  `json:"serverNodePort,omitempty"`
 	ServerLoadBalancer string `json:"serverLoadBalancer,omitempty"`
+	// ClientAddress and ClientPort override what the client dials.
 	ClientAddress      string `json:"clientAddress,omitempty"`
 	ClientPort         int32  `json:"clientPort,omitempty"`
 	MTU                int32  `json:"mtu,omitempty"`
@@ -118,7 +123,7 @@ type OutOfBandNetwork struct {
 }
 
 // Validate checks the fields the gateways are made from. Pure.
-func (n OutOfBandNetwork) Validate() error {
+func (n FabricOptions) Validate() error {
 	switch corev1.ServiceType(n.ServerServiceType) {
 	case corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeNodePort, corev1.ServiceTypeClusterIP:
 	default:
@@ -218,7 +223,7 @@ func ParseOutOfBandRequest(s *corev1.Secret) (OutOfBandRequest, error) {
 		}
 	}
 	if len(d[oobNetwork]) > 0 {
-		r.Network = &OutOfBandNetwork{}
+		r.Network = &FabricOptions{}
 		if err := json.Unmarshal(d[oobNetwork], r.Network); err != nil {
 			return r, fmt.Errorf("%s: %w", oobNetwork, err)
 		}

@@ -21,7 +21,7 @@ func validRequest() OutOfBandRequest {
 func TestOutOfBandRequestRoundTrip(t *testing.T) {
 	want := validRequest()
 	want.ProxyURL = "socks5://proxy.rome:1080"
-	want.Network = &OutOfBandNetwork{ServerServiceType: "NodePort", ServiceTypeChosen: true, ServerNodePort: 30001, MTU: 1340}
+	want.Network = &FabricOptions{ServerServiceType: "NodePort", ServiceTypeChosen: true, ServerNodePort: 30001, MTU: 1340}
 	s, err := want.Secret()
 	if err != nil {
 		t.Fatal(err)

@@ -188,14 +188,10 @@ func (h *handshake) authenticate(ctx context.Context) error {
 // the peering user's client on the provider (it may write the fabric's
 // objects in its tenant namespace there), and waits for the tunnel.
 func (h *handshake) network(ctx context.Context) error {
-	n := h.req.Network
 	local, provider := netsetup.Pair(
 		netsetup.Side{Client: h.r.Client, Role: "local", Namespace: h.r.Namespace, ID: h.r.ClusterID},
 		netsetup.Side{Client: h.remote, Role: "provider", Namespace: h.user.Namespace, ID: h.req.ClusterID})
-	s := netsetup.Settings{ServerServiceType: n.ServerServiceType, ServiceTypeChosen: n.ServiceTypeChosen,
-		ServerPort: n.ServerPort, ServerNodePort: n.ServerNodePort, ServerLoadBalancer: n.ServerLoadBalancer,
-		ClientAddress: n.ClientAddress, ClientPort: n.ClientPort, MTU: n.MTU, DisableSharingKeys: n.DisableSharingKeys,
-		Wait: true, Out: h.progress}
+	s := netsetup.Settings{FabricOptions: *h.req.Network, Wait: true, Out: h.progress}
 	if err := netsetup.Connect(ctx, s, local, provider); err != nil {
 		return fail(peering.ReasonStepFailed, false, fmt.Errorf("setting up the network fabric: %w", err))
 	}

@@ -49,7 +49,7 @@ func (o *Options) settings() netsetup.Settings {
 // OutOfBand is the network part of an out-of-band peering request: the
 // connect flags, checked, for the consumer's controller manager, which
 // sets the fabric up with the peering user's credentials on the provider.
-func (o *Options) OutOfBand() (*peering.OutOfBandNetwork, error) {
+func (o *Options) OutOfBand() (*peering.FabricOptions, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
@@ -58,9 +58,7 @@ func (o *Options) OutOfBand() (*peering.OutOfBandNetwork, error) {
 			"peer out-of-band runs the gateway server on the provider", ServerLocal)
 	}
 	s := o.settings()
-	return &peering.OutOfBandNetwork{ServerServiceType: s.ServerServiceType, ServiceTypeChosen: s.ServiceTypeChosen,
-		ServerPort: s.ServerPort, ServerNodePort: s.ServerNodePort, ServerLoadBalancer: s.ServerLoadBalancer,
-		ClientAddress: s.ClientAddress, ClientPort: s.ClientPort, MTU: s.MTU, DisableSharingKeys: s.DisableSharingKeys}, nil
+	return &s.FabricOptions, nil
 }
 
 // Connect sets up the fabric, printing each step.

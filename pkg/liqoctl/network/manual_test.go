@@ -9,6 +9,7 @@ import (
 
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/peering"
 	"github.com/liqo-go/liqo/pkg/peering/netsetup"
 )
 
@@ -28,7 +29,7 @@ func TestParseCIDR(t *testing.T) {
 // TestForge: the manual commands make the objects network connect makes,
 // labelled with the peer's ID (which the gateways and the IPAM select by).
 func TestForge(t *testing.T) {
-	o := &Options{Settings: netsetup.Settings{MTU: 1400, ServerPort: 51840, ServerNodePort: 31840, ServerLoadBalancer: "203.0.113.7"}}
+	o := &Options{Settings: netsetup.Settings{FabricOptions: peering.FabricOptions{MTU: 1400, ServerPort: 51840, ServerNodePort: 31840, ServerLoadBalancer: "203.0.113.7"}}}
 	gws := &netv1beta1.GatewayServer{}
 	o.settings().ForgeServer(gws, "rome", corev1.ServiceTypeNodePort)
 	if gws.Labels[consts.RemoteClusterIDLabel] != "rome" || gws.Spec.MTU != 1400 || gws.Spec.Endpoint.Port != 51840 ||
@@ -44,7 +45,7 @@ func TestForge(t *testing.T) {
 
 // TestServerLocation: --gw-server-service-location takes Remote or Local.
 func TestServerLocation(t *testing.T) {
-	o := &Options{Settings: netsetup.Settings{ServerServiceType: "NodePort", ServerPort: 51840, MTU: 1340}}
+	o := &Options{Settings: netsetup.Settings{FabricOptions: peering.FabricOptions{ServerServiceType: "NodePort", ServerPort: 51840, MTU: 1340}}}
 	for loc, ok := range map[string]bool{"": true, ServerRemote: true, ServerLocal: true, "Elsewhere": false} {
 		o.ServerLocation = loc
 		if err := o.validate(); (err == nil) != ok {

@@ -45,24 +45,12 @@ func Pair(local, remote Side) (*Side, *Side) {
 	return &local, &remote
 }
 
-// Settings are the choices the fabric is made with.
+// Settings are the choices the fabric is made with, and how to go about it.
 type Settings struct {
-	// ServerServiceType exposes the gateway server; ServiceTypeChosen
-	// tells that the user chose it (a LoadBalancer left by default falls
-	// back to a NodePort where it gets no address).
-	ServerServiceType  string
-	ServiceTypeChosen  bool
-	ServerPort         int32
-	ServerNodePort     int32
-	ServerLoadBalancer string
-	// ClientAddress and ClientPort override what the client dials.
-	ClientAddress string
-	ClientPort    int32
-	MTU           int32
+	peering.FabricOptions
 	// Wait for the tunnel to connect (Connect) or the objects to go
 	// (Disconnect).
-	Wait               bool
-	DisableSharingKeys bool
+	Wait bool
 	// ServerLocal runs the gateway server on the local side.
 	ServerLocal bool
 	Out         peering.Progress
