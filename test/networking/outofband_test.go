@@ -31,26 +31,8 @@ func TestPeerOutOfBandNetworkByTheManager(t *testing.T) {
 	if err != nil {
 		t.Fatalf("generate peer-command: %v\n%s", err, out)
 	}
-	var line string
-	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "liqoctl peer out-of-band ") {
-			line = strings.TrimSpace(l)
-		}
-	}
-	if line == "" {
-		t.Fatalf("no peer out-of-band command in:\n%s", out)
-	}
-	fields := strings.Fields(line)
-	flag := func(name string) string {
-		for i := range fields[:len(fields)-1] {
-			if fields[i] == name {
-				return fields[i+1]
-			}
-		}
-		t.Fatalf("no %s in %s", name, line)
-		return ""
-	}
-	parisURL, err := url.Parse(flag("--auth-url"))
+	line := harness.PeerCommand(t, out)
+	parisURL, err := url.Parse(harness.FlagOf(t, line, "--auth-url"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +53,7 @@ func TestPeerOutOfBandNetworkByTheManager(t *testing.T) {
 	})
 
 	out, err = liqoctlRun(ctx, "peer", "out-of-band", "paris", "--auth-url", "https://"+hidden, "--cluster-id", "paris",
-		"--auth-token", flag("--auth-token"), "--proxy-url", proxy.URL(), "--kubeconfig", kubeconfigs["rome"],
+		"--auth-token", harness.FlagOf(t, line, "--auth-token"), "--proxy-url", proxy.URL(), "--kubeconfig", kubeconfigs["rome"],
 		"--server-service-type", "NodePort", "--cpu", "1", "--memory", "1Gi", "--pods", "10", "--timeout", "6m")
 	if err != nil {
 		t.Fatalf("peer out-of-band: %v\n%s", err, out)

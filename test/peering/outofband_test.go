@@ -40,8 +40,8 @@ func TestPeerOutOfBandByTheManager(t *testing.T) {
 	if err != nil {
 		t.Fatalf("liqoctl generate peer-command: %v\n%s", err, out)
 	}
-	line := peerLine(t, out)
-	milanURL, err := url.Parse(flagOf(t, line, "--auth-url"))
+	line := harness.PeerCommand(t, out)
+	milanURL, err := url.Parse(harness.FlagOf(t, line, "--auth-url"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestPeerOutOfBandByTheManager(t *testing.T) {
 
 	waitNodesReady(ctx, t, "milan")
 	out, err = run(ctx, "peer", "out-of-band", "milan", "--auth-url", "https://"+hidden, "--cluster-id", "milan",
-		"--auth-token", flagOf(t, line, "--auth-token"), "--proxy-url", proxy.URL(),
+		"--auth-token", harness.FlagOf(t, line, "--auth-token"), "--proxy-url", proxy.URL(),
 		"--kubeconfig", kubeconfigs["rome"], "--networking-disabled", "--cpu", "1", "--memory", "1Gi", "--pods", "10")
 	if err != nil {
 		t.Fatalf("peer out-of-band through the manager: %v\n%s", err, out)

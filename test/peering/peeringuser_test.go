@@ -208,7 +208,7 @@ func TestPeerCommandVerbatim(t *testing.T) {
 	if !strings.Contains(out, "Execute this command on a *different* cluster to enable an outgoing peering with the current cluster:") {
 		t.Errorf("no explanation before the command:\n%s", out)
 	}
-	line := peerLine(t, out)
+	line := harness.PeerCommand(t, out)
 	if !strings.HasPrefix(line, "liqoctl peer out-of-band milan --auth-url "+tb.Cluster("milan").Config.Host+" --cluster-id milan --auth-token ") {
 		t.Fatalf("the command is not the manual's form: %s", line)
 	}
@@ -216,7 +216,7 @@ func TestPeerCommandVerbatim(t *testing.T) {
 	if err != nil {
 		t.Fatalf("liqoctl generate peer-command --only-command: %v\n%s", err, again)
 	}
-	if got := strings.TrimSpace(again); peerLine(t, again) != line {
+	if got := strings.TrimSpace(again); harness.PeerCommand(t, again) != line {
 		t.Errorf("--only-command before any claim should print the same command, and only it; got:\n%s", got)
 	}
 
@@ -290,13 +290,13 @@ func TestGenericPeeringUserPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("liqoctl generate peer-command: %v\n%s", err, out)
 	}
-	line := peerLine(t, out)
+	line := harness.PeerCommand(t, out)
 	name := userOfCommand(t, line)
-	tok, err := pu.ParseToken(flagOf(t, line, "--auth-token"))
+	tok, err := pu.ParseToken(harness.FlagOf(t, line, "--auth-token"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	user := userClient(t, tok.RESTConfig(flagOf(t, line, "--auth-url")))
+	user := userClient(t, tok.RESTConfig(harness.FlagOf(t, line, "--auth-url")))
 	tenantNS := func(id, user string) *corev1.Namespace {
 		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: consts.TenantNamespace(id), Labels: peeringuser.TenantNamespaceLabels(id, user)}}
 	}
@@ -463,8 +463,8 @@ func TestPeerOutOfBandRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatalf("liqoctl generate peer-command: %v\n%s", err, out)
 	}
-	line := peerLine(t, out)
-	tok, err := pu.ParseToken(flagOf(t, line, "--auth-token"))
+	line := harness.PeerCommand(t, out)
+	tok, err := pu.ParseToken(harness.FlagOf(t, line, "--auth-token"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,21 +497,21 @@ func TestPeerOutOfBandRefusals(t *testing.T) {
 
 	t.Run("a token whose CA was replaced", func(t *testing.T) {
 		tampered := pu.Token{CA: naplesCA, Bearer: tok.Bearer}
-		out, err := oob(flagOf(t, line, "--auth-url"), "milan", tampered.String())
+		out, err := oob(harness.FlagOf(t, line, "--auth-url"), "milan", tampered.String())
 		if err == nil || !strings.Contains(err.Error(), "refusing to send the token") || !strings.Contains(err.Error(), "altered") {
 			t.Errorf("want a refusal naming an altered token, got %v\n%s", err, out)
 		}
 	})
 
 	t.Run("a garbled token", func(t *testing.T) {
-		out, err := oob(flagOf(t, line, "--auth-url"), "milan", "x"+tok.String())
+		out, err := oob(harness.FlagOf(t, line, "--auth-url"), "milan", "x"+tok.String())
 		if err == nil || !strings.Contains(err.Error(), "--auth-token") {
 			t.Errorf("want an error naming --auth-token, got %v\n%s", err, out)
 		}
 	})
 
 	t.Run("a provider that is not --cluster-id", func(t *testing.T) {
-		out, err := oob(flagOf(t, line, "--auth-url"), "naples", tok.String())
+		out, err := oob(harness.FlagOf(t, line, "--auth-url"), "naples", tok.String())
 		if err == nil || !strings.Contains(err.Error(), `is cluster "milan", not "naples"`) {
 			t.Errorf("want a refusal naming both clusters, got %v\n%s", err, out)
 		}
@@ -523,7 +523,7 @@ func TestPeerOutOfBandRefusals(t *testing.T) {
 	})
 
 	t.Run("NAME that is not the cluster ID", func(t *testing.T) {
-		out, err := run(ctx, "peer", "out-of-band", "florence", "--auth-url", flagOf(t, line, "--auth-url"), "--cluster-id", "milan",
+		out, err := run(ctx, "peer", "out-of-band", "florence", "--auth-url", harness.FlagOf(t, line, "--auth-url"), "--cluster-id", "milan",
 			"--auth-token", tok.String(), "--kubeconfig", kubeconfigs["rome"])
 		if err == nil || !strings.Contains(err.Error(), `NAME must be "milan"`) {
 			t.Errorf("want a refusal of NAME, got %v\n%s", err, out)
@@ -543,37 +543,14 @@ func oobCondition(fc *corev1beta1.ForeignCluster) *corev1beta1.Condition {
 
 // peerLine is the liqoctl peer out-of-band line of generate peer-command's
 // output.
-func peerLine(t *testing.T, out string) string {
-	t.Helper()
-	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "liqoctl peer out-of-band ") {
-			return strings.TrimSpace(l)
-		}
-	}
-	t.Fatalf("no liqoctl peer out-of-band line in:\n%s", out)
-	return ""
-}
-
-func flagOf(t *testing.T, line, flag string) string {
-	t.Helper()
-	f := strings.Fields(line)
-	for i := range f[:len(f)-1] {
-		if f[i] == flag {
-			return f[i+1]
-		}
-	}
-	t.Fatalf("no %s in %s", flag, line)
-	return ""
-}
-
 // userOfCommand is the peering user the command's token authenticates.
 func userOfCommand(t *testing.T, line string) string {
 	t.Helper()
-	tok, err := pu.ParseToken(flagOf(t, line, "--auth-token"))
+	tok, err := pu.ParseToken(harness.FlagOf(t, line, "--auth-token"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := pu.WhoAmI(context.Background(), kubernetes.NewForConfigOrDie(tok.RESTConfig(flagOf(t, line, "--auth-url"))))
+	id, err := pu.WhoAmI(context.Background(), kubernetes.NewForConfigOrDie(tok.RESTConfig(harness.FlagOf(t, line, "--auth-url"))))
 	if err != nil {
 		t.Fatal(err)
 	}
