@@ -27,8 +27,9 @@ const (
 
 // Config configures a Server.
 type Config struct {
-	// ListenAddress is the host:port the Server listens on; port 0 picks a
-	// free port.
+	// ListenAddress is the host:port the Server listens on, a port per
+	// virtual node: the first free one from port up, or any free port if
+	// it is 0.
 	ListenAddress string
 	// AdvertiseIP is the address the virtual nodes publish and the serving
 	// certificate names; empty takes the host of ListenAddress, which must
@@ -44,6 +45,9 @@ type Config struct {
 	Client kubernetes.Interface
 	// Resolver finds the remote twin of the pod a request names.
 	Resolver Resolver
+	// Usage reads the usage of a node's pods from its provider; nil
+	// serves no usage.
+	Usage UsageReader
 	// Logger receives request failures and certificate renewals.
 	Logger logr.Logger
 	// StreamIdleTimeout closes exec, attach and port-forward streams idle
