@@ -39,9 +39,9 @@ type Versions struct {
 
 // DefaultVersions are the releases the project is tested against.
 var DefaultVersions = Versions{
-	Kubernetes: "v1.34.4",
-	Etcd:       "v3.6.16",
-	Kwok:       "v0.8.0",
+	Kubernetes:    "v1.34.4",
+	Etcd:          "v3.6.16",
+	Kwok:          "v0.8.0",
 	CoreDNS:       "v1.14.7",
 	MetricsServer: "v0.8.0",
 }
