@@ -3,7 +3,6 @@ package reflection
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -153,37 +152,6 @@ func waitRunning(ctx context.Context, t *testing.T, ns, twin, name string) (loca
 	return local, remote
 }
 
-// watchRestarts records the restart counts of the local pod ns/name's
-// first container, in the order the API server shows them, until the
-// returned function is called.
-func watchRestarts(ctx context.Context, t *testing.T, ns, name string) func() []int32 {
-	t.Helper()
-	w, err := consumerCS.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var seen []int32
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			if p, ok := ev.Object.(*corev1.Pod); ok && len(p.Status.ContainerStatuses) > 0 {
-				mu.Lock()
-				seen = append(seen, p.Status.ContainerStatuses[0].RestartCount)
-				mu.Unlock()
-			}
-		}
-	}()
-	return func() []int32 {
-		w.Stop()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		return seen
-	}
-}
-
 func gone(ctx context.Context, cl client.Client, obj client.Object, ns, name string) func() (bool, error) {
 	return func() (bool, error) {
 		err := cl.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, obj)
@@ -225,7 +193,7 @@ func TestPodLifecycle(t *testing.T) {
 
 	t.Run("deleting the remote pod brings it back", func(t *testing.T) {
 		// Every restart count the local pod shows from now on.
-		counts := watchRestarts(ctx, t, "lifecycle", "web")
+		stopWatching := harness.WatchRestarts(ctx, t, consumerCS, "lifecycle", "web")
 		var again *corev1.Pod
 		for want := int32(1); want <= 2; want++ {
 			// A pod's start time has a one-second resolution: one that
@@ -248,13 +216,7 @@ func TestPodLifecycle(t *testing.T) {
 				t.Errorf("restart base annotation %q after %d re-creations", got, want)
 			}
 		}
-		seen := counts()
-		for i := 1; i < len(seen); i++ {
-			if seen[i] < seen[i-1] {
-				t.Errorf("the local restart count went down: %v", seen)
-				break
-			}
-		}
+		stopWatching()
 		if again.UID != local.UID {
 			t.Errorf("the local pod was replaced (%s → %s); it should have stayed", local.UID, again.UID)
 		}

@@ -3,14 +3,12 @@ package install
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"k8s.io/utils/ptr"
 
@@ -86,23 +84,7 @@ func restartsAcrossRecreation(ctx context.Context, t *testing.T, ns string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := rome.Client().CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", "talker").String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var seen []int32
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			if p, ok := ev.Object.(*corev1.Pod); ok && len(p.Status.ContainerStatuses) == 1 {
-				mu.Lock()
-				seen = append(seen, p.Status.ContainerStatuses[0].RestartCount)
-				mu.Unlock()
-			}
-		}
-	}()
+	stopWatching := harness.WatchRestarts(ctx, t, rome.Client(), ns, "talker")
 	if err := milan.Client().CoreV1().Pods(twin).Delete(ctx, remote.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -110,14 +92,5 @@ func restartsAcrossRecreation(ctx context.Context, t *testing.T, ns string) {
 		p, err := rome.Client().CoreV1().Pods(ns).Get(ctx, "talker", metav1.GetOptions{})
 		return err == nil && realpods.PodReady(p) && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount == 1, err
 	})
-	w.Stop()
-	<-done
-	mu.Lock()
-	defer mu.Unlock()
-	for i := 1; i < len(seen); i++ {
-		if seen[i] < seen[i-1] {
-			t.Errorf("the local restart count went down: %v", seen)
-			break
-		}
-	}
+	stopWatching()
 }

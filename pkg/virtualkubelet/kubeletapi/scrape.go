@@ -62,19 +62,16 @@ func (s *Server) scrape(ctx context.Context) (string, Sample, error) {
 
 // setUnavailable records why the provider serves no metrics ("" when it
 // does) and tells whether that changed.
-func (m *meter) setUnavailable(why string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	changed := m.unavailable != why
-	m.unavailable = why
-	return changed
-}
+func (m *meter) setUnavailable(why string) bool { return m.note(&m.unavailable, why) }
 
 // setRejected records the measures refused and tells whether they changed.
-func (m *meter) setRejected(why string) bool {
+func (m *meter) setRejected(why string) bool { return m.note(&m.rejected, why) }
+
+// note sets *field, a fact last logged, and tells whether it changed.
+func (m *meter) note(field *string, v string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	changed := m.rejected != why
-	m.rejected = why
+	changed := *field != v
+	*field = v
 	return changed
 }
