@@ -2,6 +2,7 @@ package vnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -125,7 +126,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	cfg.UnreachableGrace = r.UnreachableGrace
 	if r.KubeletAPI != nil {
 		if cfg.Address, cfg.Port, err = r.KubeletAPI.Open(cfg.Name); err != nil {
-			return ctrl.Result{}, r.setStatus(ctx, &vn, offv1beta1.NoneVirtualNodeStatus, "NoKubeletAPI", err.Error(), false, "")
+			// Retried with backoff: a port may free up.
+			return ctrl.Result{}, errors.Join(err, r.setStatus(ctx, &vn, offv1beta1.NoneVirtualNodeStatus, "NoKubeletAPI", err.Error(), false, ""))
 		}
 	}
 	hash := configHash(version, &cfg)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -89,9 +90,12 @@ func (cfg Config) settings() (Config, error) {
 	if cfg.ListenAddress == "" {
 		cfg.ListenAddress = DefaultListenAddress
 	}
-	host, _, err := net.SplitHostPort(cfg.ListenAddress)
+	host, port, err := net.SplitHostPort(cfg.ListenAddress)
 	if err != nil {
 		return cfg, fmt.Errorf("kubelet API listen address %q: %w", cfg.ListenAddress, err)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return cfg, fmt.Errorf("kubelet API listen address %q: the port is not a number from 0 to 65535", cfg.ListenAddress)
 	}
 	if cfg.AdvertiseIP == "" {
 		ip := net.ParseIP(host)
