@@ -143,20 +143,22 @@ func offloadedTop(t *testing.T, kubectl, kubeconfig string) {
 	if err != nil || pod == "" || strings.Contains(pod, "\n") {
 		t.Fatalf("the demo replica on milan: %v\n%s", err, out)
 	}
-	// Each side's metrics-server needs two scrapes, 15 s apart.
-	var top, nodes []byte
-	for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Second) {
-		top, err = exec.Command(kubectl, "--kubeconfig", kubeconfig, "top", "pod", "-n", "liqo-demo", pod, "--no-headers").CombinedOutput()
-		if err == nil && strings.HasPrefix(string(top), pod+" ") {
-			break
+	// Each side's metrics-server needs two scrapes, 15 s apart (a fresh
+	// container's first one may do).
+	for _, args := range [][]string{{"pod", "-n", "liqo-demo", pod}, {"node", "milan"}} {
+		var top []byte
+		ok := func() bool {
+			return err == nil && strings.HasPrefix(string(top), args[len(args)-1]+" ") && !strings.Contains(string(top), "<unknown>")
 		}
-	}
-	if err != nil || !strings.HasPrefix(string(top), pod+" ") {
-		t.Errorf("kubectl top pod %s (on milan): %v\n%s", pod, err, top)
-	}
-	nodes, err = exec.Command(kubectl, "--kubeconfig", kubeconfig, "top", "node", "milan", "--no-headers").CombinedOutput()
-	if err != nil || !strings.HasPrefix(string(nodes), "milan ") || strings.Contains(string(nodes), "<unknown>") {
-		t.Errorf("kubectl top node milan: %v\n%s", err, nodes)
+		for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Second) {
+			top, err = exec.Command(kubectl, append(append([]string{"--kubeconfig", kubeconfig, "top"}, args...), "--no-headers")...).CombinedOutput()
+			if ok() {
+				break
+			}
+		}
+		if !ok() {
+			t.Errorf("kubectl top %s: %v\n%s", strings.Join(args, " "), err, top)
+		}
 	}
 }
 
