@@ -2,6 +2,7 @@ package forge
 
 import (
 	"maps"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -34,6 +35,11 @@ func TestRestartBaseAnnotation(t *testing.T) {
 	}
 	if got := RestartBase(nil); len(got) != 0 {
 		t.Errorf("no annotation: %v", got)
+	}
+	// The local pod's bookkeeping stays local.
+	local := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Annotations: map[string]string{RestartBaseAnnotation: v, "team": "a"}}}
+	if sp := ShadowPod(local, "rome", "ns-rome", netip.Addr{}); sp.Annotations[RestartBaseAnnotation] != "" || sp.Annotations["team"] != "a" {
+		t.Errorf("ShadowPod annotations %v: want the pod's own without %s", sp.Annotations, RestartBaseAnnotation)
 	}
 }
 
