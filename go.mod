@@ -26,6 +26,7 @@ require (
 	k8s.io/client-go v0.34.4
 	k8s.io/component-helpers v0.34.4
 	k8s.io/klog/v2 v2.130.1
+	k8s.io/metrics v0.34.4
 	k8s.io/utils v0.0.0-20250820121507-0af2bda4dd1d
 	sigs.k8s.io/controller-runtime v0.22.5
 	sigs.k8s.io/sig-storage-lib-external-provisioner/v13 v13.0.0

@@ -101,9 +101,6 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return err
 	}
-	// Start closes it too; this is for a return before the manager starts.
-	defer func() { _ = kubeletAPI.Close() }()
-	kubeletIP, kubeletPort := kubeletAPI.Endpoint()
 
 	local := o.ClusterID
 	setups := []func() error{
@@ -136,7 +133,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		},
 		func() error {
 			return (&vnode.Reconciler{Client: mgr.GetClient(), Clientset: cs, ClusterID: local, Namespace: o.Namespace,
-				HealthCheckInterval: o.HealthCheckInterval, UnreachableGrace: o.ProviderUnreachableGrace, KubeletAddress: kubeletIP, KubeletPort: kubeletPort,
+				HealthCheckInterval: o.HealthCheckInterval, UnreachableGrace: o.ProviderUnreachableGrace, KubeletAPI: kubeletAPI,
 				Reflected: o.Reflection}).SetupWithManager(mgr)
 		},
 		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
@@ -215,19 +212,20 @@ func releaseStartupMemory(mgr ctrl.Manager, logger logr.Logger) func(context.Con
 	}
 }
 
-// addKubeletAPI opens the kubelet API the virtual nodes publish, serving
-// logs, exec and port-forward of offloaded pods, and has mgr run it.
+// addKubeletAPI makes the kubelet API the virtual nodes publish, serving
+// logs, exec and port-forward of offloaded pods and their usage, and has
+// mgr run it.
 func addKubeletAPI(mgr ctrl.Manager, cs kubernetes.Interface, remotes *remote.Clients, o Options) (*kubeletapi.Server, error) {
 	cfg := o.kubeletAPIConfig()
 	cfg.Client, cfg.Logger = cs, o.Logger.WithName("kubelet-api")
 	// The manager caches only its own Pods, not the offloaded ones.
-	cfg.Resolver = &kubeletapi.PodResolver{Reader: mgr.GetAPIReader(), Remotes: remotes}
+	resolver := &kubeletapi.PodResolver{Reader: mgr.GetAPIReader(), Remotes: remotes}
+	cfg.Resolver, cfg.Usage = resolver, resolver
 	s, err := kubeletapi.New(cfg)
 	if err != nil {
 		return nil, err
 	}
 	if err := mgr.Add(s); err != nil {
-		_ = s.Close()
 		return nil, err
 	}
 	return s, nil

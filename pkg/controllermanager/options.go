@@ -106,8 +106,9 @@ type Options struct {
 	InstallOwner string
 	// owner is InstallOwner's reference, read at start.
 	owner kit.InstallOwner
-	// KubeletAPIAddr is the host:port the virtual nodes' kubelet API
-	// (logs, exec, port-forward) listens on (port 0: a free port);
+	// KubeletAPIAddr is the host and first port the virtual nodes' kubelet
+	// API (logs, exec, port-forward, usage) listens on, a port per node
+	// (port 0: any free port);
 	// KubeletAPIAdvertiseIP is the IP the nodes publish, the host of
 	// KubeletAPIAddr if empty; KubeletAPICertificate says where its serving
 	// certificate comes from.
@@ -223,7 +224,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.SelfProvision, "self-provision", o.SelfProvision, "create at start what the Helm chart installs in a cluster (the CRDs, the namespace, the peering ClusterRoles, the webhook configurations): "+
 		"for a manager run as a local process on a bare cluster")
 	fs.StringVar(&o.InstallOwner, "install-owner", o.InstallOwner, "ClusterRole of the Helm release that owns what the manager makes for the install as a whole (the fabric agent, the webhook's keys, the local CIDRs' Networks), so that helm uninstall removes them too (empty: nothing is owned)")
-	fs.StringVar(&o.KubeletAPIAddr, "kubelet-api-address", o.KubeletAPIAddr, "host:port of the virtual nodes' kubelet API, which serves kubectl logs, exec and port-forward on offloaded pods (port 0 picks a free port)")
+	fs.StringVar(&o.KubeletAPIAddr, "kubelet-api-address", o.KubeletAPIAddr, "host and first port of the virtual nodes' kubelet API, which serves kubectl logs, exec, port-forward and top on offloaded pods: each virtual node takes the first free port from it up (port 0: any free port)")
 	fs.StringVar(&o.KubeletAPIAdvertiseIP, "kubelet-api-advertise-ip", o.KubeletAPIAdvertiseIP, "IP the virtual nodes publish, at which the API server reaches their kubelet API (default: the host of --kubelet-api-address)")
 	o.addReflectionFlags(fs)
 	o.PodPolicy.AddFlags(fs)

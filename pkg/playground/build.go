@@ -37,9 +37,10 @@ runc, the CNI plugins, nftables, iptables, busybox-static) when missing.
 				return err
 			}
 			v := testbed.DefaultVersions
-			fmt.Fprintf(out, "testbed binaries ready (Kubernetes %s, etcd %s, kwok %s, CoreDNS %s):\n", v.Kubernetes, v.Etcd, v.Kwok, v.CoreDNS)
+			fmt.Fprintf(out, "testbed binaries ready (Kubernetes %s, etcd %s, kwok %s, CoreDNS %s, metrics-server %s):\n",
+				v.Kubernetes, v.Etcd, v.Kwok, v.CoreDNS, v.MetricsServer)
 			for _, p := range []string{bins.Etcd, bins.APIServer, bins.ControllerManager, bins.Scheduler, bins.Kubectl, bins.Kwok,
-				bins.Kubelet, bins.KubeProxy, bins.CoreDNS, bins.Pause} {
+				bins.Kubelet, bins.KubeProxy, bins.CoreDNS, bins.MetricsServer, bins.Pause} {
 				fmt.Fprintln(out, " ", p)
 			}
 			return nil

@@ -178,6 +178,16 @@ func demoDeploymentObject(replicas int32) *appsv1.Deployment {
 						Name: "web", Image: "busybox",
 						Command: []string{"sh", "-c", "mkdir -p /www && hostname > /www/index.html && exec httpd -f -p 8080 -h /www"},
 						Ports:   []corev1.ContainerPort{{ContainerPort: 8080}},
+						// Ready once it serves. Run in the container, the probe
+						// also uses some CPU there every period, so that kubectl
+						// top has a figure for the remote replica: metrics-server
+						// lists no container whose CPU counter is still zero,
+						// and an idle httpd's counter on the virtual node,
+						// integrated from the provider's rates, would be.
+						ReadinessProbe: &corev1.Probe{
+							ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"wget", "-q", "-O", "/dev/null", "http://127.0.0.1:8080/"}}},
+							PeriodSeconds: 10,
+						},
 					}},
 				},
 			},

@@ -52,7 +52,10 @@ func serve(ctx context.Context, l layout, o serveOptions) error {
 	// The clusters' owners are separate processes: naming the underlay after
 	// the playground's directory puts their real nodes on one network.
 	tb, err := testbed.Start(ctx, testbed.Options{Dir: l.data(), Progress: os.Stdout, Underlay: testbed.UnderlayNameFor(l.dir)},
-		testbed.ClusterSpec{Name: o.cluster, APIServerPort: o.apiPort, Nodes: []testbed.NodePool{pool}, RealNodes: o.realNodes})
+		// With real nodes, metrics-server too: kubectl top, offloaded pods
+		// and virtual nodes included.
+		testbed.ClusterSpec{Name: o.cluster, APIServerPort: o.apiPort, Nodes: []testbed.NodePool{pool}, RealNodes: o.realNodes,
+			MetricsServer: o.realNodes > 0})
 	if err != nil {
 		st.Phase, st.Error = phaseFailed, err.Error()
 		_ = l.write(st)

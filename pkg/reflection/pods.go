@@ -2,6 +2,7 @@ package reflection
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -92,7 +93,40 @@ func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bo
 		// shows as much. (A back-off reason shown locally is cleared now.)
 		return false, nil
 	}
-	return false, r.writeStatus(ctx, local, forge.PodStatus(&local.Status, &rp.Status, r.cfg.HostIP, r.cfg.Addresses))
+	base := forge.RestartBase(local.Annotations)
+	if forge.Recreated(&local.Status, &rp.Status, base) {
+		base = forge.NextRestartBase(&local.Status, base)
+		if local, err = r.recordRestartBase(ctx, local, base); err != nil || local == nil {
+			return false, err
+		}
+	}
+	return false, r.writeStatus(ctx, local, forge.PodStatus(&local.Status, &rp.Status, r.cfg.HostIP, r.cfg.Addresses, base))
+}
+
+// recordRestartBase writes base into the local pod's
+// forge.RestartBaseAnnotation before any status of the provider's new pod
+// is reflected: the status from then on counts on it, and a restart of
+// this manager must find it. It returns the pod as written (nil if it is
+// gone).
+func (r *reflector) recordRestartBase(ctx context.Context, local *corev1.Pod, base map[string]int32) (*corev1.Pod, error) {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": local.ResourceVersion,
+		"annotations":     map[string]string{forge.RestartBaseAnnotation: forge.FormatRestartBase(base)},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	written, err := r.cfg.Local.CoreV1().Pods(local.Namespace).Patch(ctx, local.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("recording the restarts before the provider's new pod: %w", err)
+	}
+	r.written.Mutation(written)
+	r.cfg.Recorder.Eventf(local, corev1.EventTypeNormal, "RemotePodRecreated",
+		"cluster %s made a new pod for this one; its containers' restart counts go on from %s", r.cfg.ProviderID, forge.FormatRestartBase(base))
+	return written, nil
 }
 
 // remoteState reads the ShadowPod (its metadata) and the provider's pod of

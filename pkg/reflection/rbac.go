@@ -5,9 +5,10 @@ package reflection
 // provider it acts with the consumer's, under liqo-remote-offloading).
 
 // The virtual node's pods: watched by node, their status written as a
-// kubelet would, deleted once what ran for them remotely is gone; their
+// kubelet would, deleted once what ran for them remotely is gone, their
+// restarts before a re-created remote pod recorded in an annotation; their
 // ServiceAccount tokens requested for the provider's copies.
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=update
 // +kubebuilder:rbac:groups="",resources=serviceaccounts/token,verbs=create
 

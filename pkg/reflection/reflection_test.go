@@ -192,14 +192,31 @@ func TestPodLifecycle(t *testing.T) {
 	}
 
 	t.Run("deleting the remote pod brings it back", func(t *testing.T) {
-		if err := provider.Delete(ctx, remote); err != nil {
-			t.Fatal(err)
+		// Every restart count the local pod shows from now on.
+		stopWatching := harness.WatchRestarts(ctx, t, consumerCS, "lifecycle", "web")
+		var again *corev1.Pod
+		for want := int32(1); want <= 2; want++ {
+			// A pod's start time has a one-second resolution: one that
+			// lived less than that may look like its successor.
+			time.Sleep(time.Until(remote.Status.StartTime.Add(1100 * time.Millisecond)))
+			if err := provider.Delete(ctx, remote); err != nil {
+				t.Fatal(err)
+			}
+			harness.Eventually(ctx, t, "a new remote pod Running", func() (bool, error) {
+				p, err := getPod(ctx, provider, twin, "web")
+				return err == nil && p.UID != remote.UID && p.Status.Phase == corev1.PodRunning, client.IgnoreNotFound(err)
+			})
+			again, remote = waitRunning(ctx, t, "lifecycle", twin, "web")
+			harness.Eventually(ctx, t, "the local restart count counting the re-creation", func() (bool, error) {
+				var err error
+				again, err = getPod(ctx, consumer, "lifecycle", "web")
+				return err == nil && len(again.Status.ContainerStatuses) == 1 && again.Status.ContainerStatuses[0].RestartCount == want, err
+			})
+			if got := again.Annotations[forge.RestartBaseAnnotation]; got != fmt.Sprintf("app=%d", want) {
+				t.Errorf("restart base annotation %q after %d re-creations", got, want)
+			}
 		}
-		harness.Eventually(ctx, t, "a new remote pod Running", func() (bool, error) {
-			p, err := getPod(ctx, provider, twin, "web")
-			return err == nil && p.UID != remote.UID && p.Status.Phase == corev1.PodRunning, client.IgnoreNotFound(err)
-		})
-		again, _ := waitRunning(ctx, t, "lifecycle", twin, "web")
+		stopWatching()
 		if again.UID != local.UID {
 			t.Errorf("the local pod was replaced (%s → %s); it should have stayed", local.UID, again.UID)
 		}

@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -29,7 +30,11 @@ type Clients struct {
 type Conn struct {
 	*Remote
 	Clientset kubernetes.Interface
-	Client    client.Client
+	// Metrics reads the provider's metrics.k8s.io API (the usage of the
+	// offloaded pods, which the kubelet API serves to the consumer's
+	// metrics-server).
+	Metrics metricsclient.Interface
+	Client  client.Client
 }
 
 // Get returns provider's Conn, rebuilt if its credentials changed; a
@@ -51,7 +56,11 @@ func (c *Clients) Get(ctx context.Context, provider string) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Conn{Remote: r, Clientset: cs}
+	mc, err := metricsclient.NewForConfig(r.Config)
+	if err != nil {
+		return nil, err
+	}
+	e := &Conn{Remote: r, Clientset: cs, Metrics: mc}
 	if c.Scheme != nil {
 		if e.Client, err = client.New(r.Config, client.Options{Scheme: c.Scheme}); err != nil {
 			return nil, err

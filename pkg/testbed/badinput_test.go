@@ -42,6 +42,7 @@ func TestSpecValidation(t *testing.T) {
 		{"duplicate pools", ClusterSpec{Name: "a", Nodes: []NodePool{{Prefix: "w", Count: 1}, {Prefix: "w", Count: 1}}}, "share the prefix"},
 		{"negative count", ClusterSpec{Name: "a", Nodes: []NodePool{{Count: -1}}}, "negative"},
 		{"port out of range", ClusterSpec{Name: "a", APIServerPort: 70000}, "out of range"},
+		{"metrics-server without real nodes", ClusterSpec{Name: "a", MetricsServer: true}, "has none"},
 		{"valid", ClusterSpec{Name: "rome"}, ""},
 	}
 	for _, tc := range cases {

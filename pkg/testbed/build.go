@@ -34,6 +34,8 @@ type Binaries struct {
 	// serves from its registry.
 	CoreDNS string
 	Pause   string
+	// MetricsServer is the static metrics-server binary of its image.
+	MetricsServer string
 	// Versions are the releases these binaries are of.
 	Versions Versions
 }
@@ -51,8 +53,8 @@ type BuildOptions struct {
 	Progress io.Writer
 	// Go is the go command; "go" looked up on PATH if empty.
 	Go string
-	// RealNodes also builds kubelet, kube-proxy, CoreDNS and the pause
-	// program (another ~8 minutes on a cold cache).
+	// RealNodes also builds kubelet, kube-proxy, CoreDNS, metrics-server
+	// and the pause program (another ~11 minutes on a cold cache).
 	RealNodes bool
 }
 
@@ -145,6 +147,7 @@ func binariesIn(cache string, v Versions, realNodes bool) *Binaries {
 		b.KubeProxy = filepath.Join(node, "kube-proxy")
 		b.CoreDNS = filepath.Join(cache, "coredns-"+v.CoreDNS, "bin", "coredns")
 		b.Pause = filepath.Join(cache, "pause-"+pauseVersion, "bin", "pause")
+		b.MetricsServer = filepath.Join(cache, "metrics-server-"+v.MetricsServer, "bin", "metrics-server")
 	}
 	return b
 }

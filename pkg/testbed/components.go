@@ -74,6 +74,7 @@ func (c *Cluster) apiServerArgs() []string {
 		"--kubelet-preferred-address-types=InternalIP,Hostname",
 		"--v=0",
 	}
+	args = append(args, c.pki.frontProxyArgs()...)
 	if c.slot == nil {
 		// Loopback addresses are invalid in EndpointSlices, so the default
 		// reconciler would fail forever publishing 127.0.0.1 for `kubernetes`.

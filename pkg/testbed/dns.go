@@ -7,10 +7,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // CoreDNSImage is the image of the cluster DNS, built here from the pinned
@@ -38,10 +38,10 @@ const corefile = `.:53 {
 
 // dnsObjects are kubeadm's CoreDNS objects, with the Deployment pinned to
 // the real nodes (a simulated node would only pretend to run it).
-func dnsObjects(image string) []any {
+func dnsObjects(image string) []client.Object {
 	labels := map[string]string{"k8s-app": "kube-dns"}
 	const ns = "kube-system"
-	return []any{
+	return []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: ns}},
 		&rbacv1.ClusterRole{
 			ObjectMeta: metav1.ObjectMeta{Name: "system:coredns"},
@@ -110,31 +110,7 @@ func dnsObjects(image string) []any {
 
 // deployDNS creates the cluster DNS objects (kept if they exist).
 func (c *Cluster) deployDNS(ctx context.Context) error {
-	cs := c.Client()
-	for _, obj := range dnsObjects(CoreDNSImage(c.bins.Versions)) {
-		var err error
-		switch o := obj.(type) {
-		case *corev1.ServiceAccount:
-			_, err = cs.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.ClusterRole:
-			_, err = cs.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.ClusterRoleBinding:
-			_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
-		case *corev1.ConfigMap:
-			_, err = cs.CoreV1().ConfigMaps(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *appsv1.Deployment:
-			_, err = cs.AppsV1().Deployments(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *corev1.Service:
-			// Its fixed cluster IP makes a second create Invalid, not AlreadyExists.
-			if _, err = cs.CoreV1().Services(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-				_, err = cs.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-			}
-		}
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating the cluster DNS (%T): %w", obj, err)
-		}
-	}
-	return nil
+	return c.createObjects(ctx, "the cluster DNS", dnsObjects(CoreDNSImage(c.bins.Versions)))
 }
 
 // waitDNSReady is true once CoreDNS is available.

@@ -111,6 +111,9 @@ func newPKI(dir, cluster string, serverIPs ...net.IP) (*pki, error) {
 	if err := p.webhookClient(); err != nil {
 		return nil, err
 	}
+	if err := p.frontProxy(cluster); err != nil {
+		return nil, err
+	}
 	admin := &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kubernetes-admin", Organization: []string{"system:masters"}},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
@@ -161,6 +164,11 @@ func (p *pki) webhookClient() error {
 
 // issue signs tmpl with the CA and writes the certificate and a new key.
 func (p *pki) issue(tmpl *x509.Certificate, certPath, keyPath string) (certPEM, keyPEM []byte, err error) {
+	return p.issueBy(p.caCert, p.caKey, tmpl, certPath, keyPath)
+}
+
+// issueBy is issue with another CA.
+func (p *pki) issueBy(ca *x509.Certificate, caKey crypto.Signer, tmpl *x509.Certificate, certPath, keyPath string) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -168,7 +176,7 @@ func (p *pki) issue(tmpl *x509.Certificate, certPath, keyPath string) (certPEM, 
 	tmpl.NotBefore = time.Now().Add(-time.Hour)
 	tmpl.NotAfter = time.Now().AddDate(10, 0, 0)
 	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-	der, err := sign(tmpl, p.caCert, &key.PublicKey, p.caKey)
+	der, err := sign(tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
 		return nil, nil, err
 	}

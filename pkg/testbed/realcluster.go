@@ -147,7 +147,8 @@ func (c *Cluster) stopClusterNet() {
 }
 
 // startRealNodes starts every real node at once and waits until they are
-// Ready, routes their pod CIDRs and runs the cluster DNS on them.
+// Ready, routes their pod CIDRs and runs the cluster DNS (and
+// metrics-server, if asked for) on them.
 func (c *Cluster) startRealNodes(ctx context.Context) error {
 	if c.Spec.RealNodes == 0 {
 		return nil
@@ -173,6 +174,9 @@ func (c *Cluster) startRealNodes(ctx context.Context) error {
 		return fmt.Errorf("cluster %q: %w", c.Name, err)
 	}
 	if err := c.deployDNS(ctx); err != nil {
+		return fmt.Errorf("cluster %q: %w", c.Name, err)
+	}
+	if err := c.deployMetricsServer(ctx); err != nil {
 		return fmt.Errorf("cluster %q: %w", c.Name, err)
 	}
 	if err := c.startStorage(); err != nil {

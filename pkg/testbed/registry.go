@@ -34,7 +34,8 @@ func (c *Cluster) RegistryAddr() string {
 }
 
 // builtImages builds the images every real-node cluster serves: the pause
-// sandbox, CoreDNS and busybox (from Debian's busybox-static).
+// sandbox, CoreDNS, metrics-server and busybox (from Debian's
+// busybox-static).
 func builtImages(bins *Binaries) (map[string]v1.Image, error) {
 	imagesOnce.Do(func() {
 		imgs := map[string]v1.Image{}
@@ -50,6 +51,12 @@ func builtImages(bins *Binaries) (map[string]v1.Image, error) {
 			return
 		}
 		imgs[CoreDNSImage(bins.Versions)] = dns
+		ms, err := images.Binary(bins.MetricsServer, "/metrics-server", "")
+		if err != nil {
+			imagesErr = fmt.Errorf("building the metrics-server image: %w", err)
+			return
+		}
+		imgs[MetricsServerImage(bins.Versions)] = ms
 		bb, err := images.Busybox("/bin/busybox")
 		if err != nil {
 			imagesErr = fmt.Errorf("building the busybox image: %w", err)

@@ -23,6 +23,9 @@ type ClusterSpec struct {
 	// containerd, CNI and kube-proxy in a network namespace each, running
 	// real containers. They need root; see RealNodesSupported.
 	RealNodes int
+	// MetricsServer runs metrics-server on the real nodes, behind the
+	// metrics.k8s.io API (kubectl top); it needs real nodes.
+	MetricsServer bool
 	// ProxyMode is kube-proxy's mode on real nodes: nftables (default) or
 	// iptables.
 	ProxyMode string
@@ -113,6 +116,9 @@ func (s ClusterSpec) withDefaults() (ClusterSpec, error) {
 	}
 	if s.RealNodes > 100 {
 		return s, fmt.Errorf("cluster %q: %d real nodes is more than this testbed runs (at most 100)", s.Name, s.RealNodes)
+	}
+	if s.MetricsServer && s.RealNodes == 0 {
+		return s, fmt.Errorf("cluster %q: metrics-server runs on real nodes, and the cluster has none", s.Name)
 	}
 	switch s.ProxyMode {
 	case "":

@@ -32,14 +32,18 @@ type Versions struct {
 	// CoreDNS is the github.com/coredns/coredns release serving cluster DNS
 	// on real nodes.
 	CoreDNS string
+	// MetricsServer is the sigs.k8s.io/metrics-server release serving the
+	// metrics.k8s.io API (ClusterSpec.MetricsServer).
+	MetricsServer string
 }
 
 // DefaultVersions are the releases the project is tested against.
 var DefaultVersions = Versions{
-	Kubernetes: "v1.34.4",
-	Etcd:       "v3.6.16",
-	Kwok:       "v0.8.0",
-	CoreDNS:    "v1.14.7",
+	Kubernetes:    "v1.34.4",
+	Etcd:          "v3.6.16",
+	Kwok:          "v0.8.0",
+	CoreDNS:       "v1.14.7",
+	MetricsServer: "v0.8.0",
 }
 
 // stagingVersion maps a Kubernetes release to the version of its staging

@@ -41,8 +41,9 @@ type buildGroup struct {
 }
 
 // buildGroups lists the wrapper modules to build: the control plane always,
-// and the real nodes' binaries (kubelet, kube-proxy, CoreDNS, pause) only
-// when realNodes is set, since they double a cold build.
+// and the real nodes' binaries (kubelet, kube-proxy, CoreDNS,
+// metrics-server, pause) only when realNodes is set, since they double a
+// cold build.
 func buildGroups(v Versions, realNodes bool) ([]buildGroup, error) {
 	staging, err := stagingVersion(v.Kubernetes)
 	if err != nil {
@@ -99,6 +100,11 @@ func buildGroups(v Versions, realNodes bool) ([]buildGroup, error) {
 			name: "coredns", module: "github.com/coredns/coredns", version: v.CoreDNS,
 			commands: []string{"github.com/coredns/coredns"}, binName: "coredns",
 			static: true, estimate: "~2½ min",
+		},
+		buildGroup{
+			name: "metrics-server", module: "sigs.k8s.io/metrics-server", version: v.MetricsServer,
+			commands: []string{"sigs.k8s.io/metrics-server/cmd/metrics-server"},
+			static:   true, estimate: "~3 min",
 		},
 		buildGroup{
 			name: "pause", version: pauseVersion,

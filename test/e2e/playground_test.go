@@ -94,6 +94,8 @@ func TestPlayground(t *testing.T) {
 		}
 	}
 
+	offloadedTop(t, kubectl, filepath.Join(dir, "rome.kubeconfig"))
+
 	status, err := run("status")
 	if err != nil || strings.Count(status, "Ready") < 2 || !strings.Contains(status, "3/3") || !strings.Contains(status, "1 real, 2 simulated, 1 virtual") {
 		t.Errorf("status: %v\n%s", err, status)
@@ -128,6 +130,36 @@ func TestPlayground(t *testing.T) {
 	}
 	if mounts, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mounts), dir) {
 		t.Errorf("down left mounts under %s", dir)
+	}
+}
+
+// offloadedTop: on rome, kubectl top shows the demo replica running on
+// milan (milan's measure of it, through the virtual node's kubelet API and
+// rome's metrics-server) and the virtual node milan.
+func offloadedTop(t *testing.T, kubectl, kubeconfig string) {
+	t.Helper()
+	out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "get", "pods", "-n", "liqo-demo",
+		"--field-selector", "spec.nodeName=milan", "-o", "name").CombinedOutput()
+	pod := strings.TrimPrefix(strings.TrimSpace(string(out)), "pod/")
+	if err != nil || pod == "" || strings.Contains(pod, "\n") {
+		t.Fatalf("the demo replica on milan: %v\n%s", err, out)
+	}
+	// Each side's metrics-server needs two scrapes, 15 s apart (a fresh
+	// container's first one may do).
+	for _, args := range [][]string{{"pod", "-n", "liqo-demo", pod}, {"node", "milan"}} {
+		var top []byte
+		ok := func() bool {
+			return err == nil && strings.HasPrefix(string(top), args[len(args)-1]+" ") && !strings.Contains(string(top), "<unknown>")
+		}
+		for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Second) {
+			top, err = exec.Command(kubectl, append(append([]string{"--kubeconfig", kubeconfig, "top"}, args...), "--no-headers")...).CombinedOutput()
+			if ok() {
+				break
+			}
+		}
+		if !ok() {
+			t.Errorf("kubectl top %s: %v\n%s", strings.Join(args, " "), err, top)
+		}
 	}
 }
 

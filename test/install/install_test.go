@@ -22,7 +22,9 @@ import (
 // on milan's real node, kubectl logs and exec on it through rome's API
 // server (which reaches the virtual kubelet in the manager's pod) all work
 // with the in-cluster components; uninstall refuses while peered, naming
-// the peer, and after unpeering --purge leaves nothing of ours.
+// the peer, and after unpeering --purge leaves nothing of ours. On the way,
+// kubectl top shows the offloaded pod and the virtual node, and the
+// provider's re-creation of the pod counts as a restart.
 func TestInstallPeerOffload(t *testing.T) {
 	ctx := realpods.Timeout(t, 20*time.Minute)
 	for _, c := range []*testbed.Cluster{rome, milan} {
@@ -69,6 +71,8 @@ func TestInstallPeerOffload(t *testing.T) {
 	if out, err := realpods.Kubectl(ctx, rome, "exec", "-n", ns, "talker", "--", "sh", "-c", "echo exec in $(hostname)"); err != nil || strings.TrimSpace(out) != "exec in talker" {
 		t.Errorf("exec: %q, %v", out, err)
 	}
+	offloadedUsage(ctx, t, ns)
+	restartsAcrossRecreation(ctx, t, ns)
 
 	out, err = run(ctx, "uninstall", "--kubeconfig", kubeconfigs["rome"])
 	if err == nil || !strings.Contains(err.Error(), "peered with milan") {

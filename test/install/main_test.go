@@ -57,10 +57,12 @@ func TestMain(m *testing.M) {
 			kubeconfigs[c.Name] = path
 		}
 	},
-		testbed.ClusterSpec{Name: "rome", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
+		// metrics-server on both: kubectl top of an offloaded pod on rome
+		// reads milan's measure of its twin (TestInstallPeerOffload).
+		testbed.ClusterSpec{Name: "rome", RealNodes: 1, MetricsServer: true, Nodes: []testbed.NodePool{{Count: 0}}},
 		// Simulated nodes too, for TestHAFailover's 200 pods; tainted, so that
 		// nothing else (the manager, TestInstallPeerOffload's pod) lands there.
-		testbed.ClusterSpec{Name: "milan", RealNodes: 1, Nodes: []testbed.NodePool{{Prefix: "sim", Count: 2, CPU: "64", Memory: "256Gi", Pods: 250,
+		testbed.ClusterSpec{Name: "milan", RealNodes: 1, MetricsServer: true, Nodes: []testbed.NodePool{{Prefix: "sim", Count: 2, CPU: "64", Memory: "256Gi", Pods: 250,
 			Labels: map[string]string{simPoolLabel: "sim"}, Taints: []corev1.Taint{simulatedTaint}}}},
 	)
 }

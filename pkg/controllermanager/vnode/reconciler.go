@@ -2,6 +2,7 @@ package vnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -45,10 +46,9 @@ type Reconciler struct {
 	// provider is unreachable (virtualkubelet.NodeConfig.UnreachableGrace).
 	UnreachableGrace time.Duration
 	Recorder         record.EventRecorder
-	// KubeletAddress and KubeletPort are the kubelet API's endpoint
-	// (kubeletapi.Server.Endpoint), which every virtual node publishes.
-	KubeletAddress string
-	KubeletPort    int32
+	// KubeletAPI gives each virtual node the endpoint of its kubelet API;
+	// nil publishes none.
+	KubeletAPI KubeletEndpoints
 	// ClusterID is the local cluster's, which its offloaded pods carry.
 	ClusterID string
 	// Namespace is the components' namespace, which holds the IP of this
@@ -70,6 +70,14 @@ type Reconciler struct {
 	events  chan event.GenericEvent
 }
 
+// KubeletEndpoints gives each virtual node a kubelet API endpoint of its
+// own (kubeletapi.Server): Open is idempotent, so a restarted node keeps
+// its endpoint; Release frees it once the node is gone.
+type KubeletEndpoints interface {
+	Open(node string) (ip string, port int32, err error)
+	Release(node string)
+}
+
 type runner struct {
 	hash   string
 	stop   context.CancelFunc
@@ -85,11 +93,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, &vn); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			r.stopRunner(req.NamespacedName)
+			if r.KubeletAPI != nil {
+				r.KubeletAPI.Release(req.Name)
+			}
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !vn.DeletionTimestamp.IsZero() || (vn.Spec.CreateNode != nil && !*vn.Spec.CreateNode) {
 		r.stopRunner(req.NamespacedName)
+		if r.KubeletAPI != nil {
+			r.KubeletAPI.Release(vn.Name)
+		}
 		if err := virtualkubelet.DeleteNode(ctx, r.Clientset, vn.Name); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -109,7 +123,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.setStatus(ctx, &vn, offv1beta1.NoneVirtualNodeStatus, "NoCredentials", err.Error(), false, "")
 	}
 	cfg := nodeConfig(&vn, r.HealthCheckInterval)
-	cfg.Address, cfg.Port, cfg.UnreachableGrace = r.KubeletAddress, r.KubeletPort, r.UnreachableGrace
+	cfg.UnreachableGrace = r.UnreachableGrace
+	if r.KubeletAPI != nil {
+		if cfg.Address, cfg.Port, err = r.KubeletAPI.Open(cfg.Name); err != nil {
+			// Retried with backoff: a port may free up.
+			return ctrl.Result{}, errors.Join(err, r.setStatus(ctx, &vn, offv1beta1.NoneVirtualNodeStatus, "NoKubeletAPI", err.Error(), false, ""))
+		}
+	}
 	hash := configHash(version, &cfg)
 	rn := r.ensureRunner(req.NamespacedName, hash, cfg, remote)
 	r.mu.Lock()

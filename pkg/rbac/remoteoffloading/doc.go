@@ -7,8 +7,8 @@
 // ShadowPods (never Pods directly), publish endpoints through
 // ShadowEndpointSlices (never EndpointSlices directly, so the provider
 // decides what its Services route to), keep the reflected objects they
-// need and the volumes of its pods, and read its pods' status, logs and
-// events.
+// need and the volumes of its pods, and read its pods' status, logs,
+// events and usage.
 package remoteoffloading
 
 // +kubebuilder:rbac:groups=offloading.liqo.io,resources=shadowpods;shadowendpointslices,verbs=get;list;watch;create;update;patch;delete
@@ -28,3 +28,8 @@ package remoteoffloading
 // +kubebuilder:rbac:groups="",resources=pods;events,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=pods/exec;pods/attach;pods/portforward,verbs=create;get
+
+// Its pods' usage as the provider's metrics.k8s.io API measures it (kubectl
+// top on the consumer, through the virtual node's kubelet API): only in
+// the twins, never nodes/proxy or the node metrics.
+// +kubebuilder:rbac:groups=metrics.k8s.io,resources=pods,verbs=get;list

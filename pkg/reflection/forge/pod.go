@@ -31,8 +31,10 @@ func ShadowPod(local *corev1.Pod, localClusterID, remoteNamespace string, apiSer
 	labels[consts.OriginClusterIDLabel] = localClusterID
 	annotations := make(map[string]string, len(local.Annotations)+1)
 	maps.Copy(annotations, local.Annotations)
-	// Last-applied configurations are large and say nothing remotely.
+	// Last-applied configurations are large and say nothing remotely; the
+	// restart base is the local pod's own bookkeeping.
 	delete(annotations, corev1.LastAppliedConfigAnnotation)
+	delete(annotations, RestartBaseAnnotation)
 	annotations[LocalUIDAnnotation] = string(local.UID)
 	spec := RemotePodSpec(&local.Spec)
 	withHomeAPIServer(&spec, apiServer)

@@ -96,7 +96,7 @@ func TestPodStatus(t *testing.T) {
 		},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true, RestartCount: 3}},
 	}
-	got := PodStatus(&local, &remote, "127.0.0.1", Addresses{})
+	got := PodStatus(&local, &remote, "127.0.0.1", Addresses{}, nil)
 	switch {
 	case got.Phase != corev1.PodRunning:
 		t.Errorf("phase %s, want Running", got.Phase)
@@ -161,14 +161,14 @@ func TestPodStatusAddresses(t *testing.T) {
 	remote := corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.0.7",
 		PodIPs: []corev1.PodIP{{IP: "10.244.0.7"}, {IP: "fd00::7"}}}
 	toLocal := func(a string) string { return strings.Replace(a, "10.244.", "10.71.", 1) }
-	got := PodStatus(&corev1.PodStatus{}, &remote, "127.0.0.1", Addresses{ToLocal: toLocal, ToRemote: func(string) string { return "wrong way" }})
+	got := PodStatus(&corev1.PodStatus{}, &remote, "127.0.0.1", Addresses{ToLocal: toLocal, ToRemote: func(string) string { return "wrong way" }}, nil)
 	if got.PodIP != "10.71.0.7" || len(got.PodIPs) != 2 || got.PodIPs[0].IP != "10.71.0.7" || got.PodIPs[1].IP != "fd00::7" {
 		t.Errorf("pod IPs %q %v, want the remote ones as the consumer reaches them", got.PodIP, got.PodIPs)
 	}
 	if remote.PodIP != "10.244.0.7" || remote.PodIPs[0].IP != "10.244.0.7" {
 		t.Errorf("the remote status was modified: %v", remote)
 	}
-	if got := PodStatus(&corev1.PodStatus{}, &remote, "", Addresses{}); got.PodIP != "10.244.0.7" {
+	if got := PodStatus(&corev1.PodStatus{}, &remote, "", Addresses{}, nil); got.PodIP != "10.244.0.7" {
 		t.Errorf("without the fabric the pod IP is the remote one, got %q", got.PodIP)
 	}
 }

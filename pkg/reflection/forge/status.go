@@ -14,10 +14,13 @@ const (
 // PodStatus is the local pod's status given the remote pod's: the remote
 // pod's lifecycle (phase, conditions, container states, IPs, restarts),
 // with the local scheduler's PodScheduled condition and the QoS class kept,
-// the host IP set to the virtual node's address, and the pod IPs those the
-// consumer reaches the remote pod at (addrs.Local).
-func PodStatus(local *corev1.PodStatus, remote *corev1.PodStatus, hostIP string, addrs Addresses) corev1.PodStatus {
+// the host IP set to the virtual node's address, the pod IPs those the
+// consumer reaches the remote pod at (addrs.Local), and restartBase (the
+// restarts before the provider's current pod, RestartBaseAnnotation) added
+// to its containers' restart counts.
+func PodStatus(local *corev1.PodStatus, remote *corev1.PodStatus, hostIP string, addrs Addresses, restartBase map[string]int32) corev1.PodStatus {
 	s := *remote.DeepCopy()
+	withRestartBase(&s, restartBase)
 	if s.PodIP != "" {
 		s.PodIP = addrs.Local(s.PodIP)
 	}

@@ -30,11 +30,13 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Unauthorized", http.StatusUnauthorized)
 		return
 	}
-	attrs := requestAttributes(resp.User, r, "")
 	// Requests about a pod are checked against the pod's node; a pod that
 	// cannot be resolved leaves the name empty, which demands the right on
 	// every node, and the handler then says what is wrong with the pod.
+	// Others (stats, metrics) are about the node whose port they came in on.
+	attrs := requestAttributes(resp.User, r, nodeFrom(r.Context()))
 	if ns, name, ok := requestPod(r.URL.Path); ok {
+		attrs.Name = ""
 		if t, err := g.resolver.Resolve(r.Context(), ns, name); err == nil {
 			attrs.Name = t.Node
 		}

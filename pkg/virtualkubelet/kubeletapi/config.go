@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -27,8 +28,9 @@ const (
 
 // Config configures a Server.
 type Config struct {
-	// ListenAddress is the host:port the Server listens on; port 0 picks a
-	// free port.
+	// ListenAddress is the host:port the Server listens on, a port per
+	// virtual node: the first free one from port up, or any free port if
+	// it is 0.
 	ListenAddress string
 	// AdvertiseIP is the address the virtual nodes publish and the serving
 	// certificate names; empty takes the host of ListenAddress, which must
@@ -44,6 +46,9 @@ type Config struct {
 	Client kubernetes.Interface
 	// Resolver finds the remote twin of the pod a request names.
 	Resolver Resolver
+	// Usage reads the usage of a node's pods from its provider; nil
+	// serves no usage.
+	Usage UsageReader
 	// Logger receives request failures and certificate renewals.
 	Logger logr.Logger
 	// StreamIdleTimeout closes exec, attach and port-forward streams idle
@@ -85,9 +90,12 @@ func (cfg Config) settings() (Config, error) {
 	if cfg.ListenAddress == "" {
 		cfg.ListenAddress = DefaultListenAddress
 	}
-	host, _, err := net.SplitHostPort(cfg.ListenAddress)
+	host, port, err := net.SplitHostPort(cfg.ListenAddress)
 	if err != nil {
 		return cfg, fmt.Errorf("kubelet API listen address %q: %w", cfg.ListenAddress, err)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return cfg, fmt.Errorf("kubelet API listen address %q: the port is not a number from 0 to 65535", cfg.ListenAddress)
 	}
 	if cfg.AdvertiseIP == "" {
 		ip := net.ParseIP(host)

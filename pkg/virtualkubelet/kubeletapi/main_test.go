@@ -78,7 +78,8 @@ func setUp() error {
 	if err := setUpConsumer(ctx, kubeconfig); err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}
-	server, err = New(Config{Client: consumer.Client(), Resolver: &PodResolver{Reader: cl, Remotes: &remote.Clients{Reader: cl}}, Logger: testLogger()})
+	resolver := &PodResolver{Reader: cl, Remotes: &remote.Clients{Reader: cl}}
+	server, err = New(Config{Client: consumer.Client(), Resolver: resolver, Usage: resolver, Logger: testLogger()})
 	if err != nil {
 		return err
 	}
@@ -88,7 +89,10 @@ func setUp() error {
 			fmt.Fprintln(os.Stderr, "kubelet API:", err)
 		}
 	}()
-	ip, port := server.Endpoint()
+	ip, port, err := server.Open(vnodeName)
+	if err != nil {
+		return err
+	}
 	go func() {
 		cfg := virtualkubelet.NodeConfig{Name: vnodeName, RemoteClusterID: providerID, Address: ip, Port: port}
 		_ = virtualkubelet.RunNode(context.Background(), consumer.Client(), provider.Config, cfg, nil)

@@ -8,11 +8,10 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	vkapi "github.com/virtual-kubelet/virtual-kubelet/node/api"
-	"github.com/virtual-kubelet/virtual-kubelet/node/api/statsv1alpha1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
@@ -32,49 +31,50 @@ const (
 )
 
 // Server is the kubelet API of the virtual nodes of one controller manager.
-// New opens its listener, so that Endpoint is known before the virtual nodes
-// start; Start serves until its context ends.
+// Each virtual node has a listener of its own (Open), because the API
+// server and metrics-server reach a node at its address and kubelet port
+// and name the node nowhere in the request: the port tells the node, whose
+// usage /stats/summary and /metrics/resource serve. Start serves every
+// node's listener, those opened before and after it, until its context
+// ends.
 type Server struct {
-	cfg      Config
-	listener net.Listener
-	port     int32
-	certs    certHolder
+	cfg   Config
+	certs certHolder
+
+	mu      sync.Mutex
+	nodes   map[string]*nodeEndpoint
+	srv     *http.Server // nil until Start serves
+	stopped bool
 }
 
-// New validates cfg and opens the listener.
+// nodeEndpoint is a virtual node's listener and its usage counters.
+type nodeEndpoint struct {
+	listener net.Listener
+	port     int
+	meter    *meter
+}
+
+// New validates cfg.
 func New(cfg Config) (*Server, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	l, err := net.Listen("tcp", cfg.ListenAddress)
-	if err != nil {
-		return nil, fmt.Errorf("kubelet API: %w", err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	return &Server{cfg: cfg, listener: l, port: int32(port)}, nil
+	return &Server{cfg: cfg, nodes: map[string]*nodeEndpoint{}}, nil
 }
 
-// Endpoint is the address and port every virtual node publishes as its
-// InternalIP and kubelet endpoint.
-func (s *Server) Endpoint() (ip string, port int32) { return s.cfg.AdvertiseIP, s.port }
-
-// Close releases the listener of a Server that will not be started; Start
-// releases it itself.
-func (s *Server) Close() error { return s.listener.Close() }
-
 // NeedLeaderElection lets every replica of the controller manager serve:
-// only the leader's virtual nodes point at it, and serving is harmless.
+// only the leader's virtual nodes open listeners, and serving is harmless.
 func (s *Server) NeedLeaderElection() bool { return false }
 
 // Start obtains the serving certificate and serves until ctx ends, then
-// closes the listener and every connection, streams included. It returns an
+// closes every listener and connection, streams included. It returns an
 // error only if it cannot serve.
 func (s *Server) Start(ctx context.Context) error {
-	defer s.listener.Close()
 	log := s.cfg.Logger
 	ca, err := dynamiccertificates.NewDynamicCAFromConfigMapController("client-ca", authConfigMapNamespace, authConfigMapName, clientCAKey, s.cfg.Client)
 	if err != nil {
+		s.stop()
 		return fmt.Errorf("kubelet API: client CA: %w", err)
 	}
 	go ca.Run(ctx, 1)
@@ -92,8 +92,8 @@ func (s *Server) Start(ctx context.Context) error {
 		AttachToContainer:     p.attach,
 		PortForward:           p.portForward,
 		GetContainerLogs:      p.logs,
-		GetStatsSummary:       emptySummary,
-		GetMetricsResource:    noMetrics,
+		GetStatsSummary:       s.statsSummary,
+		GetMetricsResource:    s.metricsResource,
 		StreamIdleTimeout:     s.cfg.StreamIdleTimeout,
 		StreamCreationTimeout: streamCreationTimeout,
 	}, false)}
@@ -105,6 +105,15 @@ func (s *Server) Start(ctx context.Context) error {
 		Handler:           handler,
 		ReadHeaderTimeout: streamCreationTimeout,
 		BaseContext:       func(net.Listener) context.Context { return base },
+		// The port a connection came in on tells the node it is for.
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
+				if node := s.nodeAt(a.Port); node != "" {
+					return withNode(ctx, node)
+				}
+			}
+			return ctx
+		},
 		TLSConfig: &tls.Config{
 			MinVersion:     tls.VersionTLS12,
 			GetCertificate: s.certs.getCertificate,
@@ -113,16 +122,37 @@ func (s *Server) Start(ctx context.Context) error {
 			ClientAuth: tls.RequestClientCert,
 		},
 	}
-	go func() {
-		<-ctx.Done()
-		_ = srv.Close()
-	}()
-	ip, port := s.Endpoint()
-	log.Info("serving the kubelet API of the virtual nodes", "listen", s.listener.Addr().String(), "advertised", net.JoinHostPort(ip, fmt.Sprint(port)))
-	if err := srv.ServeTLS(s.listener, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) && ctx.Err() == nil {
-		return fmt.Errorf("kubelet API: %w", err)
+	s.mu.Lock()
+	s.srv = srv
+	for node, e := range s.nodes {
+		go s.serve(node, e.listener)
 	}
+	s.mu.Unlock()
+	log.Info("serving the kubelet API of the virtual nodes", "listen", s.cfg.ListenAddress, "advertised", s.cfg.AdvertiseIP)
+	<-ctx.Done()
+	s.stop()
+	_ = srv.Close()
 	return nil
+}
+
+// stop closes the listeners and refuses new ones.
+func (s *Server) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	for node, e := range s.nodes {
+		_ = e.listener.Close()
+		delete(s.nodes, node)
+	}
+}
+
+// serve serves one node's listener until it is closed.
+func (s *Server) serve(node string, l net.Listener) {
+	err := s.srv.ServeTLS(l, "", "")
+	if err == nil || errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
+		return
+	}
+	s.cfg.Logger.Error(err, "serving the kubelet API of a virtual node", "node", node)
 }
 
 // keepCertificate obtains the serving certificate and renews it, retrying
@@ -152,14 +182,3 @@ func (s *Server) keepCertificate(ctx context.Context) {
 		return false, nil
 	})
 }
-
-// emptySummary answers /stats/summary. All virtual nodes share this server
-// and the kubelet API does not say which node a request is for, so there
-// are no per-node figures to give: the summary is valid and empty.
-func emptySummary(context.Context) (*statsv1alpha1.Summary, error) {
-	return &statsv1alpha1.Summary{}, nil
-}
-
-// noMetrics answers /metrics/resource with no samples, for the reason of
-// emptySummary.
-func noMetrics(context.Context) ([]*dto.MetricFamily, error) { return nil, nil }

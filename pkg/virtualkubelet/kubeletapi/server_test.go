@@ -179,7 +179,8 @@ func TestAuthentication(t *testing.T) {
 
 // TestAuthorization: a user is let in only with the node subresource a
 // kubelet demands: nodes/proxy of the pod's node for logs, nodes/stats and
-// nodes/metrics of every node for the node-wide endpoints.
+// nodes/metrics of the node whose port the request came in on for the
+// node-wide endpoints.
 func TestAuthorization(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -201,7 +202,7 @@ func TestAuthorization(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "kubeletapi-debugger"},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"nodes/proxy"}, ResourceNames: []string{vnodeName}, Verbs: []string{"get"}},
-			{APIGroups: []string{""}, Resources: []string{"nodes/stats", "nodes/metrics"}, Verbs: []string{"get"}},
+			{APIGroups: []string{""}, Resources: []string{"nodes/stats", "nodes/metrics"}, ResourceNames: []string{vnodeName}, Verbs: []string{"get"}},
 		},
 	}
 	binding := &rbacv1.ClusterRoleBinding{
@@ -229,21 +230,68 @@ func TestAuthorization(t *testing.T) {
 		t.Errorf("a missing pod with the right on one node: %d %q, want 403", code, body)
 	}
 
+	// The provider (simulated nodes) serves no metrics API: the node's
+	// usage is valid and empty, not an error.
 	code, body = call(t, "/stats/summary", nil, token)
 	var summary statsv1alpha1.Summary
-	if code != http.StatusOK || json.Unmarshal([]byte(body), &summary) != nil || len(summary.Pods) != 0 {
-		t.Errorf("/stats/summary: %d %q, want an empty summary", code, body)
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &summary) != nil || summary.Node.NodeName != vnodeName || len(summary.Pods) != 0 {
+		t.Errorf("/stats/summary: %d %q, want the empty summary of node %s", code, body, vnodeName)
 	}
 	if code, body := call(t, "/metrics/resource", nil, token); code != http.StatusOK || body != "" {
 		t.Errorf("/metrics/resource: %d %q, want no samples", code, body)
 	}
+	// Another virtual node's port is that node's: the right on this one
+	// does not open it.
+	const other = "liqo-other"
+	defer server.Release(other)
+	if code, body := callNode(t, other, "/stats/summary", nil, token); code != http.StatusForbidden || !strings.Contains(body, "subresource=stats") {
+		t.Errorf("/stats/summary of node %s with the right on %s only: %d %q, want 403", other, vnodeName, code, body)
+	}
 }
 
-// call sends a GET to the kubelet API with a client certificate or a
-// bearer token, verifying the server's certificate against the cluster CA.
+// TestEndpointPerNode: each virtual node gets a port of its own, kept
+// while the node lives, and a fresh one once released.
+func TestEndpointPerNode(t *testing.T) {
+	_, mine, err := server.Open(vnodeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, a, err := server.Open("liqo-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Release("liqo-a")
+	if _, again, err := server.Open("liqo-a"); err != nil || again != a {
+		t.Errorf("opening liqo-a again: port %d (%v), want its port %d", again, err, a)
+	}
+	if a == mine {
+		t.Errorf("liqo-a got port %d, which %s has", a, vnodeName)
+	}
+	server.Release("liqo-a")
+	ip, _, _ := server.Open(vnodeName)
+	if _, err := net.DialTimeout("tcp", net.JoinHostPort(ip, strconv.Itoa(int(a))), time.Second); err == nil {
+		t.Errorf("port %d of the released node liqo-a still accepts connections", a)
+	}
+	if _, _, err := server.Open(""); err == nil {
+		t.Error("a node without a name got an endpoint")
+	}
+}
+
+// call sends a GET to the kubelet API of the virtual node with a client
+// certificate or a bearer token, verifying the server's certificate
+// against the cluster CA.
 func call(t *testing.T, path string, cert *tls.Certificate, token string) (int, string) {
 	t.Helper()
-	ip, port := server.Endpoint()
+	return callNode(t, vnodeName, path, cert, token)
+}
+
+// callNode is call on node's endpoint.
+func callNode(t *testing.T, node, path string, cert *tls.Certificate, token string) (int, string) {
+	t.Helper()
+	ip, port, err := server.Open(node)
+	if err != nil {
+		t.Fatal(err)
+	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(consumer.Config.CAData)
 	tlsCfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}

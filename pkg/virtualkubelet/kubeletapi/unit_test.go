@@ -121,6 +121,11 @@ func TestConfigDefaults(t *testing.T) {
 			wantErr: "missing port",
 		},
 		{
+			name:    "a named port",
+			cfg:     Config{ListenAddress: "127.0.0.1:kubelet", Client: cs, Resolver: r},
+			wantErr: "not a number",
+		},
+		{
 			name:    "unknown certificate mode",
 			cfg:     Config{Certificate: "acme", Client: cs, Resolver: r},
 			wantErr: `certificate mode "acme"`,
