@@ -160,6 +160,8 @@ func newClient(t *testing.T, name string) client.Client {
 // configuration from its output, create gatewayclient, generate publickey
 // applied on the other cluster; then delete publickey finds its object
 // without --remote-cluster-id, and network reset --wait removes the rest.
+// Two commands are written as Liqo's liqoctl takes them, with -n naming the
+// peer's tenant namespace and --liqo-namespace where Liqo runs.
 func TestManualNetworkFabric(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -216,14 +218,14 @@ func TestManualNetworkFabric(t *testing.T) {
 		t.Fatalf("milan's generated Configuration: %+v", milanCfg)
 	}
 	out = on("naples", "create", "configuration", "--remote-cluster-id", "milan", "--pod-cidr", string(milanCfg.Spec.Remote.CIDR.Pod[0]),
-		"--external-cidr", string(milanCfg.Spec.Remote.CIDR.External[0]))
+		"--external-cidr", string(milanCfg.Spec.Remote.CIDR.External[0]), "-n", consts.TenantNamespace("milan"), "--liqo-namespace", consts.DefaultNamespace)
 	if !strings.Contains(out, "This cluster reaches milan's pods at") {
 		t.Errorf("create configuration:\n%s", out)
 	}
 
 	on("naples", append(clientLine[1:], "--timeout", "90s")...)
 	kubectl(t, "naples", on("milan", "generate", "publickey", "--gateway-type", "server", "--remote-cluster-id", "naples"), "apply", "-f", "-")
-	kubectl(t, "milan", on("naples", "generate", "publickey", "--gateway-type", "client", "--gateway-name", "milan"), "apply", "-f", "-")
+	kubectl(t, "milan", on("naples", "generate", "publickey", "--gateway-type", "client", "--gateway-name", "milan", "-n", consts.TenantNamespace("milan")), "apply", "-f", "-")
 
 	// The objects are those network connect makes: the client dials the
 	// server's endpoint, each side holds the other gateway's key.

@@ -34,6 +34,12 @@ type Cluster struct {
 	// namespaceFlag is the flag that set Namespace, of --namespace and
 	// its reference-named alias (namespaceValue).
 	namespaceFlag string
+	// TenantNamespace is the peer's tenant namespace -n named, on the
+	// commands about one peer (AddPeerFlags), where the reference's -n
+	// names it; empty if -n named where Liqo runs, or was not given.
+	TenantNamespace string
+	// aboutPeer is set by AddPeerFlags: -n may name a tenant namespace.
+	aboutPeer bool
 	// RESTConfig, if set, is used instead of a kubeconfig: credentials
 	// built in memory (liqoctl peer out-of-band).
 	RESTConfig *rest.Config
@@ -60,6 +66,34 @@ type Cluster struct {
 func (c *Cluster) AddLocalFlags(fs *pflag.FlagSet) {
 	c.AddLocalConnectionFlags(fs)
 	c.bindNamespace(fs, "")
+}
+
+// AddPeerFlags binds AddLocalFlags' flags on a command about one peer
+// (the manual peering and network steps, ResourceSlices, virtual nodes),
+// where the reference's -n names the peer's tenant namespace and its
+// --liqo-namespace where Liqo runs. Both forms work: -n liqo-tenant-<ID>
+// sets TenantNamespace (PeerID checks it against --remote-cluster-id),
+// any other -n names where Liqo runs, as on every other command.
+func (c *Cluster) AddPeerFlags(fs *pflag.FlagSet) {
+	c.aboutPeer = true
+	c.AddLocalFlags(fs)
+	fs.Lookup("namespace").Usage = "namespace where Liqo runs in the local cluster; or, as in Liqo's liqoctl, the peer's tenant namespace (liqo-tenant-<its cluster ID>)"
+}
+
+// PeerID is the peer a command about one peer acts on: remoteID (its
+// --remote-cluster-id) or, without it, the cluster whose tenant namespace
+// -n named. Here a peer's tenant namespace is always liqo-tenant-<its
+// cluster ID>, so -n naming another peer's is an error.
+func (c *Cluster) PeerID(remoteID string) (string, error) {
+	if c.TenantNamespace == "" {
+		return remoteID, nil
+	}
+	id, _ := consts.ClusterIDOfTenantNamespace(c.TenantNamespace)
+	if remoteID != "" && id != remoteID {
+		return "", fmt.Errorf("-n %s is the tenant namespace of cluster %q, not of --remote-cluster-id %q (the tenant namespace of %[3]s is always %s)",
+			c.TenantNamespace, id, remoteID, consts.TenantNamespace(remoteID))
+	}
+	return id, nil
 }
 
 // AddLocalConnectionFlags binds the local cluster's flags but --namespace:
@@ -101,6 +135,13 @@ type namespaceValue struct {
 func (v namespaceValue) String() string { return v.c.Namespace }
 func (v namespaceValue) Type() string   { return "string" }
 func (v namespaceValue) Set(s string) error {
+	if _, tenant := consts.ClusterIDOfTenantNamespace(s); tenant {
+		if !v.c.aboutPeer || v.name != "namespace" {
+			return fmt.Errorf("%q is a tenant namespace, and --%s names the namespace where Liqo runs (%s by default)", s, v.name, consts.DefaultNamespace)
+		}
+		v.c.TenantNamespace = s
+		return nil
+	}
 	if prev := v.c.namespaceFlag; prev != "" && prev != v.name && s != v.c.Namespace {
 		return fmt.Errorf("--%s is %q: both name the namespace where Liqo runs (a peer's tenant namespace is always %s<its cluster ID>); give one",
 			prev, v.c.Namespace, consts.TenantNamespace(""))

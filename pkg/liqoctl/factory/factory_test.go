@@ -126,3 +126,45 @@ func TestLiqoNamespaceAlias(t *testing.T) {
 		t.Errorf("default %q", l.Namespace)
 	}
 }
+
+// TestTenantNamespaceFlag: on a command about one peer, -n liqo-tenant-<ID>
+// names the peer's tenant namespace, as in Liqo's liqoctl, and gives the
+// peer's ID; naming another peer's than --remote-cluster-id is refused. On
+// other commands a tenant namespace is refused as where Liqo runs.
+func TestTenantNamespaceFlag(t *testing.T) {
+	parse := func(peer bool, args ...string) (*Cluster, error) {
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		c := &Cluster{}
+		if peer {
+			c.AddPeerFlags(fs)
+		} else {
+			c.AddLocalFlags(fs)
+		}
+		return c, fs.Parse(args)
+	}
+	c, err := parse(true, "-n", "liqo-tenant-milan", "--liqo-namespace", "liqo-system")
+	if err != nil || c.TenantNamespace != "liqo-tenant-milan" || c.Namespace != "liqo-system" {
+		t.Fatalf("-n liqo-tenant-milan --liqo-namespace liqo-system: %v, tenant %q, Liqo in %q", err, c.TenantNamespace, c.Namespace)
+	}
+	if id, err := c.PeerID(""); err != nil || id != "milan" {
+		t.Errorf("PeerID without --remote-cluster-id: %q, %v", id, err)
+	}
+	if id, err := c.PeerID("milan"); err != nil || id != "milan" {
+		t.Errorf("PeerID(milan): %q, %v", id, err)
+	}
+	if _, err := c.PeerID("naples"); err == nil || !strings.Contains(err.Error(), "not of --remote-cluster-id") {
+		t.Errorf("-n liqo-tenant-milan --remote-cluster-id naples: %v", err)
+	}
+	c, err = parse(true, "-n", "liqo-system")
+	if err != nil || c.TenantNamespace != "" || c.Namespace != "liqo-system" {
+		t.Errorf("-n liqo-system on a peer command: %v, tenant %q, Liqo in %q", err, c.TenantNamespace, c.Namespace)
+	}
+	for _, args := range [][]string{{"-n", "liqo-tenant-milan"}, {"--liqo-namespace", "liqo-tenant-milan"}} {
+		if _, err := parse(false, args...); err == nil || !strings.Contains(err.Error(), "is a tenant namespace") {
+			t.Errorf("%v on a command about no peer: %v", args, err)
+		}
+	}
+	if _, err := parse(true, "--liqo-namespace", "liqo-tenant-milan"); err == nil {
+		t.Error("--liqo-namespace liqo-tenant-milan accepted")
+	}
+}

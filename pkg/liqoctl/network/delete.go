@@ -45,7 +45,7 @@ clusters.`,
 		Args: cobra.ExactArgs(1),
 	}
 	fs := cmd.Flags()
-	m.cluster.AddLocalFlags(fs)
+	m.cluster.AddPeerFlags(fs)
 	fs.StringVar(&m.remoteID, "remote-cluster-id", "", "cluster ID of the peer, whose tenant namespace holds the object (default: any)")
 	fs.DurationVar(&m.timeout, "timeout", time.Minute, "give up after this long")
 	cmd.RunE = m.runE(func(ctx context.Context, cmd *cobra.Command, args []string, s *netsetup.Side) error {

@@ -46,7 +46,7 @@ type manual struct {
 // --remote-cluster-id.
 func (m *manual) bind(cmd *cobra.Command, printDefault, printWhat string, withPeer, withWait bool) {
 	fs := cmd.Flags()
-	m.cluster.AddLocalFlags(fs)
+	m.cluster.AddPeerFlags(fs)
 	if withPeer {
 		fs.StringVar(&m.remoteID, "remote-cluster-id", "", "cluster ID of the peer")
 	}
@@ -63,6 +63,11 @@ func (m *manual) bind(cmd *cobra.Command, printDefault, printWhat string, withPe
 // namespace when --remote-cluster-id is given.
 func (m *manual) runE(f func(ctx context.Context, cmd *cobra.Command, args []string, s *netsetup.Side) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
+		id, err := m.cluster.PeerID(m.remoteID)
+		if err != nil {
+			return err
+		}
+		m.remoteID = id
 		if m.remoteID != "" {
 			if err := consts.ValidateClusterID(m.remoteID); err != nil {
 				return fmt.Errorf("--remote-cluster-id: %w", err)

@@ -56,7 +56,7 @@ func (o *onePeer) bindRemoteTenantNamespace(cmd *cobra.Command) {
 // manifest.
 func (o *onePeer) bind(cmd *cobra.Command, peerRole string, withOutput bool, timeout time.Duration) {
 	fs := cmd.Flags()
-	o.cluster.AddLocalFlags(fs)
+	o.cluster.AddPeerFlags(fs)
 	fs.StringVar(&o.remoteID, "remote-cluster-id", "", "cluster ID of the "+peerRole)
 	fs.DurationVar(&o.timeout, "timeout", timeout, "give up after this long")
 	if withOutput {
@@ -70,6 +70,11 @@ func (o *onePeer) bind(cmd *cobra.Command, peerRole string, withOutput bool, tim
 // flags are checked.
 func (o *onePeer) runE(f func(ctx context.Context, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
+		id, err := o.cluster.PeerID(o.remoteID)
+		if err != nil {
+			return err
+		}
+		o.remoteID = id
 		if err := consts.ValidateClusterID(o.remoteID); err != nil {
 			return fmt.Errorf("--remote-cluster-id: %w", err)
 		}
