@@ -127,6 +127,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 				Enforcement: o.QuotaEnforcement, VirtualStorageClass: o.Storage.VirtualClass,
 				RuntimeClasses: o.PodPolicy.RuntimeClasses}).SetupWithManager(mgr)
 		},
+		func() error {
+			return (&slices.FitReconciler{Client: mgr.GetClient(), ClusterID: local, NodeSelector: o.OffloadedPodNodeSelector}).SetupWithManager(mgr)
+		},
 		func() error { return (&slices.TenantStateReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
 			return (&vnode.CreatorReconciler{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)

@@ -85,6 +85,10 @@ type ResourceSliceStatus struct {
 	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Fit is what the provider's nodes can still take, node by node: a
+	// pod bigger than every group's Free runs on none of them.
+	// +optional
+	Fit *FitSummary `json:"fit,omitempty"`
 }
 
 // ResourceSlice is a share of a provider's resources asked by a consumer.

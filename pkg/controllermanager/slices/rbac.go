@@ -6,7 +6,7 @@ package slices
 // (status and its annotation) back; the provider decides and marks them.
 // A slice owns (blocking) its Quota and its VirtualNode.
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=resourceslices,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=authentication.liqo.io,resources=resourceslices/status,verbs=update
+// +kubebuilder:rbac:groups=authentication.liqo.io,resources=resourceslices/status,verbs=update;patch
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=resourceslices/finalizers,verbs=update
 
 // The provider: the Tenant authenticates a slice, the Nodes and the other
@@ -19,3 +19,7 @@ package slices
 
 // The provider offers its StorageClasses in the slice's status.
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
+
+// The provider publishes in each slice what its nodes can still take: it
+// reads every Node and, of every Pod, the node, phase and requests.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch

@@ -49,10 +49,16 @@ func ReplicatedKind(clusterID string) replicator.Kind[*authv1beta1.ResourceSlice
 			return true
 		},
 		SyncStatus: func(replica, local *authv1beta1.ResourceSlice) bool {
-			if equality.Semantic.DeepEqual(replica.Status, local.Status) {
+			status := *replica.Status.DeepCopy()
+			// The provider's fit summary places the consumer's pods: one
+			// it could not have made is dropped, not trusted.
+			if status.Fit != nil && status.Fit.Validate() != nil {
+				status.Fit = nil
+			}
+			if equality.Semantic.DeepEqual(status, local.Status) {
 				return false
 			}
-			local.Status = replica.Status
+			local.Status = status
 			return true
 		},
 		// The decision mark follows the status it vouches for.

@@ -68,3 +68,36 @@ func TestReplicatedKindSync(t *testing.T) {
 		t.Errorf("an equal decision mark reported a change")
 	}
 }
+
+// TestReplicatedKindDropsHostileFit: a fit summary the provider could not
+// have made (more groups than allowed, negative free resources, groups
+// counting more nodes than it has) does not reach the consumer's slice;
+// a valid one does.
+func TestReplicatedKindDropsHostileFit(t *testing.T) {
+	k := ReplicatedKind("rome")
+	group := authv1beta1.NodeFit{Count: 1, Free: rl("4", "8Gi", "110")}
+	hostile := map[string]*authv1beta1.FitSummary{
+		"65 groups":              {Nodes: 65, Groups: make([]authv1beta1.NodeFit, 65)},
+		"negative free":          {Nodes: 1, Groups: []authv1beta1.NodeFit{{Count: 1, Free: rl("-4", "8Gi", "110")}}},
+		"more nodes than it has": {Nodes: 1, Groups: []authv1beta1.NodeFit{{Count: 1000, Free: rl("4", "8Gi", "110")}}},
+		"a group of no node":     {Nodes: 1, Groups: []authv1beta1.NodeFit{{Count: 0, Free: rl("4", "8Gi", "110")}}},
+	}
+	for name, fit := range hostile {
+		for i := range fit.Groups {
+			if fit.Groups[i].Count == 0 && name == "65 groups" {
+				fit.Groups[i] = group
+			}
+		}
+		local, replica := slice("rome", nil), slice("rome", nil)
+		replica.Status.Resources, replica.Status.Fit = rl("4", "8Gi", "110"), fit
+		k.SyncStatus(replica, local)
+		if local.Status.Fit != nil || local.Status.Resources == nil {
+			t.Errorf("%s: the consumer's slice has fit %v, resources %v", name, local.Status.Fit, local.Status.Resources)
+		}
+	}
+	local, replica := slice("rome", nil), slice("rome", nil)
+	replica.Status.Fit = &authv1beta1.FitSummary{Nodes: 2, Groups: []authv1beta1.NodeFit{{Count: 2, Free: rl("4", "8Gi", "110")}}}
+	if !k.SyncStatus(replica, local) || local.Status.Fit == nil || local.Status.Fit.Groups[0].Count != 2 {
+		t.Errorf("a valid summary was not copied: %+v", local.Status.Fit)
+	}
+}
