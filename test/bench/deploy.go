@@ -39,18 +39,50 @@ func deployAndWait(ctx context.Context, cs kubernetes.Interface, n int) (result,
 // deployIn times a Deployment of n replicas in an existing namespace.
 func deployIn(ctx context.Context, cs kubernetes.Interface, namespace string, n int) (result, error) {
 	var r result
+	tracker, stop, err := trackPods(cs, namespace)
+	if err != nil {
+		return r, err
+	}
+	defer stop()
+	start := time.Now()
+	if err := createDeployment(ctx, cs, namespace, n); err != nil {
+		return r, err
+	}
+	if err := tracker.wait(ctx, 30*time.Minute, func(running, total int) bool { return running >= n }); err != nil {
+		return r, fmt.Errorf("waiting for %d Running pods: %w", n, err)
+	}
+	r.running = time.Since(start)
 
+	start = time.Now()
+	if err := cs.AppsV1().Deployments(namespace).Delete(ctx, "bench", metav1.DeleteOptions{
+		PropagationPolicy: ptr.To(metav1.DeletePropagationForeground),
+	}); err != nil {
+		return r, err
+	}
+	if err := tracker.wait(ctx, 30*time.Minute, func(_, total int) bool { return total == 0 }); err != nil {
+		return r, fmt.Errorf("waiting for the pods to be deleted: %w", err)
+	}
+	r.deleted = time.Since(start)
+	return r, nil
+}
+
+// trackPods starts a podTracker of namespace's pods; stop ends it.
+func trackPods(cs kubernetes.Interface, namespace string) (*podTracker, func(), error) {
 	tracker := newPodTracker()
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(namespace))
 	inf := factory.Core().V1().Pods().Informer()
 	if _, err := inf.AddEventHandler(tracker.handler()); err != nil {
-		return r, err
+		return nil, nil, err
 	}
 	stop := make(chan struct{})
-	defer close(stop)
 	factory.Start(stop)
 	cache.WaitForCacheSync(stop, inf.HasSynced)
+	return tracker, func() { close(stop) }, nil
+}
 
+// createDeployment creates the Deployment "bench" of n replicas in
+// namespace.
+func createDeployment(ctx context.Context, cs kubernetes.Interface, namespace string, n int) error {
 	labels := map[string]string{"app": "bench"}
 	dep := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
@@ -63,26 +95,8 @@ func deployIn(ctx context.Context, cs kubernetes.Interface, namespace string, n 
 			},
 		},
 	}
-	start := time.Now()
-	if _, err := cs.AppsV1().Deployments(namespace).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
-		return r, err
-	}
-	if err := tracker.wait(ctx, 30*time.Minute, func(running, total int) bool { return running >= n }); err != nil {
-		return r, fmt.Errorf("waiting for %d Running pods: %w", n, err)
-	}
-	r.running = time.Since(start)
-
-	start = time.Now()
-	if err := cs.AppsV1().Deployments(namespace).Delete(ctx, dep.Name, metav1.DeleteOptions{
-		PropagationPolicy: ptr.To(metav1.DeletePropagationForeground),
-	}); err != nil {
-		return r, err
-	}
-	if err := tracker.wait(ctx, 30*time.Minute, func(_, total int) bool { return total == 0 }); err != nil {
-		return r, fmt.Errorf("waiting for the pods to be deleted: %w", err)
-	}
-	r.deleted = time.Since(start)
-	return r, nil
+	_, err := cs.AppsV1().Deployments(namespace).Create(ctx, dep, metav1.CreateOptions{})
+	return err
 }
 
 // podTracker counts pods and Running pods as the informer reports them.

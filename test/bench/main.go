@@ -30,7 +30,8 @@ import (
 
 func main() {
 	sizes := flag.String("n", "100,1000", "comma-separated sizes: Deployment replicas; for the reflection suite, ConfigMaps and Services (N of each)")
-	suites := flag.String("suites", "vanilla,peering,offloading,reflection,realnodes,fabric", "comma-separated suites to run: vanilla, peering, offloading, reflection, realnodes, fabric")
+	suites := flag.String("suites", "vanilla,peering,offloading,reflection,realnodes,fabric,peers", "comma-separated suites to run: vanilla, peering, offloading, reflection, realnodes, fabric, peers")
+	peers := flag.Int("peers", 20, "clusters peered with one cluster, as its providers and then as its consumers (peers suite)")
 	fabricConnects := flag.Int("fabric-connects", 3, "liqoctl network connect runs timed (fabric suite)")
 	fabricMB := flag.Int("fabric-mb", 200, "size of the file downloaded pod to pod (fabric suite)")
 	fabricRequests := flag.Int("fabric-requests", 20, "small requests timed each way (fabric suite)")
@@ -60,10 +61,10 @@ func main() {
 	want := map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
 		switch s = strings.TrimSpace(s); s {
-		case "vanilla", "peering", "offloading", "reflection", "realnodes", "fabric":
+		case "vanilla", "peering", "offloading", "reflection", "realnodes", "fabric", "peers":
 			want[s] = true
 		default:
-			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading, reflection, realnodes, fabric)\n", s)
+			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading, reflection, realnodes, fabric, peers)\n", s)
 			os.Exit(2)
 		}
 	}
@@ -145,6 +146,18 @@ func main() {
 			os.Exit(1)
 		}
 		printFabric(r)
+	}
+	if want["peers"] {
+		if *peers < 2 {
+			fmt.Fprintln(os.Stderr, "-peers: at least 2")
+			os.Exit(2)
+		}
+		r, err := benchPeers(ctx, bins, *peers)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: peers:", err)
+			os.Exit(1)
+		}
+		printPeers(r)
 	}
 	if *output == "json" {
 		if err := writeJSON(os.Stdout); err != nil {
