@@ -24,6 +24,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/test/harness"
 )
 
 // peersResult holds the figures of one cluster ("hub") peered with n
@@ -54,6 +55,12 @@ type peersResult struct {
 	allAtOnce       time.Duration
 	provider        [2]proc.Usage
 	providerIdleCPU [2]time.Duration
+	// consumerWatches and consumerRate are the watches a consumer holds on
+	// one provider's API server, and the requests per second it sends there
+	// when idle (p01's API server before and after the peering);
+	// providerWatches and providerRate the same on the hub's API server,
+	// per consumer.
+	consumerWatches, consumerRate, providerWatches, providerRate float64
 }
 
 // idleWindow is how long a manager's CPU is read for its idle figure, after
@@ -156,10 +163,23 @@ func benchPeers(ctx context.Context, bins *testbed.Binaries, n int) (*peersResul
 		return nil, err
 	}
 	r.consumer, r.consumerIdleCPU = append(r.consumer, u), append(r.consumerIdleCPU, idle)
+	first := tb.Cluster(peerName(1)).Client()
+	w0, rate0, err := apiLoad(ctx, first)
+	if err != nil {
+		return nil, err
+	}
 	for k := 1; k <= n; k++ {
 		d, err := peer("hub", peerName(k))
 		if err != nil {
 			return nil, err
+		}
+		if k == 1 {
+			time.Sleep(settleAfterPeer)
+			w1, rate1, err := apiLoad(ctx, first)
+			if err != nil {
+				return nil, err
+			}
+			r.consumerWatches, r.consumerRate = w1-w0, rate1-rate0
 		}
 		r.peerings = append(r.peerings, d)
 		time.Sleep(settleAfterPeer)
@@ -231,6 +251,10 @@ func benchPeers(ctx context.Context, bins *testbed.Binaries, n int) (*peersResul
 	if r.provider[0], r.providerIdleCPU[0], err = idleUsage(pids["hub"]); err != nil {
 		return nil, err
 	}
+	w0, rate0, err = apiLoad(ctx, hub.Client())
+	if err != nil {
+		return nil, err
+	}
 	began = time.Now()
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -248,6 +272,11 @@ func benchPeers(ctx context.Context, bins *testbed.Binaries, n int) (*peersResul
 	if r.provider[1], r.providerIdleCPU[1], err = idleUsage(pids["hub"]); err != nil {
 		return nil, err
 	}
+	w1, rate1, err := apiLoad(ctx, hub.Client())
+	if err != nil {
+		return nil, err
+	}
+	r.providerWatches, r.providerRate = (w1-w0)/float64(n), (rate1-rate0)/float64(n)
 	fmt.Fprintf(os.Stderr, "bench: peers: %d consumers peered with the hub at once in %s; the hub's manager: RSS %s → %s\n",
 		n, ms(r.allAtOnce), mb(r.provider[0].RSS), mb(r.provider[1].RSS))
 	return r, nil
@@ -273,6 +302,35 @@ func idleUsage(pid int) (proc.Usage, time.Duration, error) {
 		return proc.Usage{}, 0, err
 	}
 	return after, (after.CPU - before.CPU) / time.Duration(idleWindow/time.Second), nil
+}
+
+// apiLoad reads an API server's open watches, and the requests per second
+// it serves over idleWindow (whoever sends them).
+func apiLoad(ctx context.Context, cs kubernetes.Interface) (watches, rate float64, err error) {
+	count := func() (float64, float64, error) {
+		families, err := harness.APIServerMetrics(ctx, cs)
+		if err != nil {
+			return 0, 0, err
+		}
+		var w, total float64
+		for _, m := range families["apiserver_longrunning_requests"].GetMetric() {
+			if harness.Labels(m)["verb"] == "WATCH" {
+				w += m.GetGauge().GetValue()
+			}
+		}
+		for _, m := range families["apiserver_request_total"].GetMetric() {
+			total += m.GetCounter().GetValue()
+		}
+		return w, total, nil
+	}
+	_, before, err := count()
+	if err != nil {
+		return 0, 0, err
+	}
+	time.Sleep(idleWindow)
+	watches, after, err := count()
+	// The metrics read itself is one request.
+	return watches, (after - before - 1) / idleWindow.Seconds(), err
 }
 
 // waitTwins waits until the twin namespace of ns exists on providers
@@ -474,6 +532,8 @@ func printPeers(r *peersResult) {
 	// peer shares.
 	row("consumer manager RSS per extra provider (slope)", fmt.Sprintf("%.2f MB", slope(rss[1:])), measurement{Unit: "MB", Value: number(slope(rss[1:]))})
 	row("consumer manager idle CPU per extra provider (slope)", fmt.Sprintf("%.2f ms/s", slope(cpu[1:])), measurement{Unit: "ms/s", Value: number(slope(cpu[1:]))})
+	row("consumer: watches on each provider's API server", fmt.Sprintf("%.0f", r.consumerWatches), measurement{Unit: "watches", Value: number(r.consumerWatches)})
+	row("consumer: requests per second to each provider, idle", fmt.Sprintf("%.2f", r.consumerRate), measurement{Unit: "requests/s", Value: number(r.consumerRate)})
 	row(fmt.Sprintf("consumer manager idle CPU, %d providers", r.n), fmt.Sprintf("%.1f ms/s", cpu[len(cpu)-1]), measurement{Unit: "ms/s", Value: number(cpu[len(cpu)-1])})
 	ratio := r.offloaded.Seconds() / r.vanilla.Seconds()
 	fmt.Fprintf(w, "%d pods Running: own nodes / over %d virtual nodes\t%s / %s (%.2f×)\t\n", 10*r.n, r.n, ms(r.vanilla), ms(r.offloaded), ratio)
@@ -487,5 +547,7 @@ func printPeers(r *peersResult) {
 	row("provider manager RSS per consumer", fmt.Sprintf("%.2f MB", per), measurement{Unit: "MB", Value: number(per)})
 	perCPU := float64(r.providerIdleCPU[1]-r.providerIdleCPU[0]) / float64(time.Millisecond) / float64(r.n)
 	row("provider manager idle CPU per consumer", fmt.Sprintf("%.2f ms/s", perCPU), measurement{Unit: "ms/s", Value: number(perCPU)})
+	row("provider: watches on its API server per consumer", fmt.Sprintf("%.1f", r.providerWatches), measurement{Unit: "watches", Value: number(r.providerWatches)})
+	row("provider: requests per second per consumer, idle", fmt.Sprintf("%.2f", r.providerRate), measurement{Unit: "requests/s", Value: number(r.providerRate)})
 	w.Flush()
 }
