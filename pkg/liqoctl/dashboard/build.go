@@ -243,13 +243,14 @@ func virtualNodes(s *Snapshot) map[string]string {
 	return out
 }
 
-// used sums what the pods on the provider's virtual nodes request.
+// used sums what the pods on the provider's virtual nodes request, but
+// those the provider refused: they hold nothing of its resources.
 func used(s *Snapshot, provider string) map[string]string {
 	virtual := virtualNodes(s)
 	var lists []corev1.ResourceList
 	for i := range s.Pods {
 		pod := &s.Pods[i]
-		if virtual[pod.Spec.NodeName] != provider || terminated(pod) {
+		if virtual[pod.Spec.NodeName] != provider || terminated(pod) || pod.Status.Reason == reasonOffloadingBackOff {
 			continue
 		}
 		for _, c := range pod.Spec.Containers {

@@ -231,7 +231,8 @@ function renderPods() {
 
 function renderEvents() {
   if (!state.events.length) { document.getElementById('events').replaceChildren(el('p', {class: 'empty'}, 'No peering event.')); return; }
-  const ol = el('ol', {class: 'timeline'});
+  // Scrollable, so focusable: the keyboard scrolls it too.
+  const ol = el('ol', {class: 'timeline', tabindex: '0', 'aria-label': 'Peering events, newest first'});
   for (const e of state.events) {
     const t = new Date(e.time);
     ol.append(el('li', {}, el('time', {datetime: e.time}, t.toLocaleString()), badge(e.type), ' ',
