@@ -24,7 +24,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/liqoctl/dashboard"
 	"github.com/liqo-go/liqo/pkg/testbed"
-	"github.com/liqo-go/liqo/test/harness"
+	"github.com/liqo-go/liqo/test/browser"
 )
 
 // dashboardResult is the time from the page's navigation to its first
@@ -76,7 +76,7 @@ func benchDashboard(ctx context.Context, bins *testbed.Binaries, peers, loads in
 	if err != nil {
 		return nil, err
 	}
-	bctx, closeBrowser, err := harness.NewBrowser(ctx, os.Stderr, 1440, 1000)
+	bctx, closeBrowser, err := browser.New(ctx, os.Stderr, 1440, 1000)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/liqo-go/liqo/pkg/liqoctl/dashboard"
+	"github.com/liqo-go/liqo/test/browser"
 	"github.com/liqo-go/liqo/test/harness"
 )
 
@@ -40,7 +41,7 @@ type page struct {
 
 func openPage(t *testing.T) *page {
 	t.Helper()
-	ctx, cancel, err := harness.NewBrowser(context.Background(), os.Stderr, 1440, 1000)
+	ctx, cancel, err := browser.New(context.Background(), os.Stderr, 1440, 1000)
 	if err != nil {
 		t.Fatalf("the browser test needs headless Chromium: %v", err)
 	}
@@ -215,7 +216,7 @@ func TestBrowserPage(t *testing.T) {
 	})
 
 	t.Run("accessibility (axe-core)", func(t *testing.T) {
-		src, err := harness.AxeCore(ctx)
+		src, err := browser.AxeCore(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -165,7 +165,7 @@ func merge(views []moduleView) Module {
 			if fine(c.Status) {
 				continue
 			}
-			m.Problems = append(m.Problems, fmt.Sprintf("%s: %s %s: %s %s", v.cluster, c.Type, c.Status, c.Reason, c.Message))
+			m.Problems = append(m.Problems, strings.TrimSpace(fmt.Sprintf("%s: %s %s: %s %s", v.cluster, c.Type, c.Status, c.Reason, c.Message)))
 		}
 	}
 	return m

@@ -1,4 +1,7 @@
-package harness
+// Package browser drives headless Debian Chromium for the tests and the
+// benchmark of the dashboard's page, and brings axe-core for its
+// accessibility check.
+package browser
 
 import (
 	"archive/tar"
@@ -16,12 +19,12 @@ import (
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
-// NewBrowser starts headless Debian Chromium (installed first when
+// New starts headless Debian Chromium (installed first when
 // missing and this process is root, under the testbed's host-package
 // lock) and returns a chromedp context of one tab in it, and the function
 // that closes the browser. A missing browser is an error naming the
 // package to install, never a skip.
-func NewBrowser(ctx context.Context, progress io.Writer, width, height int) (context.Context, context.CancelFunc, error) {
+func New(ctx context.Context, progress io.Writer, width, height int) (context.Context, context.CancelFunc, error) {
 	if err := testbed.EnsureBrowser(ctx, progress); err != nil {
 		return nil, nil, err
 	}
