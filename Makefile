@@ -38,7 +38,7 @@ testbed-binaries: liqoctl
 # started last (go test runs packages in the order given) they ran on
 # long after the short ones had ended.
 TEST_PARALLEL ?= 3
-TEST_FIRST    := ./test/peering ./test/install ./test/networking ./test/storage ./test/e2e ./test/realnodes ./test/examples
+TEST_FIRST    := ./test/peering ./test/install ./test/networking ./test/storage ./test/e2e ./test/realnodes ./test/examples ./test/dashboard
 
 # Packages with native fuzz targets (what a peer's input reaches).
 FUZZ_PKGS     := ./test/fuzz ./pkg/ipam ./pkg/twinname ./deploy/charts/liqo/crds

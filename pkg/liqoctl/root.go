@@ -14,6 +14,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/liqoctl/compat"
 	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
+	"github.com/liqo-go/liqo/pkg/liqoctl/dashboard"
 	"github.com/liqo-go/liqo/pkg/liqoctl/info"
 	"github.com/liqo-go/liqo/pkg/liqoctl/install"
 	"github.com/liqo-go/liqo/pkg/liqoctl/move"
@@ -59,6 +60,7 @@ the kubectl plugin "kubectl liqo".`,
 		offload.NewCommand(), offload.NewUnoffloadCommand(), network.NewCommand(), testnet.NewCommand(), move.NewCommand())
 	root.AddCommand(tenant.NewCommands()...)
 	root.AddCommand(version.NewCommand(), completion.NewCommand(), install.NewCommand(), install.NewUninstallCommand())
+	root.AddCommand(dashboard.NewCommand())
 	root.AddCommand(peer.NewAuthenticateCommand(), peer.NewUnauthenticateCommand(), peer.NewForceCommand())
 	root.AddCommand(
 		group("create", "Create Liqo resources: a nonce, a ResourceSlice, a virtual node, the network fabric's objects",

@@ -17,7 +17,8 @@ kwok, and for real nodes kubelet, kube-proxy, CoreDNS and the pause program,
 from the Go module proxy into the cache ($LIQO_TESTBED_CACHE, default
 ~/.cache/liqo-go/testbed). Nothing is rebuilt unless a pinned version changes.
 As root, it also installs the Debian packages real nodes run on (containerd,
-runc, the CNI plugins, nftables, iptables, busybox-static) when missing.
+runc, the CNI plugins, nftables, iptables, busybox-static) and the headless
+Chromium the dashboard's tests drive, when missing.
 'up' does this too; run it alone to prepare a machine ahead of time.`,
 		Example: `  liqo-playground build
   LIQO_TESTBED_CACHE=/var/cache/liqo liqo-playground build`,
@@ -34,6 +35,9 @@ runc, the CNI plugins, nftables, iptables, busybox-static) when missing.
 			if err := testbed.RealNodesSupported(); err != nil {
 				fmt.Fprintf(out, "note: %v\n", err)
 			} else if err := testbed.EnsureHostPackages(cmd.Context(), out); err != nil {
+				return err
+			} else if err := testbed.EnsureBrowser(cmd.Context(), out); err != nil {
+				// The dashboard's browser tests and benchmark drive it.
 				return err
 			}
 			v := testbed.DefaultVersions

@@ -79,6 +79,27 @@ func EnsureHostPackages(ctx context.Context, progress io.Writer) error {
 	return hostInstaller{packages: hostPackages, lock: hostPackagesLock(), aptGet: "apt-get"}.ensure(ctx, progress)
 }
 
+// BrowserPath is the headless browser the dashboard's tests and benchmark
+// drive: Debian's Chromium.
+const BrowserPath = "/usr/bin/chromium"
+
+// browserPackages are the Debian packages of that browser.
+var browserPackages = []hostPackage{{"chromium", BrowserPath}}
+
+// EnsureBrowser installs Debian's Chromium when it is missing, as
+// EnsureHostPackages installs the real nodes' packages and under the same
+// host-wide lock. Without root or apt it says what to install.
+func EnsureBrowser(ctx context.Context, progress io.Writer) error {
+	h := hostInstaller{packages: browserPackages, lock: hostPackagesLock(), aptGet: "apt-get"}
+	if len(h.missing()) == 0 {
+		return nil
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("headless Chromium (%s) is missing: install Debian's chromium package (apt-get install --no-install-recommends chromium), or run as root to have it installed", BrowserPath)
+	}
+	return h.ensure(ctx, progress)
+}
+
 func (h hostInstaller) missing() []string {
 	var missing []string
 	for _, p := range h.packages {

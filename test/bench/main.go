@@ -11,7 +11,8 @@
 // and on real nodes, the time to a Ready node, pod create → Running, and the
 // node's own memory; and the network fabric: connect → Connected, pod to
 // pod throughput and request time through the tunnel beside the same
-// within a cluster.
+// within a cluster; and the dashboard's page, from load to every peering
+// of a consumer of 20 providers drawn.
 package main
 
 import (
@@ -30,8 +31,10 @@ import (
 
 func main() {
 	sizes := flag.String("n", "100,1000", "comma-separated sizes: Deployment replicas; for the reflection suite, ConfigMaps and Services (N of each)")
-	suites := flag.String("suites", "vanilla,peering,offloading,reflection,realnodes,fabric,peers", "comma-separated suites to run: vanilla, peering, offloading, reflection, realnodes, fabric, peers")
+	suites := flag.String("suites", "vanilla,peering,offloading,reflection,realnodes,fabric,peers,dashboard", "comma-separated suites to run: vanilla, peering, offloading, reflection, realnodes, fabric, peers, dashboard")
 	peers := flag.Int("peers", 20, "clusters peered with one cluster, as its providers and then as its consumers (peers suite)")
+	dashboardPeers := flag.Int("dashboard-peers", 20, "providers of the consumer the dashboard shows (dashboard suite)")
+	dashboardLoads := flag.Int("dashboard-loads", 5, "page loads timed (dashboard suite)")
 	fabricConnects := flag.Int("fabric-connects", 3, "liqoctl network connect runs timed (fabric suite)")
 	fabricMB := flag.Int("fabric-mb", 200, "size of the file downloaded pod to pod (fabric suite)")
 	fabricRequests := flag.Int("fabric-requests", 20, "small requests timed each way (fabric suite)")
@@ -61,10 +64,10 @@ func main() {
 	want := map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
 		switch s = strings.TrimSpace(s); s {
-		case "vanilla", "peering", "offloading", "reflection", "realnodes", "fabric", "peers":
+		case "vanilla", "peering", "offloading", "reflection", "realnodes", "fabric", "peers", "dashboard":
 			want[s] = true
 		default:
-			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading, reflection, realnodes, fabric, peers)\n", s)
+			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading, reflection, realnodes, fabric, peers, dashboard)\n", s)
 			os.Exit(2)
 		}
 	}
@@ -158,6 +161,18 @@ func main() {
 			os.Exit(1)
 		}
 		printPeers(r)
+	}
+	if want["dashboard"] {
+		if *dashboardPeers < 1 || *dashboardLoads < 1 {
+			fmt.Fprintln(os.Stderr, "-dashboard-peers and -dashboard-loads must be positive")
+			os.Exit(2)
+		}
+		r, err := benchDashboard(ctx, bins, *dashboardPeers, *dashboardLoads)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: dashboard:", err)
+			os.Exit(1)
+		}
+		printDashboard(r)
 	}
 	if *output == "json" {
 		if err := writeJSON(os.Stdout); err != nil {

@@ -86,10 +86,13 @@ type VirtualNodeInfo struct {
 
 // ResourceSliceInfo is one ResourceSlice and the provider's answers.
 type ResourceSliceInfo struct {
-	Name           string            `json:"name"`
-	Authentication string            `json:"authentication"`
-	Resources      string            `json:"resources"`
-	Granted        map[string]string `json:"granted,omitempty"`
+	Name           string `json:"name"`
+	Authentication string `json:"authentication"`
+	Resources      string `json:"resources"`
+	// Requested is what the consumer asked for, Granted what the provider
+	// granted.
+	Requested map[string]string `json:"requested,omitempty"`
+	Granted   map[string]string `json:"granted,omitempty"`
 }
 
 // Objects are the cluster objects Build reads.
@@ -178,10 +181,10 @@ func buildPeering(fc *corev1beta1.ForeignCluster, objs *Objects, nodes map[strin
 		}
 	}
 	if IsProvider(p.Role) {
-		p.ResourcesAcquired = sum(acquired)
+		p.ResourcesAcquired = Sum(acquired...)
 	}
 	if IsConsumer(p.Role) {
-		p.ResourcesShared = sum(shared)
+		p.ResourcesShared = Sum(shared...)
 	}
 	return p
 }
@@ -248,14 +251,13 @@ func resourceSlice(rs *authv1beta1.ResourceSlice) ResourceSliceInfo {
 			out.Resources = string(c.Status)
 		}
 	}
-	if len(rs.Status.Resources) > 0 {
-		out.Granted = sum([]corev1.ResourceList{rs.Status.Resources})
-	}
+	out.Requested = Sum(rs.Spec.Resources)
+	out.Granted = Sum(rs.Status.Resources)
 	return out
 }
 
-// sum adds resource lists up, as strings; nil when there is nothing.
-func sum(lists []corev1.ResourceList) map[string]string {
+// Sum adds resource lists up, as strings; nil when there is nothing.
+func Sum(lists ...corev1.ResourceList) map[string]string {
 	total := corev1.ResourceList{}
 	for _, l := range lists {
 		for name, q := range l {
