@@ -83,9 +83,10 @@ func benchPeers(ctx context.Context, bins *testbed.Binaries, n int) (*peersResul
 	if err != nil {
 		return nil, err
 	}
-	// The hub's nodes take vanilla's 10·n pods; each provider needs only
-	// its share.
-	specs := []testbed.ClusterSpec{{Name: "hub", Nodes: []testbed.NodePool{{Prefix: "worker", Count: 1 + 10*n/100, CPU: "32", Memory: "128Gi", EphemeralStorage: "100Gi", Pods: 110}}}}
+	// The hub's nodes take vanilla's 10·n pods and, shared at half, the
+	// default slice (4 CPUs, 8Gi, 110 pods, 20Gi) of each of n consumers;
+	// each provider needs only its share.
+	specs := []testbed.ClusterSpec{{Name: "hub", Nodes: []testbed.NodePool{{Prefix: "worker", Count: n/2 + 1, CPU: "16", Memory: "64Gi", EphemeralStorage: "200Gi", Pods: 500}}}}
 	for k := 1; k <= n; k++ {
 		specs = append(specs, testbed.ClusterSpec{Name: peerName(k), Nodes: []testbed.NodePool{{Prefix: "worker", Count: 1, CPU: "8", Memory: "32Gi", EphemeralStorage: "100Gi", Pods: 110}}})
 	}

@@ -39,7 +39,10 @@ func peerName(k int) string { return fmt.Sprintf("p%d", k) }
 
 func TestMain(m *testing.M) {
 	pool := []testbed.NodePool{{Prefix: "worker", Count: 1, CPU: "8", Memory: "32Gi", Pods: 110}}
-	specs := []testbed.ClusterSpec{{Name: "hub", Nodes: pool}}
+	// The hub shares half its nodes, and each of its consumers asks for the
+	// default slice (4 CPUs, 8Gi, 110 pods): enough for all of them.
+	hubPool := []testbed.NodePool{{Prefix: "worker", Count: 2, CPU: "32", Memory: "128Gi", Pods: 600}}
+	specs := []testbed.ClusterSpec{{Name: "hub", Nodes: hubPool}}
 	for k := 1; k <= peers; k++ {
 		specs = append(specs, testbed.ClusterSpec{Name: peerName(k), Nodes: pool})
 	}
