@@ -84,6 +84,11 @@ const (
 	NonceSecretLabel = "liqo.io/nonce"
 	NonceIssued      = "issued"
 	NonceToSign      = "to-sign"
+	// DaemonSetOnVirtualNodesAnnotation on a DaemonSet, set to "true",
+	// lets its pods go to virtual nodes: without it, its pods are kept off
+	// them (a DaemonSet runs node agents, which a virtual node cannot
+	// run, and its wide tolerations would take it there).
+	DaemonSetOnVirtualNodesAnnotation = "liqo.io/daemonset-on-virtual-nodes"
 	// CreateVirtualNodeAnnotation on a consumer's ResourceSlice, set to
 	// "false", keeps the consumer from creating the slice's VirtualNode
 	// once it is accepted (liqoctl create resourceslice --no-virtual-node,

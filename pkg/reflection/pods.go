@@ -41,6 +41,15 @@ func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bo
 	if local == nil {
 		r.deletedLocal.Delete(key)
 	}
+	if local != nil && local.DeletionTimestamp.IsZero() && !forge.Reflected(&local.Status) && forge.UnwantedDaemonSetPod(local) {
+		// Node agents do not run on a virtual node: refused at once, no
+		// ShadowPod, whatever its namespace.
+		msg := fmt.Sprintf("pods of DaemonSets run on virtual nodes only if their DaemonSet has the annotation %s=true", consts.DaemonSetOnVirtualNodesAnnotation)
+		if local.Status.Reason != forge.ReasonDaemonSetPodRefused {
+			r.cfg.Recorder.Event(local, corev1.EventTypeWarning, forge.ReasonDaemonSetPodRefused, msg)
+		}
+		return false, r.writeStatus(ctx, local, forge.RefusedStatus(&local.Status, forge.ReasonDaemonSetPodRefused, msg))
+	}
 	t := r.twinOf(key.Namespace)
 	if t != nil && !t.synced.Load() {
 		// Enqueued again once the twin's watches are synced.

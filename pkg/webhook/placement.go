@@ -125,22 +125,26 @@ func toleratesVirtualNodes(ts []corev1.Toleration) bool {
 }
 
 // requiredTerms is the pod's required node affinity; nil when it has none.
-func requiredTerms(pod *corev1.Pod) []corev1.NodeSelectorTerm {
-	a := pod.Spec.Affinity
+func requiredTerms(pod *corev1.Pod) []corev1.NodeSelectorTerm { return requiredTermsOf(&pod.Spec) }
+
+func requiredTermsOf(spec *corev1.PodSpec) []corev1.NodeSelectorTerm {
+	a := spec.Affinity
 	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 		return nil
 	}
 	return a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
 }
 
-func setRequiredTerms(pod *corev1.Pod, terms []corev1.NodeSelectorTerm) {
-	if pod.Spec.Affinity == nil {
-		pod.Spec.Affinity = &corev1.Affinity{}
+func setRequiredTerms(pod *corev1.Pod, terms []corev1.NodeSelectorTerm) { setRequiredTermsOf(&pod.Spec, terms) }
+
+func setRequiredTermsOf(spec *corev1.PodSpec, terms []corev1.NodeSelectorTerm) {
+	if spec.Affinity == nil {
+		spec.Affinity = &corev1.Affinity{}
 	}
-	if pod.Spec.Affinity.NodeAffinity == nil {
-		pod.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	if spec.Affinity.NodeAffinity == nil {
+		spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
 	}
-	pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: terms}
+	spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: terms}
 }
 
 // and joins two terms. An empty term matches no node, so joining it with

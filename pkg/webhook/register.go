@@ -22,12 +22,14 @@ const (
 	MutatingConfigurationName   = "liqo-mutation"
 	ValidatingConfigurationName = "liqo-validation"
 	PodWebhookName              = "pod.mutate.liqo.io"
+	DaemonSetWebhookName        = "daemonset.mutate.liqo.io"
 	ShadowPodWebhookName        = "shadowpod.validate.liqo.io"
 	ReflectedWebhookName        = "reflected.validate.liqo.io"
 	ReplicaWebhookName          = "replica.validate.liqo.io"
 	EventWebhookName            = "event.validate.liqo.io"
 
 	podPath       = "/mutate/pod"
+	daemonSetPath = "/mutate/daemonset"
 	shadowPodPath = "/validate/shadowpod"
 	reflectedPath = "/validate/reflected"
 	replicaPath   = "/validate/replica"
@@ -86,7 +88,7 @@ func configurationsCalling(at func(path string) admissionv1.WebhookClientConfig)
 			// other webhook's decision depends on.
 			ReinvocationPolicy:      ptr.To(admissionv1.NeverReinvocationPolicy),
 			AdmissionReviewVersions: []string{"v1"},
-		}},
+		}, daemonSetWebhook(at(daemonSetPath))},
 	}
 	validating := &admissionv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: ValidatingConfigurationName, Labels: labels},
@@ -105,6 +107,28 @@ func configurationsCalling(at func(path string) admissionv1.WebhookClientConfig)
 		}, reflectedWebhook(at(reflectedPath)), replicaWebhook(at(replicaPath)), eventWebhook(at(eventPath))},
 	}
 	return mutating, validating
+}
+
+// daemonSetWebhook sends the API server to daemonSetMutator for every
+// DaemonSet created or changed, in every namespace: it keeps their pods off
+// virtual nodes. It fails open: while we are down, DaemonSets are written
+// unchanged (the cluster's own, kube-system's included, must never wait on
+// us), and a pod of theirs that reaches a virtual node is refused there.
+func daemonSetWebhook(at admissionv1.WebhookClientConfig) admissionv1.MutatingWebhook {
+	return admissionv1.MutatingWebhook{
+		Name:         DaemonSetWebhookName,
+		ClientConfig: at,
+		Rules: []admissionv1.RuleWithOperations{{
+			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+			Rule: admissionv1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"daemonsets"},
+				Scope: ptr.To(admissionv1.NamespacedScope)},
+		}},
+		FailurePolicy:           ptr.To(admissionv1.Ignore),
+		SideEffects:             ptr.To(admissionv1.SideEffectClassNone),
+		TimeoutSeconds:          ptr.To[int32](timeoutSeconds),
+		ReinvocationPolicy:      ptr.To(admissionv1.NeverReinvocationPolicy),
+		AdmissionReviewVersions: []string{"v1"},
+	}
 }
 
 // reflectedWebhook sends the API server to reflectedValidator for the

@@ -123,6 +123,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	}
 	decoder := admission.NewDecoder(mgr.GetScheme())
 	srv.Register(podPath, auth.guard(&admission.Webhook{Handler: &podMutator{cache: mgr.GetClient(), api: mgr.GetAPIReader(), decoder: decoder}}))
+	srv.Register(daemonSetPath, auth.guard(&admission.Webhook{Handler: &daemonSetMutator{decoder: decoder}}))
 	srv.Register(shadowPodPath, auth.guard(&admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), api: mgr.GetAPIReader(),
 		ledger: ledger, decoder: decoder, synced: synced, policy: o.Pods, budget: budget}}))
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &networkingv1.Ingress{}, ingressHostIndex, hostIndexKeys); err != nil {

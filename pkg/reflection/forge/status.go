@@ -2,6 +2,9 @@ package forge
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/liqo-go/liqo/pkg/consts"
 )
 
 // Reasons set on a local pod the provider does not run (yet).
@@ -9,6 +12,9 @@ const (
 	// ReasonOffloadingBackOff: the pod cannot be offloaded now, for the
 	// reason in the message; it is retried.
 	ReasonOffloadingBackOff = "OffloadingBackOff"
+	// ReasonDaemonSetPodRefused: a DaemonSet's pod reached a virtual node
+	// without its DaemonSet opting in; it is never offloaded.
+	ReasonDaemonSetPodRefused = "DaemonSetPodRefused"
 )
 
 // PodStatus is the local pod's status given the remote pod's: the remote
@@ -65,11 +71,25 @@ func Reported(remote *corev1.PodStatus) bool {
 // BackOffStatus is the status of a local pod that cannot be offloaded now:
 // still Pending, with the reason and the message telling why.
 func BackOffStatus(local *corev1.PodStatus, message string) corev1.PodStatus {
+	return RefusedStatus(local, ReasonOffloadingBackOff, message)
+}
+
+// RefusedStatus is the status of a local pod that is never offloaded:
+// still Pending, with reason and message.
+func RefusedStatus(local *corev1.PodStatus, reason, message string) corev1.PodStatus {
 	s := *local.DeepCopy()
 	s.Phase = corev1.PodPending
-	s.Reason = ReasonOffloadingBackOff
+	s.Reason = reason
 	s.Message = message
 	return s
+}
+
+// UnwantedDaemonSetPod tells whether pod belongs to a DaemonSet that did not
+// opt in to virtual nodes (consts.DaemonSetOnVirtualNodesAnnotation on the
+// pod template, which the webhook copies there from the DaemonSet).
+func UnwantedDaemonSetPod(pod *corev1.Pod) bool {
+	owner := metav1.GetControllerOf(pod)
+	return owner != nil && owner.Kind == "DaemonSet" && pod.Annotations[consts.DaemonSetOnVirtualNodesAnnotation] != "true"
 }
 
 // Reflected tells whether a local pod's status already came from a remote
