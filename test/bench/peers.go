@@ -61,12 +61,17 @@ type peersResult struct {
 	// providerWatches and providerRate the same on the hub's API server,
 	// per consumer.
 	consumerWatches, consumerRate, providerWatches, providerRate float64
+	// offloadedWatches are the consumer's watches on one provider with a
+	// namespace offloaded there (p01's API server, against before the
+	// peering).
+	offloadedWatches float64
 }
 
 // idleWindow is how long a manager's CPU is read for its idle figure, after
 // settleAfterPeer.
 const (
 	idleWindow      = 5 * time.Second
+	apiWindow       = 20 * time.Second
 	settleAfterPeer = 3 * time.Second
 )
 
@@ -206,6 +211,12 @@ func benchPeers(ctx context.Context, bins *testbed.Binaries, n int) (*peersResul
 	if err := waitTwins(ctx, tb, n, ns); err != nil {
 		return nil, err
 	}
+	time.Sleep(settleAfterPeer)
+	w2, _, err := apiLoad(ctx, first)
+	if err != nil {
+		return nil, err
+	}
+	r.offloadedWatches = w2 - w0
 	tracker, stopTracking, err := trackPods(hub.Client(), ns)
 	if err != nil {
 		return nil, err
@@ -306,7 +317,9 @@ func idleUsage(pid int) (proc.Usage, time.Duration, error) {
 }
 
 // apiLoad reads an API server's open watches, and the requests per second
-// it serves over idleWindow (whoever sends them).
+// it serves over apiWindow (whoever sends them: the difference of two
+// readings, before and after a peering, is the peer's share, within the
+// noise of the cluster's own traffic).
 func apiLoad(ctx context.Context, cs kubernetes.Interface) (watches, rate float64, err error) {
 	count := func() (float64, float64, error) {
 		families, err := harness.APIServerMetrics(ctx, cs)
@@ -328,10 +341,10 @@ func apiLoad(ctx context.Context, cs kubernetes.Interface) (watches, rate float6
 	if err != nil {
 		return 0, 0, err
 	}
-	time.Sleep(idleWindow)
+	time.Sleep(apiWindow)
 	watches, after, err := count()
 	// The metrics read itself is one request.
-	return watches, (after - before - 1) / idleWindow.Seconds(), err
+	return watches, (after - before - 1) / apiWindow.Seconds(), err
 }
 
 // waitTwins waits until the twin namespace of ns exists on providers
@@ -534,6 +547,7 @@ func printPeers(r *peersResult) {
 	row("consumer manager RSS per extra provider (slope)", fmt.Sprintf("%.2f MB", slope(rss[1:])), measurement{Unit: "MB", Value: number(slope(rss[1:]))})
 	row("consumer manager idle CPU per extra provider (slope)", fmt.Sprintf("%.2f ms/s", slope(cpu[1:])), measurement{Unit: "ms/s", Value: number(slope(cpu[1:]))})
 	row("consumer: watches on each provider's API server", fmt.Sprintf("%.0f", r.consumerWatches), measurement{Unit: "watches", Value: number(r.consumerWatches)})
+	row("consumer: watches on each provider's API server, a namespace offloaded", fmt.Sprintf("%.0f", r.offloadedWatches), measurement{Unit: "watches", Value: number(r.offloadedWatches)})
 	row("consumer: requests per second to each provider, idle", fmt.Sprintf("%.2f", r.consumerRate), measurement{Unit: "requests/s", Value: number(r.consumerRate)})
 	row(fmt.Sprintf("consumer manager idle CPU, %d providers", r.n), fmt.Sprintf("%.1f ms/s", cpu[len(cpu)-1]), measurement{Unit: "ms/s", Value: number(cpu[len(cpu)-1])})
 	ratio := r.offloaded.Seconds() / r.vanilla.Seconds()
