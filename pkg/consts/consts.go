@@ -84,6 +84,15 @@ const (
 	NonceSecretLabel = "liqo.io/nonce"
 	NonceIssued      = "issued"
 	NonceToSign      = "to-sign"
+	// PlacementGate is the scheduling gate that holds a pod which may go
+	// to a virtual node and requests resources until the placement
+	// controller has narrowed its node affinity to the virtual nodes
+	// whose provider has a node it fits on; PlacementLabel (value
+	// "pending") marks such pods, for that controller's cache, and
+	// PlacementAnnotation says why a pod is still held.
+	PlacementGate       = "liqo.io/placement"
+	PlacementLabel      = "liqo.io/placement"
+	PlacementAnnotation = "liqo.io/placement"
 	// DaemonSetOnVirtualNodesAnnotation on a DaemonSet, set to "true",
 	// lets its pods go to virtual nodes: without it, its pods are kept off
 	// them (a DaemonSet runs node agents, which a virtual node cannot

@@ -33,6 +33,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/teardown"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode"
 	"github.com/liqo-go/liqo/pkg/kit"
+	"github.com/liqo-go/liqo/pkg/placement/gate"
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/remote"
 	"github.com/liqo-go/liqo/pkg/storage"
@@ -127,6 +128,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 				Enforcement: o.QuotaEnforcement, VirtualStorageClass: o.Storage.VirtualClass,
 				RuntimeClasses: o.PodPolicy.RuntimeClasses}).SetupWithManager(mgr)
 		},
+		func() error { return (&gate.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
 			return (&slices.FitReconciler{Client: mgr.GetClient(), ClusterID: local, NodeSelector: o.OffloadedPodNodeSelector}).SetupWithManager(mgr)
 		},

@@ -84,6 +84,9 @@ func MutatePod(pod *corev1.Pod, spec *offv1beta1.NamespaceOffloadingSpec) (*core
 	if p.tolerate && !toleratesVirtualNodes(out.Spec.Tolerations) {
 		out.Spec.Tolerations = append(out.Spec.Tolerations, virtualNodeToleration())
 	}
+	if p.tolerate {
+		holdForPlacement(out)
+	}
 	if p.terms == nil {
 		return out, ""
 	}
@@ -109,6 +112,44 @@ func MutatePod(pod *corev1.Pod, spec *offv1beta1.NamespaceOffloadingSpec) (*core
 			strategy, p.allows)
 	}
 	return out, ""
+}
+
+// holdForPlacement gates a pod that may go to a virtual node and asks for
+// resources, until the placement controller (pkg/placement/gate) has kept
+// it off the virtual nodes whose provider has no node it fits on. A pod
+// asking for nothing fits anywhere there is room for a pod, and one bound
+// already (nodeName set) is not scheduled: both go on at once.
+func holdForPlacement(pod *corev1.Pod) {
+	if pod.Spec.NodeName != "" || !requestsResources(pod) {
+		return
+	}
+	for _, g := range pod.Spec.SchedulingGates {
+		if g.Name == consts.PlacementGate {
+			return
+		}
+	}
+	pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: consts.PlacementGate})
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	pod.Labels[consts.PlacementLabel] = "pending"
+}
+
+// requestsResources tells whether a container of pod requests (or limits,
+// which default the request) any resource.
+func requestsResources(pod *corev1.Pod) bool {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			for _, l := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
+				for _, q := range l {
+					if q.Sign() > 0 {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // toleratesVirtualNodes tells whether one of ts tolerates the virtual-node

@@ -40,7 +40,7 @@ type NodeFit struct {
 	Count int32 `json:"count"`
 	// Free is what each node of the group can still take at least: its
 	// allocatable less the requests of the pods bound to it, rounded down
-	// (CPU to 100m, memory and ephemeral storage to 25.6Mi).
+	// (CPU to 100m, memory and ephemeral storage to 32Mi).
 	// +kubebuilder:validation:Type=object
 	// +kubebuilder:validation:MaxProperties=64
 	Free corev1.ResourceList `json:"free"`

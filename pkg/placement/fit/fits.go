@@ -21,14 +21,8 @@ func Fits(s *authv1beta1.FitSummary, requests corev1.ResourceList, tolerations [
 }
 
 func groupFits(g *authv1beta1.NodeFit, requests corev1.ResourceList, tolerations []corev1.Toleration) bool {
-	for name, want := range requests {
-		if want.Sign() <= 0 {
-			continue
-		}
-		free, ok := g.Free[name]
-		if !ok || free.Cmp(want) < 0 {
-			return false
-		}
+	if !covers(g.Free, requests) {
+		return false
 	}
 	_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(g.Taints, tolerations, func(t *corev1.Taint) bool {
 		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
@@ -46,4 +40,66 @@ func Largest(s *authv1beta1.FitSummary) corev1.ResourceList {
 		}
 	}
 	return best
+}
+
+// Reserve is the summary s less reservations (pods' requests), each taken
+// first-fit from the largest free piece that holds it: what the nodes can
+// still take once those pods run. A reservation that fits nowhere (the
+// summary shrank meanwhile) takes nothing. Groups come back as single
+// nodes where reservations split them.
+func Reserve(s *authv1beta1.FitSummary, reservations []corev1.ResourceList) *authv1beta1.FitSummary {
+	// One slot per node, but no more of a group than there are
+	// reservations: the rest of the group is untouched.
+	type slot struct {
+		g    int
+		free corev1.ResourceList
+	}
+	var slots []slot
+	rest := make([]int32, len(s.Groups))
+	for i, g := range s.Groups {
+		n := min(int(g.Count), len(reservations))
+		for range n {
+			slots = append(slots, slot{g: i, free: g.Free.DeepCopy()})
+		}
+		rest[i] = g.Count - int32(n)
+	}
+	for _, req := range reservations {
+		for i := range slots {
+			if !covers(slots[i].free, req) {
+				continue
+			}
+			for name, q := range req {
+				f := slots[i].free[name]
+				f.Sub(q)
+				slots[i].free[name] = f
+			}
+			break
+		}
+	}
+	out := &authv1beta1.FitSummary{Nodes: s.Nodes, Omitted: s.Omitted, UpdateTime: s.UpdateTime}
+	for i, g := range s.Groups {
+		if rest[i] > 0 {
+			g.Count = rest[i]
+			out.Groups = append(out.Groups, g)
+		}
+	}
+	for _, sl := range slots {
+		g := s.Groups[sl.g]
+		out.Groups = append(out.Groups, authv1beta1.NodeFit{Count: 1, Free: sl.free, Labels: g.Labels, Taints: g.Taints})
+	}
+	return out
+}
+
+// covers tells whether have holds every positive request of want.
+func covers(have, want corev1.ResourceList) bool {
+	for name, q := range want {
+		if q.Sign() <= 0 {
+			continue
+		}
+		h, ok := have[name]
+		if !ok || h.Cmp(q) < 0 {
+			return false
+		}
+	}
+	return true
 }

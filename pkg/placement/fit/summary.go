@@ -29,9 +29,11 @@ type Node struct {
 }
 
 // quantum is the CPU step free resources are rounded down to, in
-// millicores; memory and ephemeral storage go to 256Mi per CPU of it
-// (25.6Mi).
-const quantum = 100
+// millicores; memoryQuantum is memory's and ephemeral storage's, in bytes.
+const (
+	quantum       = 100
+	memoryQuantum = 32 << 20
+)
 
 // Summarize groups nodes by what they can still take, rounded down, the
 // largest first. When more than MaxFitGroups groups would remain, the nodes
@@ -123,18 +125,17 @@ func least(run []Node) corev1.ResourceList {
 }
 
 // round rounds free down: CPU to quantum millicores, memory and ephemeral
-// storage to quantum × 256Mi per CPU; other resources (pods, GPUs) are
+// storage to memoryQuantum bytes; other resources (pods, GPUs) are
 // counted in units and kept as they are. Negative values (a node whose
 // pods request more than it has) become zero.
 func round(free corev1.ResourceList) corev1.ResourceList {
-	bytes := int64(quantum) * (256 << 20) / 1000
 	out := make(corev1.ResourceList, len(free))
 	for name, q := range free {
 		switch name {
 		case corev1.ResourceCPU:
 			out[name] = *resource.NewMilliQuantity(floor(q.MilliValue(), int64(quantum)), resource.DecimalSI)
 		case corev1.ResourceMemory, corev1.ResourceEphemeralStorage:
-			out[name] = *resource.NewQuantity(floor(q.Value(), bytes), resource.BinarySI)
+			out[name] = *resource.NewQuantity(floor(q.Value(), memoryQuantum), resource.BinarySI)
 		default:
 			out[name] = *resource.NewQuantity(max(q.Value(), 0), resource.DecimalSI)
 		}

@@ -90,41 +90,6 @@ func TestSummarizeThousandNodes(t *testing.T) {
 	}
 }
 
-func covers(have, want corev1.ResourceList) bool {
-	for name, q := range want {
-		if h, ok := have[name]; !ok || h.Cmp(q) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// TestFits: requests within a group's free resources, its taints
-// tolerated; a resource the group does not list is zero.
-func TestFits(t *testing.T) {
-	gpu := corev1.Taint{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}
-	s := Summarize([]Node{{Free: free("4", "8Gi")}, {Free: free("4", "8Gi")}, {Free: free("8", "8Gi"), Taints: []corev1.Taint{gpu}}}, metav1.Now())
-	cpu := func(v string) corev1.ResourceList {
-		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(v)}
-	}
-	tolerateGPU := []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists}}
-	for _, c := range []struct {
-		requests    corev1.ResourceList
-		tolerations []corev1.Toleration
-		want        bool
-	}{
-		{cpu("3"), nil, true},
-		{cpu("6"), nil, false},
-		{cpu("6"), tolerateGPU, true},
-		{cpu("9"), tolerateGPU, false},
-		{corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}, tolerateGPU, false},
-		{nil, nil, true},
-	} {
-		if got := Fits(&s, c.requests, c.tolerations); got != c.want {
-			t.Errorf("requests %v, tolerations %v: fits %v, want %v", c.requests, c.tolerations, got, c.want)
-		}
-	}
-}
 
 // FuzzValidate: whatever a provider sends as a summary, Validate does not
 // panic, and a summary it accepts is bounded.
@@ -151,4 +116,30 @@ func FuzzValidate(f *testing.F) {
 			t.Fatalf("accepted %d groups, %d nodes in them of %d", len(s.Groups), in, s.Nodes)
 		}
 	})
+}
+
+// TestReserve: two nodes of 4 free CPUs take one 3-CPU pod each, not a
+// third; the group's other nodes are untouched.
+func TestReserve(t *testing.T) {
+	s := Summarize([]Node{{Free: free("4", "8Gi")}, {Free: free("4", "8Gi")}}, metav1.Now())
+	three := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}
+	if !Fits(Reserve(&s, []corev1.ResourceList{three}), three, nil) {
+		t.Error("a second 3-CPU pod does not fit beside the first")
+	}
+	if Fits(Reserve(&s, []corev1.ResourceList{three, three}), three, nil) {
+		t.Error("a third 3-CPU pod fits on two 4-CPU nodes")
+	}
+	one := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	if !Fits(Reserve(&s, []corev1.ResourceList{three, three}), one, nil) {
+		t.Error("a 1-CPU pod does not fit beside two 3-CPU pods on two 4-CPU nodes")
+	}
+	many := Summarize([]Node{{Free: free("4", "8Gi")}, {Free: free("4", "8Gi")}, {Free: free("4", "8Gi")}}, metav1.Now())
+	r := Reserve(&many, []corev1.ResourceList{three})
+	var nodes int32
+	for _, g := range r.Groups {
+		nodes += g.Count
+	}
+	if nodes != 3 || r.Validate() != nil {
+		t.Errorf("reserving on a group of 3: %+v", r.Groups)
+	}
 }
