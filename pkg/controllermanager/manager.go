@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -35,7 +36,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/placement/gate"
 	"github.com/liqo-go/liqo/pkg/proc"
-	"github.com/liqo-go/liqo/pkg/remote"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 	"github.com/liqo-go/liqo/pkg/storage"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
 	"github.com/liqo-go/liqo/pkg/webhook"
@@ -95,9 +96,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		_ = mgr.AddHealthzCheck("ping", healthz.Ping)
 		_ = mgr.AddReadyzCheck("ping", healthz.Ping)
 	}
-	// One set of clients per provider for everything this manager does
-	// there outside the replicators' pools.
-	remotes := &remote.Clients{Reader: mgr.GetAPIReader()}
+	// The one way to the providers: a Cluster per provider and credentials,
+	// shared by every controller, virtual node and request served for it.
+	remotes, err := addRemotes(ctx, mgr)
+	if err != nil {
+		return err
+	}
 	kubeletAPI, err := addKubeletAPI(mgr, cs, remotes, o)
 	if err != nil {
 		return err
@@ -117,10 +121,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 				ReservedNamespaces: o.Twins.ReservedNames}).SetupWithManager(mgr)
 		},
 		func() error {
-			return (&auth.IdentityReconciler{Client: mgr.GetClient(), Keys: keys, ClusterID: local}).SetupWithManager(mgr)
+			return (&auth.IdentityReconciler{Client: mgr.GetClient(), Keys: keys, ClusterID: local, Remotes: remotes}).SetupWithManager(mgr)
 		},
 		func() error {
-			return (&slices.ReplicatorReconciler{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)
+			return (&slices.ReplicatorReconciler{Client: mgr.GetClient(), ClusterID: local, Remotes: remotes}).SetupWithManager(mgr)
 		},
 		func() error {
 			return (&slices.ProviderReconciler{Client: mgr.GetClient(), ClusterID: local, ClusterLabels: o.ClusterLabels,
@@ -139,7 +143,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		func() error {
 			return (&vnode.Reconciler{Client: mgr.GetClient(), Clientset: cs, ClusterID: local, Namespace: o.Namespace,
 				HealthCheckInterval: o.HealthCheckInterval, UnreachableGrace: o.ProviderUnreachableGrace, KubeletAPI: kubeletAPI,
-				Reflected: o.Reflection}).SetupWithManager(mgr)
+				Reflected: o.Reflection, Remotes: remotes}).SetupWithManager(mgr)
 		},
 		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
@@ -161,7 +165,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			return (&offloading.NamespaceOffloadingReconciler{Client: mgr.GetClient(), ClusterID: local, LiqoNamespace: o.Namespace}).SetupWithManager(mgr)
 		},
 		func() error {
-			return (&offloading.MapReplicator{Client: mgr.GetClient(), ClusterID: local}).SetupWithManager(mgr)
+			return (&offloading.MapReplicator{Client: mgr.GetClient(), ClusterID: local, Remotes: remotes}).SetupWithManager(mgr)
 		},
 		func() error {
 			return gateway.NewServerReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("liqo-gateway"), o.Gateway).SetupWithManager(mgr)
@@ -220,7 +224,7 @@ func releaseStartupMemory(mgr ctrl.Manager, logger logr.Logger) func(context.Con
 // addKubeletAPI makes the kubelet API the virtual nodes publish, serving
 // logs, exec and port-forward of offloaded pods and their usage, and has
 // mgr run it.
-func addKubeletAPI(mgr ctrl.Manager, cs kubernetes.Interface, remotes *remote.Clients, o Options) (*kubeletapi.Server, error) {
+func addKubeletAPI(mgr ctrl.Manager, cs kubernetes.Interface, remotes *remotecluster.Registry, o Options) (*kubeletapi.Server, error) {
 	cfg := o.kubeletAPIConfig()
 	cfg.Client, cfg.Logger = cs, o.Logger.WithName("kubelet-api")
 	// The manager caches only its own Pods, not the offloaded ones.
@@ -234,6 +238,23 @@ func addKubeletAPI(mgr ctrl.Manager, cs kubernetes.Interface, remotes *remote.Cl
 		return nil, err
 	}
 	return s, nil
+}
+
+// addRemotes makes the registry of the providers' Clusters. It reads the
+// credentials from the API server (the cache keeps no Secret's data), and
+// hears of every change of a kubeconfig Secret from the manager's cache,
+// which keeps their metadata: a Cluster whose credentials changed is
+// marked stale at once, and its users move to the new one.
+func addRemotes(ctx context.Context, mgr ctrl.Manager) (*remotecluster.Registry, error) {
+	remotes := remotecluster.NewRegistry(mgr.GetAPIReader(), remotecluster.Options{Scheme: mgr.GetScheme()})
+	secrets, err := mgr.GetCache().GetInformer(ctx, &corev1.Secret{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := secrets.AddEventHandler(remotes.SecretHandler()); err != nil {
+		return nil, err
+	}
+	return remotes, nil
 }
 
 // clusterCA is the CA peers must trust to reach this API server.

@@ -40,7 +40,7 @@ type eventReflector struct {
 const eventQPS, eventBurst = 50, 100
 
 func newEventReflector(r *reflector) (*eventReflector, error) {
-	cfg := rest.CopyConfig(r.localConfig)
+	cfg := rest.CopyConfig(r.cfg.LocalCluster.Config)
 	cfg.QPS, cfg.Burst = eventQPS, eventBurst
 	cs, err := kubernetes.NewForConfig(clientcfg.Protobuf(cfg))
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
@@ -42,6 +43,9 @@ var (
 	// configurations; mapCache holds the consumer's NamespaceMaps.
 	consumerConfig, providerConfig *rest.Config
 	mapCache                       cache.Cache
+	// localCluster is the consumer as every reflection of the tests sees
+	// it: their local namespace caches are shared, as in a manager.
+	localCluster *remotecluster.Cluster
 )
 
 // TestMain starts a consumer and a provider cluster, the provider's
@@ -100,9 +104,16 @@ func setup(ccfg, pcfg *rest.Config) error {
 	go func() { _ = mapCache.Start(context.Background()) }()
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: consumerCS.CoreV1().Events("")})
+	if localCluster, err = remotecluster.New(consumerID, "", ccfg, remotecluster.Options{Scheme: apis.NewScheme()}); err != nil {
+		return err
+	}
+	remote, err := remotecluster.New(providerID, "", pcfg, remotecluster.Options{Scheme: apis.NewScheme()})
+	if err != nil {
+		return err
+	}
 	go func() {
 		err := Run(context.Background(), Config{NodeName: vnodeName, LocalClusterID: consumerID, ProviderID: providerID,
-			Local: consumerCS, LocalConfig: ccfg, Maps: mapCache, Remote: pcfg, Scheme: apis.NewScheme(), HostIP: hostIP,
+			Local: consumerCS, LocalCluster: localCluster, Maps: mapCache, Remote: remote, Scheme: apis.NewScheme(), HostIP: hostIP,
 			Recorder:        broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "liqo-virtual-kubelet"}),
 			beforeReconcile: testBombs.before})
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
 // twin is one twin namespace on the provider and the watches kept there.
@@ -24,7 +25,7 @@ type twin struct {
 	local, remote string
 	// cache holds the twin namespace's objects we made; localCache the
 	// local namespace's objects of the reflected kinds.
-	cache, localCache cache.Cache
+	cache, localCache *remotecluster.NamespaceCache
 	stop              context.CancelFunc
 	// synced says the pods' watches are synced; kindSynced, by kind name,
 	// the watches of each reflected kind: a kind the provider does not let
@@ -218,6 +219,10 @@ func shadowPodOrigin(obj any) (any, error) {
 	return obj, nil
 }
 
+// twinCaches names the options of the twin namespaces' caches, the same
+// for every reflection of this process (remotecluster.CacheOptions).
+const twinCaches = "reflection"
+
 // startTwin watches one twin namespace and its local namespace: on the
 // provider, the ShadowPods, their pods and the copies of the reflected
 // kinds (only those made by this cluster); locally, the objects of the
@@ -232,20 +237,20 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 		obj, by := k.remoteCache(ours)
 		byObject[obj] = by
 	}
-	// Neither cache keeps managed fields: nothing reads them.
-	c, err := cache.New(r.remoteConfig, cache.Options{Scheme: r.cfg.Scheme, DefaultTransform: cache.TransformStripManagedFields(),
-		HTTPClient: r.remoteShared.http, Mapper: r.remoteShared.mapper,
-		DefaultNamespaces: map[string]cache.Config{remote: {}}, ByObject: byObject})
-	if err != nil {
-		return nil, err
-	}
-	lc, err := cache.New(r.localConfig, cache.Options{Scheme: r.cfg.Scheme, DefaultTransform: cache.TransformStripManagedFields(),
-		HTTPClient: r.localShared.http, Mapper: r.localShared.mapper,
-		DefaultNamespaces: map[string]cache.Config{local: {}}})
-	if err != nil {
-		return nil, err
-	}
+	// Both caches are shared with the provider's other virtual nodes (the
+	// local one with every virtual node): one watch per kind and namespace.
+	// They are released, with this twin's handlers, when tctx ends.
 	tctx, stop := context.WithCancel(ctx)
+	c, err := r.cfg.Remote.NamespaceCache(tctx, remote, remotecluster.CacheOptions{Name: twinCaches, ByObject: byObject})
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	lc, err := r.cfg.LocalCluster.NamespaceCache(tctx, local, remotecluster.CacheOptions{Name: twinCaches})
+	if err != nil {
+		stop()
+		return nil, err
+	}
 	t := &twin{local: local, remote: remote, cache: c, localCache: lc, stop: stop, kindSynced: map[string]*atomic.Bool{}}
 	// The provider's pods' changes go to the status lane (StatusWorkers).
 	handlers := map[client.Object]toolscache.ResourceEventHandlerFuncs{
@@ -254,16 +259,12 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 	}
 	var syncs []toolscache.InformerSynced
 	for kind, handler := range handlers {
-		inf, err := c.GetInformer(tctx, kind, cache.BlockUntilSynced(false))
+		synced, err := c.Watch(tctx, kind, handler)
 		if err != nil {
 			stop()
 			return nil, err
 		}
-		if _, err := inf.AddEventHandler(handler); err != nil {
-			stop()
-			return nil, err
-		}
-		syncs = append(syncs, inf.HasSynced)
+		syncs = append(syncs, synced)
 	}
 	kindSyncs := map[string][]toolscache.InformerSynced{}
 	for name, k := range r.kinds {
@@ -275,8 +276,6 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 		kindSyncs[name] = s
 		t.kindSynced[name] = &atomic.Bool{}
 	}
-	go func() { _ = c.Start(tctx) }()
-	go func() { _ = lc.Start(tctx) }()
 	go func() {
 		if toolscache.WaitForCacheSync(tctx.Done(), syncs...) {
 			t.synced.Store(true)

@@ -72,12 +72,20 @@ func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bo
 		return true, r.backOff(ctx, local, fmt.Sprintf("a ShadowPod %s/%s exists on cluster %s and was not created by this cluster",
 			t.remote, key.Name, r.cfg.ProviderID))
 	}
+	if sp != nil && local == nil {
+		if theirs, err := r.otherNodesPod(ctx, key, sp); err != nil || theirs {
+			return false, err
+		}
+	}
 	if sp != nil && (local == nil || sp.Annotations[forge.LocalUIDAnnotation] != string(local.UID)) {
 		// The local pod is gone, or this ShadowPod was made for a former pod
 		// of the same name: remove it, its deletion event comes back here.
 		return false, r.deleteShadow(ctx, sp)
 	}
 	if local == nil {
+		if sp == nil {
+			r.otherNodes.Delete(key)
+		}
 		return false, nil
 	}
 	if !local.DeletionTimestamp.IsZero() {
@@ -272,6 +280,30 @@ func (r *reflector) localPod(key types.NamespacedName) (*corev1.Pod, error) {
 		return nil, fmt.Errorf("local pod %s: unexpected %T in the cache", key, obj)
 	}
 	return p, nil
+}
+
+// otherNodesPod reports whether the ShadowPod sp, which no pod of this
+// node stands behind, is the ShadowPod of a local pod bound to another
+// virtual node of the provider: the twin namespaces are the provider's,
+// shared by its nodes, and each node reflects its own pods only. A local
+// pod's node never changes, so the answer is kept by its UID.
+func (r *reflector) otherNodesPod(ctx context.Context, key types.NamespacedName, sp *metav1.PartialObjectMetadata) (bool, error) {
+	uid := sp.Annotations[forge.LocalUIDAnnotation]
+	if known, ok := r.otherNodes.Load(key); ok && known == uid {
+		return true, nil
+	}
+	p, err := r.cfg.Local.CoreV1().Pods(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the local pod of ShadowPod %s: %w", sp.Name, err)
+	}
+	if string(p.UID) != uid || p.Spec.NodeName == "" || p.Spec.NodeName == r.cfg.NodeName {
+		return false, nil
+	}
+	r.otherNodes.Store(key, uid)
+	return true, nil
 }
 
 func (r *reflector) deleteShadow(ctx context.Context, sp *metav1.PartialObjectMetadata) error {

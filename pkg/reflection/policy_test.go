@@ -20,6 +20,7 @@ import (
 	"github.com/liqo-go/liqo/apis"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 	"github.com/liqo-go/liqo/test/harness"
 )
 
@@ -78,11 +79,15 @@ func reflectInto(ctx context.Context, t *testing.T, providerID, ns, twin string,
 			t.Fatal(err)
 		}
 	}
+	rc, err := remotecluster.New(providerID, "", remote, remotecluster.Options{Scheme: apis.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(rctx, Config{NodeName: "virtual-" + providerID, LocalClusterID: consumerID, ProviderID: providerID,
-			Local: consumerCS, LocalConfig: consumerConfig, Maps: mapCache, Remote: remote, Scheme: apis.NewScheme(),
+			Local: consumerCS, LocalCluster: localCluster, Maps: mapCache, Remote: rc, Scheme: apis.NewScheme(),
 			Recorder: &record.FakeRecorder{}, Kinds: kinds})
 	}()
 	t.Cleanup(func() {

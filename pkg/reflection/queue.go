@@ -15,6 +15,8 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
 // reconcileTimeout bounds one reconciliation: a provider that stopped
@@ -143,17 +145,10 @@ func newQueue[K comparable](name string) workqueue.TypedRateLimitingInterface[K]
 
 // follow enqueues, for every event on an object of obj's kind in c, the
 // key localName(its name) in the twin's local namespace.
-func (q *kindQueue) follow(ctx context.Context, t *twin, c cache.Cache, obj client.Object, localName func(string) string) (toolscache.InformerSynced, error) {
-	inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
-	if err != nil {
-		return nil, err
-	}
-	if _, err := inf.AddEventHandler(onEvery(func(o client.Object) {
+func (q *kindQueue) follow(ctx context.Context, t *twin, c *remotecluster.NamespaceCache, obj client.Object, localName func(string) string) (toolscache.InformerSynced, error) {
+	return c.Watch(ctx, obj, onEvery(func(o client.Object) {
 		q.queue.Add(types.NamespacedName{Namespace: t.local, Name: localName(o.GetName())})
-	})); err != nil {
-		return nil, err
-	}
-	return inf.HasSynced, nil
+	}))
 }
 
 // enqueueAll enqueues, for every object of obj's kind in namespace ns of

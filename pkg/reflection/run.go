@@ -18,11 +18,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -31,7 +29,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -39,8 +36,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/liqo-go/liqo/pkg/clientcfg"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
 // DefaultWorkers is the number of pods reflected in parallel: a reflection
@@ -62,11 +59,14 @@ type Config struct {
 	// local NamespaceMaps and NamespaceOffloadings (the manager's).
 	Local kubernetes.Interface
 	Maps  cache.Cache
-	// LocalConfig reaches the local cluster for the reflected kinds'
-	// watches.
-	LocalConfig *rest.Config
-	// Remote is the consumer's identity on the provider.
-	Remote *rest.Config
+	// LocalCluster is the local cluster as a remotecluster.Cluster: its
+	// namespace caches of the reflected kinds are shared by every virtual
+	// node.
+	LocalCluster *remotecluster.Cluster
+	// Remote is the provider, reached with the consumer's identity there:
+	// its client writes, and its namespace caches of the twin namespaces
+	// are shared by the provider's virtual nodes.
+	Remote *remotecluster.Cluster
 	Scheme *runtime.Scheme
 	// HostIP is shown as the local pods' host IP: the virtual node's address.
 	HostIP   string
@@ -99,39 +99,22 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := ValidateKinds(cfg.Kinds); err != nil {
 		return err
 	}
-	if cfg.LocalConfig == nil || cfg.Remote == nil {
-		return fmt.Errorf("the reflection of node %s needs both the local and the remote cluster's configuration", cfg.NodeName)
+	if cfg.LocalCluster == nil || cfg.Remote == nil {
+		return fmt.Errorf("the reflection of node %s needs both the local and the remote cluster", cfg.NodeName)
 	}
-	remote, local := clientcfg.Tuned(cfg.Remote), clientcfg.Tuned(cfg.LocalConfig)
-	// One connection pool and one REST mapper per cluster, shared by the
-	// client and every twin namespace's cache.
-	remoteHTTP, remoteMapper, err := clientcfg.Shared(remote)
-	if err != nil {
-		return fmt.Errorf("client for provider %s: %w", cfg.ProviderID, err)
-	}
-	localHTTP, localMapper, err := clientcfg.Shared(local)
-	if err != nil {
-		return fmt.Errorf("local client of node %s: %w", cfg.NodeName, err)
-	}
-	rc, err := client.New(remote, client.Options{Scheme: cfg.Scheme, HTTPClient: remoteHTTP, Mapper: remoteMapper})
-	if err != nil {
-		return fmt.Errorf("client for provider %s: %w", cfg.ProviderID, err)
-	}
+	rc := cfg.Remote.Client
 	r := &reflector{
-		cfg:          cfg,
-		remote:       rc,
-		remoteConfig: remote,
-		localConfig:  local,
-		remoteShared: sharedClient{remoteHTTP, remoteMapper},
-		localShared:  sharedClient{localHTTP, localMapper},
-		logger:       klog.FromContext(ctx).WithValues("node", cfg.NodeName),
-		queue:        newQueue[types.NamespacedName]("pods-" + cfg.NodeName),
-		statusQueue:  newQueue[types.NamespacedName]("pod-status-" + cfg.NodeName),
-		keys:         newKeyLocks[types.NamespacedName](),
-		namespaces:   map[string]*twin{},
+		cfg:         cfg,
+		remote:      rc,
+		logger:      klog.FromContext(ctx).WithValues("node", cfg.NodeName),
+		queue:       newQueue[types.NamespacedName]("pods-" + cfg.NodeName),
+		statusQueue: newQueue[types.NamespacedName]("pod-status-" + cfg.NodeName),
+		keys:        newKeyLocks[types.NamespacedName](),
+		namespaces:  map[string]*twin{},
 	}
 	defer r.queue.ShutDown()
 	defer r.statusQueue.ShutDown()
+	var err error
 	if r.kinds, err = r.resources(); err != nil {
 		return err
 	}
@@ -198,14 +181,9 @@ const writtenTTL = time.Minute
 const StatusWorkers = 8
 
 type reflector struct {
-	cfg          Config
-	remote       client.Client
-	remoteConfig *rest.Config
-	localConfig  *rest.Config
-	// remoteShared and localShared are what every cache of the cluster
-	// shares (clientcfg.Shared).
-	remoteShared, localShared sharedClient
-	pods                      corelisters.PodLister
+	cfg    Config
+	remote client.Client
+	pods   corelisters.PodLister
 	// written holds the local pods as this reflector's status writes left
 	// them, until the pods' cache has caught up (localPod).
 	written toolscache.MutationCache
@@ -224,6 +202,9 @@ type reflector struct {
 	// yet gone from the cache, so that the events still in flight for it
 	// do not delete it again (one DELETE answered 404 in three pods).
 	deletedLocal sync.Map
+	// otherNodes holds, by key, the UID of a local pod bound to another
+	// virtual node of the provider (otherNodesPod).
+	otherNodes sync.Map
 
 	// syncMu runs one syncMaps at a time: the maps' and the offloadings'
 	// handlers call it from two goroutines, and an older reading applied
@@ -235,12 +216,6 @@ type reflector struct {
 	// refused holds the map's entries askedOnly refused, by local
 	// namespace, with why: each is told once.
 	refused map[string]string
-}
-
-// sharedClient is a cluster's shared HTTP client and REST mapper.
-type sharedClient struct {
-	http   *http.Client
-	mapper meta.RESTMapper
 }
 
 // onEvery is an event handler calling f with the object of every add,

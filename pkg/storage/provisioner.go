@@ -17,7 +17,7 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/remote"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
 // selectedNodeAnnotation is where the scheduler writes the node a PVC of
@@ -30,7 +30,7 @@ type Provisioner struct {
 	Reader client.Reader
 	// Writer creates and deletes the real PVCs.
 	Writer  client.Writer
-	Remotes *remote.Clients
+	Remotes *remotecluster.Registry
 	Options Options
 	// ClusterID is this cluster's: the remote PVCs carry it as their
 	// origin, which providers require of what a consumer marks as liqo's.

@@ -15,14 +15,14 @@ import (
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/remote"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
 // Setup adds the provisioner to the manager, on cs, the manager's local
 // clientset: it runs on the leader only.
 // selfProvision creates the virtual StorageClass and the storage namespace
 // first, as the chart does in a cluster.
-func Setup(mgr ctrl.Manager, cs kubernetes.Interface, o Options, remotes *remote.Clients, clusterID string, selfProvision bool) error {
+func Setup(mgr ctrl.Manager, cs kubernetes.Interface, o Options, remotes *remotecluster.Registry, clusterID string, selfProvision bool) error {
 	if !o.Enabled {
 		return nil
 	}

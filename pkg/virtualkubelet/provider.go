@@ -25,7 +25,7 @@ const maxMessage = 300
 // at once through the NotifyNodeStatus callback.
 type provider struct {
 	cfg     NodeConfig
-	probe   *probe
+	probe   Probe
 	started time.Time
 	logger  logr.Logger
 
@@ -45,7 +45,7 @@ type provider struct {
 	closed bool
 }
 
-func newProvider(cfg NodeConfig, pr *probe, logger logr.Logger) *provider {
+func newProvider(cfg NodeConfig, pr Probe, logger logr.Logger) *provider {
 	now := time.Now()
 	return &provider{
 		cfg:     cfg,
@@ -85,11 +85,11 @@ func (p *provider) close() {
 func (p *provider) check(ctx context.Context) {
 	pctx, cancel := context.WithTimeout(ctx, p.cfg.HealthCheckTimeout)
 	defer cancel()
-	err := p.probe.ready(pctx)
+	err := p.probe.Ready(pctx)
 	version := ""
 	if err == nil && p.needVersion() {
 		// A failure only leaves the version to the next probe.
-		version, _ = p.probe.version(pctx)
+		version, _ = p.probe.ServerVersion(pctx)
 	}
 	if ctx.Err() != nil {
 		// Stopping: the aborted probe says nothing about the remote cluster.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/liqo-go/liqo/pkg/consts"
 	vknode "github.com/virtual-kubelet/virtual-kubelet/node"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,9 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
+
+	"github.com/liqo-go/liqo/pkg/consts"
+
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
 // fallbackKubeletVersion is shown when neither cluster tells its version.
@@ -32,8 +34,8 @@ const fallbackKubeletVersion = "v0.0.0-unknown"
 // caller's job (DeleteNode), after RunNode has returned, since a running
 // RunNode registers a deleted Node again.
 //
-// remote needs no privilege on the remote cluster: only /readyz and
-// /version are read. ready, if not nil, is told the Node's readiness and the
+// remote is the remote cluster's probe: only /readyz and /version are
+// read. ready, if not nil, is told the Node's readiness and the
 // Ready reason once the Node is registered and then whenever it flips; it
 // runs on the goroutine that writes the Node's updates, so it should return
 // promptly.
@@ -42,14 +44,13 @@ const fallbackKubeletVersion = "v0.0.0-unknown"
 // returns an error only for what retrying cannot fix: an invalid cfg or
 // remote, or a Node of the same name that belongs to something else
 // (ErrForeignNode).
-func RunNode(ctx context.Context, local kubernetes.Interface, remote *rest.Config, cfg NodeConfig, ready func(bool, string)) error {
+func RunNode(ctx context.Context, local kubernetes.Interface, remote Probe, cfg NodeConfig, ready func(bool, string)) error {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return err
 	}
-	pr, err := newProbe(remote)
-	if err != nil {
-		return fmt.Errorf("virtual node %s: %w", cfg.Name, err)
+	if remote == nil {
+		return fmt.Errorf("virtual node %s: no probe of the remote cluster", cfg.Name)
 	}
 	logger := klog.FromContext(ctx).WithValues("node", cfg.Name, "remoteClusterID", cfg.RemoteClusterID)
 	// The delay between two attempts to register the Node: 1 s, doubling
@@ -59,7 +60,7 @@ func RunNode(ctx context.Context, local kubernetes.Interface, remote *rest.Confi
 	// Sliding: the delay is asked for after each attempt, so it is the one
 	// that attempt logged.
 	err = wait.DelayFunc(func() time.Duration { return wake }).Until(ctx, true, true, func(ctx context.Context) (bool, error) {
-		err := runOnce(ctx, local, pr, cfg, logger, ready)
+		err := runOnce(ctx, local, remote, cfg, logger, ready)
 		if ctx.Err() != nil {
 			return true, nil
 		}
@@ -83,7 +84,7 @@ var ErrForeignNode = errors.New("a node of this name exists and is not this remo
 
 // runOnce registers the Node and runs the node controller until ctx is done
 // (returning nil) or the controller fails to start.
-func runOnce(ctx context.Context, local kubernetes.Interface, pr *probe, cfg NodeConfig, logger logr.Logger, ready func(bool, string)) error {
+func runOnce(ctx context.Context, local kubernetes.Interface, pr Probe, cfg NodeConfig, logger logr.Logger, ready func(bool, string)) error {
 	p := newProvider(cfg, pr, logger)
 
 	// A first probe, so that the Node is registered with the right
@@ -199,7 +200,7 @@ func registerNode(ctx context.Context, nodes typedcorev1.NodeInterface, want *co
 // one is known: the Node then looks like the cluster's other nodes.
 func localVersion(ctx context.Context, local kubernetes.Interface) string {
 	if rc := local.Discovery().RESTClient(); rc != nil {
-		if v, err := (&probe{client: rc}).version(ctx); err == nil {
+		if v, err := remotecluster.ServerVersion(ctx, rc); err == nil {
 			return v
 		}
 	}

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/testbed"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +22,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+
+	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
+	"github.com/liqo-go/liqo/pkg/testbed"
 )
 
 // remoteConfig is what a consumer holds for its provider: an identity in the
@@ -35,6 +37,16 @@ func remoteConfig() *rest.Config {
 		Groups:   []string{consts.ConsumerGroup},
 	}
 	return cfg
+}
+
+// remoteProbe is the probe of the remote cluster with remoteConfig.
+func remoteProbe(t *testing.T) Probe {
+	t.Helper()
+	c, err := remotecluster.New("remote", "", remoteConfig(), remotecluster.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // readyLog records what RunNode reports to its ready callback.
@@ -80,7 +92,7 @@ func start(t *testing.T, cfg NodeConfig, log *readyLog) (stop func()) {
 	if log != nil {
 		cb = log.record
 	}
-	go func() { done <- RunNode(ctx, tb.Cluster("local").Client(), remoteConfig(), cfg, cb) }()
+	go func() { done <- RunNode(ctx, tb.Cluster("local").Client(), remoteProbe(t), cfg, cb) }()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -506,7 +518,7 @@ func TestRefusesForeignNode(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), foreign.Name, metav1.DeleteOptions{}) })
 
-	err := RunNode(ctx, cs, remoteConfig(), NodeConfig{Name: foreign.Name, RemoteClusterID: "foreign"}, nil)
+	err := RunNode(ctx, cs, remoteProbe(t), NodeConfig{Name: foreign.Name, RemoteClusterID: "foreign"}, nil)
 	if !errors.Is(err, ErrForeignNode) {
 		t.Errorf("RunNode on a foreign node returned %v", err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/liqo-go/liqo/apis"
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/remote"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
 // TestConsumerCredentials checks what rome's credentials on milan allow:
@@ -102,7 +102,7 @@ func credentials(t *testing.T, consumer, provider string) *rest.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := remote.RESTConfig(secret.Data[consts.KubeconfigKey])
+	cfg, err := remotecluster.RESTConfig(secret.Data[consts.KubeconfigKey])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
-	"github.com/liqo-go/liqo/pkg/remote"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
 func TestCheckCSR(t *testing.T) {
@@ -76,7 +76,7 @@ func TestBuildKubeconfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := remote.RESTConfig(kc)
+	cfg, err := remotecluster.RESTConfig(kc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestBuildKubeconfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err = remote.RESTConfig(kc); err != nil || cfg.Host != "https://10.80.0.1:443" || cfg.ServerName != "kubernetes.default.svc" {
+	if cfg, err = remotecluster.RESTConfig(kc); err != nil || cfg.Host != "https://10.80.0.1:443" || cfg.ServerName != "kubernetes.default.svc" {
 		t.Fatalf("in-band config: %v, host %s, server name %q", err, cfg.Host, cfg.ServerName)
 	}
 	// Through a proxy: the REST config's transport uses it for every request.
@@ -98,7 +98,7 @@ func TestBuildKubeconfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err = remote.RESTConfig(kc); err != nil || cfg.Proxy == nil {
+	if cfg, err = remotecluster.RESTConfig(kc); err != nil || cfg.Proxy == nil {
 		t.Fatalf("proxied config: %v, no proxy", err)
 	}
 	req, _ := http.NewRequest(http.MethodGet, "https://127.0.0.1:6443/api", nil)

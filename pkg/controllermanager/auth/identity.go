@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,7 +20,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/identity"
-	"github.com/liqo-go/liqo/pkg/remote"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
 // IdentityReconciler turns, on the consumer, an Identity issued by a provider
@@ -33,6 +32,9 @@ type IdentityReconciler struct {
 	Recorder  record.EventRecorder
 	// Now is the reconciler's clock (time.Now if nil).
 	Now clock
+	// Remotes turns the kubeconfig into the provider's clients, kept until
+	// the kubeconfig changes: each check does not build its own.
+	Remotes *remotecluster.Registry
 }
 
 // Reconcile writes the kubeconfig Secret and sets the Ready condition from a
@@ -59,8 +61,12 @@ func (r *IdentityReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, err
 	}
 	id.Status.KubeconfigSecretRef = &corev1.LocalObjectReference{Name: secret.Name}
+	remote, err := r.Remotes.ForSecret(ctx, string(id.Spec.ClusterID), client.ObjectKeyFromObject(secret))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 
-	if who, err := whoAmI(ctx, kubeconfig); err != nil {
+	if who, err := whoAmI(ctx, remote); err != nil {
 		// The provider may be briefly unreachable; check again soon.
 		return ctrl.Result{RequeueAfter: 10 * time.Second},
 			r.setReady(ctx, &id, metav1.ConditionFalse, "ProviderRejected", fmt.Sprintf("the provider did not accept the credentials: %v", err))
@@ -68,7 +74,7 @@ func (r *IdentityReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, r.setReady(ctx, &id, metav1.ConditionFalse, "WrongUser",
 			fmt.Sprintf("the provider knows these credentials as %q, expected %q", who, user))
 	}
-	next, err := r.pickUp(ctx, &id, kubeconfig)
+	next, err := r.pickUp(ctx, &id, remote)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -87,7 +93,7 @@ func (r *IdentityReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 // until it finds the new certificate. A certificate from the provider is
 // taken only if it is for this cluster's client key, another one, and
 // lives at least as long as the current one.
-func (r *IdentityReconciler) pickUp(ctx context.Context, id *authv1beta1.Identity, kubeconfig []byte) (time.Duration, error) {
+func (r *IdentityReconciler) pickUp(ctx context.Context, id *authv1beta1.Identity, remote *remotecluster.Cluster) (time.Duration, error) {
 	clientKey, err := x509.MarshalPKIXPublicKey(r.Keys.Client.Public())
 	if err != nil {
 		return 0, err
@@ -100,16 +106,8 @@ func (r *IdentityReconciler) pickUp(ctx context.Context, id *authv1beta1.Identit
 	if at := pickUpAt(cur); now.Before(at) || id.Spec.Namespace == nil {
 		return until(now, at), nil
 	}
-	cfg, err := remote.RESTConfig(kubeconfig)
-	if err != nil {
-		return 0, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: r.Client.Scheme()})
-	if err != nil {
-		return 0, err
-	}
 	var t authv1beta1.Tenant
-	if err := c.Get(ctx, types.NamespacedName{Namespace: *id.Spec.Namespace, Name: r.ClusterID}, &t); err != nil {
+	if err := remote.Client.Get(ctx, types.NamespacedName{Namespace: *id.Spec.Namespace, Name: r.ClusterID}, &t); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "reading the Tenant for the renewed certificate, will retry")
 		return time.Minute, nil
 	}
@@ -130,17 +128,11 @@ func (r *IdentityReconciler) pickUp(ctx context.Context, id *authv1beta1.Identit
 	return until(now, pickUpAt(renewed)), nil
 }
 
-func whoAmI(ctx context.Context, kubeconfig []byte) (string, error) {
-	cfg, err := remote.RESTConfig(kubeconfig)
-	if err != nil {
-		return "", err
-	}
-	cfg.Timeout = 5 * time.Second
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return "", err
-	}
-	rev, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+// whoAmI asks the provider who it takes the credentials for, within 5 s.
+func whoAmI(ctx context.Context, remote *remotecluster.Cluster) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, whoAmITimeout)
+	defer cancel()
+	rev, err := remote.Clientset.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if err != nil {
 		return "", err
 	}
@@ -185,3 +177,7 @@ func renewalOf(cur *x509.Certificate, certPEM, clientKey []byte, now time.Time) 
 	}
 	return renewed, true
 }
+
+// whoAmITimeout bounds the check of the credentials: a provider that does
+// not answer is retried soon (see Reconcile).
+const whoAmITimeout = 5 * time.Second

@@ -24,7 +24,7 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/identity"
-	"github.com/liqo-go/liqo/pkg/remote"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 	"github.com/liqo-go/liqo/pkg/twinname"
 	"github.com/liqo-go/liqo/test/harness"
 )
@@ -289,7 +289,8 @@ func handshakeEndToEnd(t *testing.T, consumer, provider string, lifetime time.Du
 	if err := cl.Create(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	ir := &IdentityReconciler{Client: cl, Keys: signer.Keys, ClusterID: consumer}
+	ir := &IdentityReconciler{Client: cl, Keys: signer.Keys, ClusterID: consumer,
+		Remotes: remotecluster.NewRegistry(cl, remotecluster.Options{Scheme: cl.Scheme()})}
 	if _, err := ir.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: idNS, Name: id.Name}}); err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +304,7 @@ func handshakeEndToEnd(t *testing.T, consumer, provider string, lifetime time.Du
 	if err := cl.Get(ctx, types.NamespacedName{Namespace: idNS, Name: consts.KubeconfigSecretName(id.Name)}, &kc); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := remote.RESTConfig(kc.Data[consts.KubeconfigKey])
+	cfg, err := remotecluster.RESTConfig(kc.Data[consts.KubeconfigKey])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,14 +408,18 @@ func TestCertificateRotation(t *testing.T) {
 	if err := cl.Get(ctx, types.NamespacedName{Namespace: ikey.Namespace, Name: consts.KubeconfigSecretName(ikey.Name)}, &kc); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := remote.RESTConfig(kc.Data[consts.KubeconfigKey])
+	cfg, err := remotecluster.RESTConfig(kc.Data[consts.KubeconfigKey])
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !signedCert(t, cfg.CertData).Equal(renewed) {
 		t.Fatal("the kubeconfig does not hold the renewed certificate")
 	}
-	if who, err := whoAmI(ctx, kc.Data[consts.KubeconfigKey]); err != nil || who != consts.ConsumerUser("cortona") {
+	renewedCluster, err := remotecluster.New("", "", cfg, remotecluster.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if who, err := whoAmI(ctx, renewedCluster); err != nil || who != consts.ConsumerUser("cortona") {
 		t.Fatalf("the renewed kubeconfig: %q, %v", who, err)
 	}
 }

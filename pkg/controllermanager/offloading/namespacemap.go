@@ -10,6 +10,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/replicator"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
 // namespaceMapLabels are the labels of the consumer's NamespaceMap for provider.
@@ -29,11 +30,13 @@ func isLocalMap(m *offv1beta1.NamespaceMap) bool {
 type MapReplicator struct {
 	Client    client.Client
 	ClusterID string
+	// Remotes reaches the providers.
+	Remotes *remotecluster.Registry
 }
 
 // SetupWithManager registers the generic replicator for NamespaceMaps.
 func (r *MapReplicator) SetupWithManager(mgr ctrl.Manager) error {
-	return (&replicator.Reconciler[*offv1beta1.NamespaceMap]{Client: r.Client, ClusterID: r.ClusterID,
+	return (&replicator.Reconciler[*offv1beta1.NamespaceMap]{Client: r.Client, ClusterID: r.ClusterID, Remotes: r.Remotes,
 		Kind: ReplicatedMapKind()}).SetupWithManager(mgr)
 }
 

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/peering"
 	"github.com/liqo-go/liqo/pkg/peering/netsetup"
 	"github.com/liqo-go/liqo/pkg/peeringuser"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
 // handshake is one attempt at a request: its phases run in order, each
@@ -101,10 +101,13 @@ func (h *handshake) claim(ctx context.Context) error {
 		}
 		cfg.Proxy = http.ProxyURL(u)
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	// The peering user's clients, for the handshake only: the Identity's
+	// Cluster replaces them once peered.
+	rc, err := remotecluster.New(h.req.ClusterID, "", cfg, remotecluster.Options{Scheme: apis.NewScheme()})
 	if err != nil {
 		return fail(peering.ReasonInvalidRequest, true, err)
 	}
+	cs := rc.Clientset
 	user, err := peeringuser.WhoAmI(ctx, cs)
 	switch {
 	case errors.Is(err, peeringuser.ErrNotPeeringUser):
@@ -121,10 +124,7 @@ func (h *handshake) claim(ctx context.Context) error {
 	if got := cm.Data[consts.ClusterIDKey]; got != h.req.ClusterID {
 		return fail(peering.ReasonWrongCluster, true, fmt.Errorf("the API server at %s is cluster %q, not %q (--cluster-id): refusing to peer", h.req.AuthURL, got, h.req.ClusterID))
 	}
-	remote, err := client.New(cfg, client.Options{Scheme: apis.NewScheme()})
-	if err != nil {
-		return fail(peering.ReasonInvalidRequest, true, err)
-	}
+	remote := rc.Client
 	if err := peeringuser.Claim(ctx, remote, user, h.r.ClusterID, h.progress); err != nil {
 		if errors.Is(err, peeringuser.ErrClaimedElsewhere) {
 			return fail(peering.ReasonClaimedElsewhere, true, err)

@@ -17,6 +17,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 	"github.com/liqo-go/liqo/pkg/testbed"
 	"github.com/liqo-go/liqo/test/harness"
 )
@@ -38,7 +39,7 @@ func sliceKind() Kind[*authv1beta1.ResourceSlice] {
 
 // TestUnpeerForgetsTheProvider unpeers as liqoctl does, the replicated
 // objects first and the Identity last: once the Identity is gone nothing
-// asks the pool for that provider again, so only the Identity's deletion
+// asks the registry for that provider again, so only the Identity's deletion
 // can stop its watches (they leaked for every unpeered provider before).
 func TestUnpeerForgetsTheProvider(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -71,7 +72,8 @@ func TestUnpeerForgetsTheProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Reconciler[*authv1beta1.ResourceSlice]{Client: mgr.GetClient(), ClusterID: "rome", Kind: sliceKind()}
+	remotes := remotecluster.NewRegistry(mgr.GetAPIReader(), remotecluster.Options{Scheme: mgr.GetScheme()})
+	r := &Reconciler[*authv1beta1.ResourceSlice]{Client: mgr.GetClient(), ClusterID: "rome", Kind: sliceKind(), Remotes: remotes}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +91,15 @@ func TestUnpeerForgetsTheProvider(t *testing.T) {
 	harness.Eventually(ctx, t, "the replica on the provider", func() (bool, error) {
 		return cl.Get(ctx, replica, &authv1beta1.ResourceSlice{}) == nil, nil
 	})
-	if n := r.pool.Len(); n != 1 {
-		t.Fatalf("the pool holds %d providers while peered, want 1", n)
+	if n := r.watches.Len(); n != 1 {
+		t.Fatalf("%d providers watched while peered, want 1", n)
+	}
+	c, err := remotes.Get(ctx, "milan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Caches(); n != 1 {
+		t.Fatalf("%d namespace caches on the provider while peered, want 1 (the tenant namespace's)", n)
 	}
 
 	if err := cl.Delete(ctx, slice); err != nil {
@@ -104,6 +113,6 @@ func TestUnpeerForgetsTheProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	harness.Eventually(ctx, t, "the provider forgotten once its Identity is gone", func() (bool, error) {
-		return r.pool.Len() == 0, nil
+		return r.watches.Len() == 0 && remotes.Len() == 0 && c.Caches() == 0 && c.IsStale(), nil
 	})
 }

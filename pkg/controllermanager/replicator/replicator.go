@@ -2,6 +2,7 @@ package replicator
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,7 +22,7 @@ import (
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/remotes"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
 // Kind says how objects of type T are replicated. Its functions are pure:
@@ -55,9 +56,11 @@ type Reconciler[T client.Object] struct {
 	Client    client.Client
 	ClusterID string
 	Kind      Kind[T]
+	// Remotes reaches the providers with this cluster's Identities.
+	Remotes *remotecluster.Registry
 
 	recorder record.EventRecorder
-	pool     *remotes.Pool
+	watches  *watches
 }
 
 // Reconcile pushes the spec out and pulls the status in.
@@ -79,7 +82,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		// that is also a provider, another consumer's replica).
 		return ctrl.Result{}, nil
 	}
-	remote, remoteNS, err := r.pool.Client(ctx, provider)
+	remote, remoteNS, err := r.client(ctx, provider)
 	if err != nil {
 		// The Identity is not ready yet: its update requeues us.
 		ctrl.LoggerFrom(ctx).Info("provider not reachable yet", "reason", err.Error())
@@ -135,7 +138,7 @@ func ReplicaLabels(origin string) map[string]string {
 // there is nothing this cluster may delete there: unpeer cleans up with the
 // admin's credentials instead.
 func (r *Reconciler[T]) deleteRemote(ctx context.Context, provider, name string) error {
-	remote, remoteNS, err := r.pool.Client(ctx, provider)
+	remote, remoteNS, err := r.client(ctx, provider)
 	if err != nil {
 		return nil
 	}
@@ -154,11 +157,11 @@ func (r *Reconciler[T]) deleteRemote(ctx context.Context, provider, name string)
 func (r *Reconciler[T]) SetupWithManager(mgr ctrl.Manager) error {
 	name := strings.ToLower(r.Kind.Name)
 	r.recorder = mgr.GetEventRecorderFor("liqo-" + name)
-	r.pool = remotes.NewPool(mgr.GetScheme(), mgr.GetClient(),
-		func(provider string, o client.Object) types.NamespacedName {
-			return types.NamespacedName{Namespace: consts.TenantNamespace(provider), Name: o.GetName()}
-		}, r.Kind.New())
-	if err := mgr.Add(r.pool); err != nil {
+	if r.Remotes == nil {
+		return fmt.Errorf("the %s replicator needs the providers' registry", r.Kind.Name)
+	}
+	r.watches = newWatches(r.Remotes, func() client.Object { return r.Kind.New() })
+	if err := mgr.Add(r.watches); err != nil {
 		return err
 	}
 	mine := predicate.NewPredicateFuncs(func(o client.Object) bool {
@@ -167,17 +170,35 @@ func (r *Reconciler[T]) SetupWithManager(mgr ctrl.Manager) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).Named(name+"-replicator").
 		For(r.Kind.New(), builder.WithPredicates(mine)).
-		WatchesRawSource(r.pool.Source()).
+		WatchesRawSource(r.watches.source()).
 		Watches(&authv1beta1.Identity{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
 		// Unpeered: the provider's client, watches and goroutines go.
 		Watches(&authv1beta1.Identity{}, handler.Funcs{
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				if provider, ok := consts.ClusterIDOfTenantNamespace(e.Object.GetNamespace()); ok {
-					r.pool.Forget(provider)
+					r.watches.forget(provider, nil)
+					r.Remotes.Forget(provider)
 				}
 			},
 		}).
 		Complete(r)
+}
+
+// client returns the client of provider and the namespace this cluster
+// owns there, and watches the kind there.
+func (r *Reconciler[T]) client(ctx context.Context, provider string) (client.Client, string, error) {
+	c, ns, err := r.Remotes.Tenant(ctx, provider)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			// The peering is gone: its watch goes with it.
+			r.watches.forget(provider, nil)
+		}
+		return nil, "", err
+	}
+	if err := r.watches.ensure(provider, c, ns); err != nil {
+		return nil, "", err
+	}
+	return c.Client, ns, nil
 }
 
 // inNamespace maps an Identity to this cluster's objects in its namespace.

@@ -9,6 +9,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/replicator"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
 // ReplicatorReconciler keeps, for each of the consumer's ResourceSlices, a
@@ -17,11 +18,13 @@ import (
 type ReplicatorReconciler struct {
 	Client    client.Client
 	ClusterID string
+	// Remotes reaches the providers.
+	Remotes *remotecluster.Registry
 }
 
 // SetupWithManager registers the generic replicator for ResourceSlices.
 func (r *ReplicatorReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return (&replicator.Reconciler[*authv1beta1.ResourceSlice]{Client: r.Client, ClusterID: r.ClusterID,
+	return (&replicator.Reconciler[*authv1beta1.ResourceSlice]{Client: r.Client, ClusterID: r.ClusterID, Remotes: r.Remotes,
 		Kind: ReplicatedKind(r.ClusterID)}).SetupWithManager(mgr)
 }
 

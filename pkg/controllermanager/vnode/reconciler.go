@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -28,7 +27,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/reflection"
-	"github.com/liqo-go/liqo/pkg/remote"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet"
 )
 
@@ -59,10 +58,15 @@ type Reconciler struct {
 	// Reflected are the kinds reflected besides pods (reflection's
 	// defaults when nil).
 	Reflected map[string]reflection.KindOptions
+	// Remotes gives each node the Cluster of its credentials: the nodes of
+	// one provider share its clients, probe and twin namespace caches.
+	Remotes *remotecluster.Registry
+	// LocalCluster holds the local namespace caches the reflections share
+	// (made from the manager's client when nil).
+	LocalCluster *remotecluster.Cluster
 	// cache holds the NamespaceMaps the pod reflection follows.
-	cache       cache.Cache
-	scheme      *runtime.Scheme
-	localConfig *rest.Config
+	cache  cache.Cache
+	scheme *runtime.Scheme
 
 	mu      sync.Mutex
 	ctx     context.Context
@@ -79,12 +83,15 @@ type KubeletEndpoints interface {
 }
 
 type runner struct {
-	hash   string
-	stop   context.CancelFunc
-	done   chan struct{}
-	ready  bool
-	reason string
-	known  bool
+	hash string
+	// cluster is the provider as the node reaches it: a new Cluster (new
+	// credentials) restarts the node.
+	cluster *remotecluster.Cluster
+	stop    context.CancelFunc
+	done    chan struct{}
+	ready   bool
+	reason  string
+	known   bool
 }
 
 // Reconcile starts, restarts or stops the node of one VirtualNode.
@@ -118,7 +125,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
-	remote, version, err := r.remoteConfig(ctx, &vn)
+	remote, err := r.remoteCluster(ctx, &vn)
 	if err != nil {
 		return ctrl.Result{}, r.setStatus(ctx, &vn, offv1beta1.NoneVirtualNodeStatus, "NoCredentials", err.Error(), false, "")
 	}
@@ -130,7 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, errors.Join(err, r.setStatus(ctx, &vn, offv1beta1.NoneVirtualNodeStatus, "NoKubeletAPI", err.Error(), false, ""))
 		}
 	}
-	hash := configHash(version, &cfg)
+	hash := configHash(remote.Version, &cfg)
 	rn := r.ensureRunner(req.NamespacedName, hash, cfg, remote)
 	r.mu.Lock()
 	known, ready, why := rn.known, rn.ready, rn.reason
@@ -146,11 +153,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, r.setStatus(ctx, &vn, nodeStatus, reason, "", known, fmt.Sprint(ready))
 }
 
-func (r *Reconciler) remoteConfig(ctx context.Context, vn *offv1beta1.VirtualNode) (*rest.Config, string, error) {
+// remoteCluster is the provider reached with the VirtualNode's credentials:
+// the Cluster of the provider's Identity when the node names its Secret,
+// as it does unless made by hand with other credentials.
+func (r *Reconciler) remoteCluster(ctx context.Context, vn *offv1beta1.VirtualNode) (*remotecluster.Cluster, error) {
 	if vn.Spec.KubeconfigSecretRef == nil {
-		return nil, "", fmt.Errorf("spec.kubeconfigSecretRef is not set")
+		return nil, fmt.Errorf("spec.kubeconfigSecretRef is not set")
 	}
-	return remote.FromSecret(ctx, r.Client, types.NamespacedName{Namespace: vn.Namespace, Name: vn.Spec.KubeconfigSecretRef.Name})
+	return r.Remotes.ForSecret(ctx, string(vn.Spec.ClusterID), types.NamespacedName{Namespace: vn.Namespace, Name: vn.Spec.KubeconfigSecretRef.Name})
 }
 
 // nodeConfig is the Node a VirtualNode asks for.
@@ -165,9 +175,9 @@ func nodeConfig(vn *offv1beta1.VirtualNode, interval time.Duration) virtualkubel
 	}
 }
 
-func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg virtualkubelet.NodeConfig, remote *rest.Config) *runner {
+func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg virtualkubelet.NodeConfig, remote *remotecluster.Cluster) *runner {
 	r.mu.Lock()
-	if rn, ok := r.runners[key]; ok && rn.hash == hash {
+	if rn, ok := r.runners[key]; ok && rn.hash == hash && rn.cluster == remote {
 		r.mu.Unlock()
 		return rn
 	}
@@ -180,13 +190,22 @@ func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg vir
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ctx, stop := context.WithCancel(r.ctx)
-	rn := &runner{hash: hash, stop: stop, done: make(chan struct{})}
+	rn := &runner{hash: hash, cluster: remote, stop: stop, done: make(chan struct{})}
 	r.runners[key] = rn
+	// New credentials, or the peering gone: the next reconcile moves the
+	// node to the current Cluster, or stops it.
+	go func() {
+		select {
+		case <-remote.Stale():
+			r.enqueue(ctx, key)
+		case <-ctx.Done():
+		}
+	}()
 	reflected := make(chan struct{})
 	go func() {
 		defer close(reflected)
 		err := reflection.Run(ctx, reflection.Config{NodeName: cfg.Name, LocalClusterID: r.ClusterID,
-			ProviderID: cfg.RemoteClusterID, LiqoNamespace: r.Namespace, Local: r.Clientset, Maps: r.cache, Remote: remote, LocalConfig: r.localConfig,
+			ProviderID: cfg.RemoteClusterID, LiqoNamespace: r.Namespace, Local: r.Clientset, Maps: r.cache, Remote: remote, LocalCluster: r.LocalCluster,
 			Scheme: r.scheme, Recorder: r.PodRecorder, HostIP: cfg.Address, Kinds: r.Reflected,
 			Addresses: addresses(r.cache, cfg.RemoteClusterID, r.Namespace)})
 		if err != nil && ctx.Err() == nil {
@@ -290,7 +309,15 @@ func (r *Reconciler) Start(ctx context.Context) error {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.Recorder = mgr.GetEventRecorderFor("liqo-virtualnode")
 	r.PodRecorder = mgr.GetEventRecorderFor("liqo-virtual-kubelet")
-	r.cache, r.scheme, r.localConfig = mgr.GetCache(), mgr.GetScheme(), mgr.GetConfig()
+	r.cache, r.scheme = mgr.GetCache(), mgr.GetScheme()
+	if r.LocalCluster == nil {
+		local, err := remotecluster.New(r.ClusterID, "", mgr.GetConfig(), remotecluster.Options{Scheme: mgr.GetScheme(),
+			HTTPClient: mgr.GetHTTPClient(), Mapper: mgr.GetRESTMapper()})
+		if err != nil {
+			return err
+		}
+		r.LocalCluster = local
+	}
 	r.runners = map[types.NamespacedName]*runner{}
 	r.events = make(chan event.GenericEvent, 64)
 	if err := mgr.Add(r); err != nil {

@@ -29,7 +29,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/remote"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 	"github.com/liqo-go/liqo/pkg/testbed"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet"
 )
@@ -78,7 +78,7 @@ func setUp() error {
 	if err := setUpConsumer(ctx, kubeconfig); err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}
-	resolver := &PodResolver{Reader: cl, Remotes: &remote.Clients{Reader: cl}}
+	resolver := &PodResolver{Reader: cl, Remotes: remotecluster.NewRegistry(cl, remotecluster.Options{})}
 	server, err = New(Config{Client: consumer.Client(), Resolver: resolver, Usage: resolver, Logger: testLogger()})
 	if err != nil {
 		return err
@@ -93,9 +93,13 @@ func setUp() error {
 	if err != nil {
 		return err
 	}
+	remote, err := remotecluster.New(providerID, "", provider.Config, remotecluster.Options{})
+	if err != nil {
+		return err
+	}
 	go func() {
 		cfg := virtualkubelet.NodeConfig{Name: vnodeName, RemoteClusterID: providerID, Address: ip, Port: port}
-		_ = virtualkubelet.RunNode(context.Background(), consumer.Client(), provider.Config, cfg, nil)
+		_ = virtualkubelet.RunNode(context.Background(), consumer.Client(), remote, cfg, nil)
 	}()
 	// Ready once the node publishes the endpoint and the server presents a
 	// certificate of the cluster's CA for it. The pod comes after the node:

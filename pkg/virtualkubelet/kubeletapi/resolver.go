@@ -14,7 +14,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/remote"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
 // Resolver tells where the pod namespace/name of this cluster really runs.
@@ -31,7 +31,7 @@ type Target struct {
 	Node string
 	// Config reaches the provider's API server with the consumer's
 	// credentials there; Clientset is built from it, once per version of
-	// the credentials (remote.Clients).
+	// the credentials (remotecluster.Cluster).
 	Config    *rest.Config
 	Clientset kubernetes.Interface
 	// Namespace and Name are the twin pod's on the provider.
@@ -47,7 +47,7 @@ type PodResolver struct {
 	// cache holds only its own Pods, so this is typically its API reader.
 	Reader client.Reader
 	// Remotes gives the providers' clients.
-	Remotes *remote.Clients
+	Remotes *remotecluster.Registry
 }
 
 var _ Resolver = (*PodResolver)(nil)

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/liqo-go/liqo/pkg/remote"
+	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
 // TestPodResolver: the resolver finds the twin of an offloaded pod through
@@ -36,7 +36,7 @@ func TestPodResolver(t *testing.T) {
 		}
 	}
 
-	r := &PodResolver{Reader: cl, Remotes: &remote.Clients{Reader: cl}}
+	r := &PodResolver{Reader: cl, Remotes: remotecluster.NewRegistry(cl, remotecluster.Options{})}
 	got, err := r.Resolve(ctx, localNS, podName)
 	if err != nil {
 		t.Fatal(err)
