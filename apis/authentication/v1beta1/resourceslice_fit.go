@@ -82,3 +82,17 @@ func (f *FitSummary) Validate() error {
 	}
 	return nil
 }
+
+// Largest is the largest free piece of the summary, by CPU then memory:
+// the most a single pod can get on one of the provider's nodes. Nil for a
+// summary without groups.
+func (f *FitSummary) Largest() corev1.ResourceList {
+	var best corev1.ResourceList
+	for _, g := range f.Groups {
+		if best == nil || g.Free.Cpu().Cmp(*best.Cpu()) > 0 ||
+			(g.Free.Cpu().Cmp(*best.Cpu()) == 0 && g.Free.Memory().Cmp(*best.Memory()) > 0) {
+			best = g.Free
+		}
+	}
+	return best
+}

@@ -93,6 +93,9 @@ type ResourceSliceInfo struct {
 	// granted.
 	Requested map[string]string `json:"requested,omitempty"`
 	Granted   map[string]string `json:"granted,omitempty"`
+	// LargestFree is the most a single pod can get on one of the
+	// provider's nodes (the slice's fit summary).
+	LargestFree map[string]string `json:"largestFree,omitempty"`
 }
 
 // Objects are the cluster objects Build reads.
@@ -253,6 +256,9 @@ func resourceSlice(rs *authv1beta1.ResourceSlice) ResourceSliceInfo {
 	}
 	out.Requested = Sum(rs.Spec.Resources)
 	out.Granted = Sum(rs.Status.Resources)
+	if rs.Status.Fit != nil {
+		out.LargestFree = Sum(rs.Status.Fit.Largest())
+	}
 	return out
 }
 

@@ -175,10 +175,11 @@ function renderDetails() {
   const resRows = [...names].sort().map(k => ({cells: [k,
     (p.slices || []).map(s => (s.requested || {})[k]).filter(Boolean).join(' + ') || '—',
     (p.slices || []).map(s => (s.granted || {})[k]).filter(Boolean).join(' + ') || '—',
-    (p.used || {})[k] || '—']}));
+    (p.used || {})[k] || '—',
+    ((p.slices || []).find(s => s.largestFree) || {largestFree: {}}).largestFree[k] || '—']}));
   body.replaceChildren(el('h3', {}, 'Peering ' + p.consumer + ' → ' + p.provider), badge(p.health), mods,
     el('h3', {}, 'Resources'),
-    table(['resource', 'asked', 'granted', 'used'], resRows, 'No ResourceSlice.'),
+    table(['resource', 'asked', 'granted', 'used', 'largest free on one node'], resRows, 'No ResourceSlice.'),
     table(['slice', 'authentication', 'resources'], (p.slices || []).map(s => ({cells: [s.name, s.authentication, s.resources]})), ''),
     el('h3', {}, 'Remapped CIDRs'),
     table(['of', 'on', 'kind', 'CIDR', 'reached as'], (p.cidrs || []).map(c => ({cells: [c.of, c.on, c.kind, c.cidr, c.remapped || 'not remapped yet']})), 'No network fabric.'),
