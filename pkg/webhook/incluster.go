@@ -214,8 +214,8 @@ func equalSecret(a, b *corev1.Secret) bool {
 }
 
 // ourWebhooks are the webhooks whose caBundle the publisher owns.
-var ourWebhooks = map[string]bool{PodWebhookName: true, ShadowPodWebhookName: true, ReflectedWebhookName: true, ReplicaWebhookName: true,
-	EventWebhookName: true}
+var ourWebhooks = map[string]bool{PodWebhookName: true, DaemonSetWebhookName: true, ShadowPodWebhookName: true, ReflectedWebhookName: true,
+	ReplicaWebhookName: true, EventWebhookName: true}
 
 // publish writes bundle into our webhooks of the chart's configurations,
 // leaving everything else in them (service, rules) as the chart made it.

@@ -31,12 +31,15 @@ func registered(t *testing.T) (*admissionv1.MutatingWebhookConfiguration, *admis
 
 func TestRegistration(t *testing.T) {
 	m, v := registered(t)
-	if len(m.Webhooks) != 1 || len(v.Webhooks) != 4 {
-		t.Fatalf("webhooks: %d mutating, %d validating; want 1 and 4", len(m.Webhooks), len(v.Webhooks))
+	if len(m.Webhooks) != 2 || len(v.Webhooks) != 4 {
+		t.Fatalf("webhooks: %d mutating, %d validating; want 2 and 4", len(m.Webhooks), len(v.Webhooks))
 	}
-	pod, sp, reflected := m.Webhooks[0], v.Webhooks[0], v.Webhooks[1]
-	if pod.Name != PodWebhookName || sp.Name != ShadowPodWebhookName || reflected.Name != ReflectedWebhookName {
-		t.Errorf("webhook names %q, %q, %q", pod.Name, sp.Name, reflected.Name)
+	pod, ds, sp, reflected := m.Webhooks[0], m.Webhooks[1], v.Webhooks[0], v.Webhooks[1]
+	if pod.Name != PodWebhookName || ds.Name != DaemonSetWebhookName || sp.Name != ShadowPodWebhookName || reflected.Name != ReflectedWebhookName {
+		t.Errorf("webhook names %q, %q, %q, %q", pod.Name, ds.Name, sp.Name, reflected.Name)
+	}
+	if ds.FailurePolicy == nil || *ds.FailurePolicy != admissionv1.Ignore {
+		t.Errorf("the DaemonSet webhook fails %v, want Ignore (no DaemonSet of the cluster may wait on it)", ds.FailurePolicy)
 	}
 	for _, w := range []struct {
 		name    string
