@@ -176,7 +176,9 @@ func requiredTermsOf(spec *corev1.PodSpec) []corev1.NodeSelectorTerm {
 	return a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
 }
 
-func setRequiredTerms(pod *corev1.Pod, terms []corev1.NodeSelectorTerm) { setRequiredTermsOf(&pod.Spec, terms) }
+func setRequiredTerms(pod *corev1.Pod, terms []corev1.NodeSelectorTerm) {
+	setRequiredTermsOf(&pod.Spec, terms)
+}
 
 func setRequiredTermsOf(spec *corev1.PodSpec, terms []corev1.NodeSelectorTerm) {
 	if spec.Affinity == nil {

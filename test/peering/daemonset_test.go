@@ -31,7 +31,9 @@ func TestDaemonSetsStayOffVirtualNodes(t *testing.T) {
 	rome, milan := clusterClient(t, "rome"), clusterClient(t, "milan")
 	const ns = "agents"
 	twin := offloadWith(ctx, t, rome, ns, "--pod-offloading-strategy", "LocalAndRemote")
-	t.Cleanup(func() { _, _ = run(context.Background(), "unoffload", "namespace", ns, "--kubeconfig", kubeconfigs["rome"]) })
+	t.Cleanup(func() {
+		_, _ = run(context.Background(), "unoffload", "namespace", ns, "--kubeconfig", kubeconfigs["rome"])
+	})
 
 	labels := map[string]string{"app": "agent"}
 	ds := &appsv1.DaemonSet{

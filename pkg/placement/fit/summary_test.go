@@ -90,7 +90,6 @@ func TestSummarizeThousandNodes(t *testing.T) {
 	}
 }
 
-
 // FuzzValidate: whatever a provider sends as a summary, Validate does not
 // panic, and a summary it accepts is bounded.
 func FuzzValidate(f *testing.F) {
