@@ -2,6 +2,7 @@ package peering
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,9 @@ func TestTwoVirtualNodesOneProvider(t *testing.T) {
 	defer cancel()
 	// milan's watches are counted whoever opens them: its other consumer
 	// (naples, which earlier tests peer) goes first, so that only rome's
-	// count, and rome's slice gets what naples's held.
+	// count, and rome's slice gets what naples's held. Namespaces earlier
+	// tests left offloaded get their twins again when rome peers anew, so
+	// the counts are taken once they no longer change (stableWatches).
 	if out, err := run(ctx, "unpeer", "--kubeconfig", kubeconfigs["naples"], "--remote-kubeconfig", kubeconfigs["milan"]); err != nil &&
 		!strings.Contains(out, "no peering") && !strings.Contains(out, "not peered") {
 		t.Logf("unpeering naples from milan: %v\n%s", err, out)
@@ -47,7 +50,7 @@ func TestTwoVirtualNodesOneProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPinnedRunning(ctx, t, rome, milan, first, twin)
-	before := namespacedWatches(ctx, t, milanCS)
+	before := stableWatches(ctx, t, milanCS)
 	t.Logf("namespace-scoped watches on milan with one virtual node: %v", before)
 
 	// The second node: milan's VirtualNode again, under another name.
@@ -92,7 +95,7 @@ func TestTwoVirtualNodesOneProvider(t *testing.T) {
 	})
 
 	t.Run("the second node opens no watch of its own on the provider", func(t *testing.T) {
-		after := namespacedWatches(ctx, t, milanCS)
+		after := stableWatches(ctx, t, milanCS)
 		t.Logf("namespace-scoped watches on milan with two virtual nodes: %v", after)
 		for resource, n := range after {
 			if n > before[resource] {
@@ -143,6 +146,24 @@ func waitPinnedRunning(ctx context.Context, t *testing.T, rome, provider client.
 // namespaces are such watches, the provider's own controllers watch
 // cluster-wide. Each figure is the highest of a few readings, a watch
 // being renewed showing as a dip.
+// stableWatches is namespacedWatches once three readings in a row, 3 s
+// apart, agree (or after a minute, the last).
+func stableWatches(ctx context.Context, t *testing.T, cs kubernetes.Interface) map[string]int {
+	t.Helper()
+	last, same := namespacedWatches(ctx, t, cs), 0
+	for deadline := time.Now().Add(time.Minute); same < 2 && time.Now().Before(deadline); {
+		time.Sleep(3 * time.Second)
+		next := namespacedWatches(ctx, t, cs)
+		if maps.Equal(next, last) {
+			same++
+		} else {
+			same = 0
+		}
+		last = next
+	}
+	return last
+}
+
 func namespacedWatches(ctx context.Context, t *testing.T, cs kubernetes.Interface) map[string]int {
 	t.Helper()
 	out := map[string]int{}
