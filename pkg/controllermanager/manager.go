@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/liqo-go/liqo/apis"
 	"github.com/liqo-go/liqo/pkg/clientcfg"
@@ -78,7 +77,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		// Tests and the playground run several managers in one process.
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
 		Logger:                        o.Logger,
-		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                       kit.MetricsServer(o.MetricsAddr),
 		HealthProbeBindAddress:        o.HealthAddr,
 		PprofBindAddress:              o.PprofAddr,
 		LeaderElection:                true,
