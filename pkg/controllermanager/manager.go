@@ -141,7 +141,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		},
 		func() error {
 			return (&shadowpod.Reconciler{Client: mgr.GetClient(), NodeSelector: o.OffloadedPodNodeSelector,
-				MetadataOnly: o.PodPolicy.MetadataOnly, MaxGracePeriod: o.MaxGracePeriod}).SetupWithManager(mgr)
+				MetadataOnly: o.PodPolicy.MetadataOnly, MaxGracePeriod: o.MaxGracePeriod,
+				KeepImagePullPolicy: o.PodPolicy.KeepImagePullPolicy}).SetupWithManager(mgr)
 		},
 		func() error { return teardown.Setup(mgr, o.Teardown, OffloadingClusterRole) },
 		func() error { return (&shadowendpointslice.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },

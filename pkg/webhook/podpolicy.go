@@ -70,6 +70,10 @@ type PodPolicy struct {
 	// AllowResourceClaims lets consumers' pods claim devices through
 	// dynamic resource allocation (resourceClaims), which no Quota counts.
 	AllowResourceClaims bool
+	// KeepImagePullPolicy keeps the imagePullPolicy of consumers' pods;
+	// by default the provider makes their containers pull Always, so that
+	// none runs a private image another tenant pulled on the same node.
+	KeepImagePullPolicy bool
 	// VirtualStorageClass is this cluster's virtual StorageClass, which
 	// the claims of consumers' ephemeral volumes may not use (set from the
 	// storage options, as ReflectedPolicy's).
@@ -137,6 +141,9 @@ func (p *PodPolicy) AddFlags(fs *pflag.FlagSet) {
 			"only when they request the resource of the same name, within their Quota (empty: any of them may be tolerated)")
 	fs.BoolVar(&p.AllowResourceClaims, "allow-resource-claims", p.AllowResourceClaims,
 		"let consumers' pods claim devices through dynamic resource allocation (resourceClaims), which no Quota counts")
+	fs.BoolVar(&p.KeepImagePullPolicy, "keep-image-pull-policy", p.KeepImagePullPolicy,
+		"keep consumers' imagePullPolicy instead of Always, letting their pods run images other tenants pulled on the same node "+
+			"without credentials (for nodes that cannot reach a registry)")
 }
 
 // Validate reports the first bad setting in words a user can act on.
