@@ -22,16 +22,16 @@ func TestDedicatedNodesTakeWhatTheyHold(t *testing.T) {
 		sp.Spec.Pod.Tolerations = []corev1.Toleration{gpu}
 		return sp
 	}
-	consumer(t, "tau", offv1beta1.SoftLimitsEnforcement, list("cpu", "10", "memory", "10Gi", "pods", "10", "nvidia.com/gpu", "2"))
-	tau := asConsumer(t, "tau", twin("tau"))
-	if err := tau.Create(ctx, withGPU("trains", "tau")); err != nil {
+	consumer(t, "gpu-granted", offv1beta1.SoftLimitsEnforcement, list("cpu", "10", "memory", "10Gi", "pods", "10", "nvidia.com/gpu", "2"))
+	tau := asConsumer(t, "gpu-granted", twin("gpu-granted"))
+	if err := tau.Create(ctx, withGPU("trains", "gpu-granted")); err != nil {
 		t.Errorf("a pod requesting a granted GPU and tolerating the GPU nodes: %v", err)
 	}
-	idle := shadowPod("idles", twin("tau"), "tau", "100m", "")
+	idle := shadowPod("idles", twin("gpu-granted"), "gpu-granted", "100m", "")
 	idle.Spec.Pod.Tolerations = []corev1.Toleration{gpu}
 	wantDenied(t, "a GPU consumer's pod asking for no GPU", tau.Create(ctx, idle), "offloading.podPolicy.dedicatedTaintKeys")
 
-	consumer(t, "upsilon", offv1beta1.SoftLimitsEnforcement, list("cpu", "10", "memory", "10Gi", "pods", "10"))
-	upsilon := asConsumer(t, "upsilon", twin("upsilon"))
-	wantDenied(t, "a GPU from a consumer granted none", upsilon.Create(ctx, withGPU("trains", "upsilon")), "nvidia.com/gpu requested 1, none granted")
+	consumer(t, "gpu-denied", offv1beta1.SoftLimitsEnforcement, list("cpu", "10", "memory", "10Gi", "pods", "10"))
+	upsilon := asConsumer(t, "gpu-denied", twin("gpu-denied"))
+	wantDenied(t, "a GPU from a consumer granted none", upsilon.Create(ctx, withGPU("trains", "gpu-denied")), "nvidia.com/gpu requested 1, none granted")
 }

@@ -192,14 +192,11 @@ func (p *PodPolicy) Validate() error {
 			return fmt.Errorf("--allowed-volume-types: %q is no volume type (known: %s)", v, strings.Join(known, ", "))
 		}
 	}
-	for _, k := range p.ReservedTaints {
-		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
-			return fmt.Errorf("--reserved-taint-keys: %q is no taint key: %s", k, strings.Join(errs, "; "))
-		}
-	}
-	for _, k := range p.DedicatedTaints {
-		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
-			return fmt.Errorf("--dedicated-taint-keys: %q is no taint key: %s", k, strings.Join(errs, "; "))
+	for flag, keys := range map[string][]string{"--reserved-taint-keys": p.ReservedTaints, "--dedicated-taint-keys": p.DedicatedTaints} {
+		for _, k := range keys {
+			if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+				return fmt.Errorf("%s: %q is no taint key: %s", flag, k, strings.Join(errs, "; "))
+			}
 		}
 	}
 	return nil
