@@ -1,7 +1,8 @@
 // Command liqo-gateway is the network fabric's gateway pod: one end of the
 // WireGuard tunnel of a peering (see package gateway). Its controller
 // (GatewayServer/GatewayClient) writes its flags; it runs in its own pod
-// network namespace, privileged there and nowhere else.
+// network namespace, with the capabilities to administer that namespace's
+// network and nothing else.
 package main
 
 import (
@@ -37,6 +38,7 @@ func run() int {
 		mtu         = fs.Int("mtu", 1340, "MTU of the tunnel")
 		keysDir     = fs.String("keys-dir", "/etc/liqo/wireguard", "directory holding the privateKey file of the gateway's key Secret")
 		healthPort  = fs.Int("health-port", 8080, "port of the /readyz endpoint")
+		metricsAddr = fs.String("metrics-address", "0", "listen address of the metrics endpoint, served over HTTPS to callers allowed to get /metrics (0 disables it)")
 		listenPort  = fs.Int("listen-port", 51840, "UDP port a server listens on")
 		addresses   = fs.String("endpoint-addresses", "", "comma-separated addresses of the server, for a client (the first one is dialled)")
 		port        = fs.Int("endpoint-port", 0, "UDP port of the server, for a client")
@@ -59,7 +61,7 @@ func run() int {
 		return 1
 	}
 	cfg := gateway.Config{Mode: gateway.Mode(*mode), Name: *name, Namespace: *namespace, RemoteClusterID: *remote,
-		MTU: *mtu, HealthPort: *healthPort, PodName: *podName}
+		MTU: *mtu, HealthPort: *healthPort, MetricsAddr: *metricsAddr, PodName: *podName}
 	if *podIP != "" {
 		self, err := netip.ParseAddr(*podIP)
 		if err != nil || !self.Is4() {

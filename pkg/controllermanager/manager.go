@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/liqo-go/liqo/apis"
 	"github.com/liqo-go/liqo/pkg/clientcfg"
@@ -80,7 +79,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		// Tests and the playground run several managers in one process.
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
 		Logger:                        o.Logger,
-		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                       kit.MetricsServer(o.MetricsAddr),
 		HealthProbeBindAddress:        o.HealthAddr,
 		PprofBindAddress:              o.PprofAddr,
 		LeaderElection:                true,
@@ -151,7 +150,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		},
 		func() error {
 			return (&shadowpod.Reconciler{Client: mgr.GetClient(), NodeSelector: o.OffloadedPodNodeSelector,
-				MetadataOnly: o.PodPolicy.MetadataOnly, MaxGracePeriod: o.MaxGracePeriod}).SetupWithManager(mgr)
+				MetadataOnly: o.PodPolicy.MetadataOnly, MaxGracePeriod: o.MaxGracePeriod,
+				KeepImagePullPolicy: o.PodPolicy.KeepImagePullPolicy}).SetupWithManager(mgr)
 		},
 		func() error { return teardown.Setup(mgr, o.Teardown, OffloadingClusterRole) },
 		func() error { return (&shadowendpointslice.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },

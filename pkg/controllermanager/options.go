@@ -213,7 +213,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ConsumerCertLifetime, "consumer-certificate-lifetime", o.ConsumerCertLifetime,
 		"lifetime of the client certificates issued to consumers; they are renewed at two thirds of it and the consumers pick the new one up (at least 10m)")
 	fs.DurationVar(&o.NonceLifetime, "nonce-lifetime", o.NonceLifetime, "how long the nonce a consumer signs to peer is offered before it is replaced (a used one is replaced at once; the one before stays valid for ten minutes)")
-	fs.StringVar(&o.MetricsAddr, "metrics-address", o.MetricsAddr, "listen address of the Prometheus metrics endpoint (0 disables it)")
+	fs.StringVar(&o.MetricsAddr, "metrics-address", o.MetricsAddr, "listen address of the Prometheus metrics endpoint, served over HTTPS to callers allowed to get /metrics (0 disables it)")
 	fs.StringVar(&o.HealthAddr, "health-address", o.HealthAddr, "listen address of the healthz/readyz endpoints (0 disables them)")
 	fs.StringVar(&o.PprofAddr, "pprof-address", o.PprofAddr, "listen address of Go's /debug/pprof profiling endpoints, for measuring (0, the default, disables them)")
 	fs.StringVar(&o.WebhookAddr, "webhook-address", o.WebhookAddr, "host:port of the admission webhook server (port 0 picks a free port); it registers itself with the API server at start")

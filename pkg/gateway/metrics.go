@@ -1,10 +1,7 @@
 package gateway
 
 import (
-	"net/http"
-
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/liqo-go/liqo/pkg/datapath"
 )
@@ -50,15 +47,19 @@ func (c dropCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// dropMetricsHandler serves /metrics on the health port: the packets and
-// bytes the gateway dropped from the tunnel, by reason, so that a peer
-// sending what it may not can be seen (and alerted on) without a shell in
-// the gateway pod; nothing for an Applier that counts nothing, and a
-// failed read of the counters as an error rather than zeros.
-func dropMetricsHandler(dp Applier) http.Handler {
-	reg := prometheus.NewRegistry()
-	if dc, ok := dp.(dropCounter); ok {
-		reg.MustRegister(dropCollector{dc})
+// registerDropMetrics adds to reg (controller-runtime's Registry, which
+// the gateway's metrics endpoint serves) the packets and bytes the gateway
+// dropped from the tunnel, by reason, so that a peer sending what it may
+// not can be seen (and alerted on) without a shell in the gateway pod;
+// nothing for an Applier that counts nothing, and a failed read of the
+// counters as an error rather than zeros. Those of an earlier Run in the
+// same process are replaced.
+func registerDropMetrics(reg prometheus.Registerer, dp Applier) error {
+	dc, ok := dp.(dropCounter)
+	if !ok {
+		return nil
 	}
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})
+	c := dropCollector{dc}
+	reg.Unregister(c)
+	return reg.Register(c)
 }

@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/liqo-go/liqo/pkg/datapath"
 )
@@ -47,8 +52,17 @@ func TestDropMetrics(t *testing.T) {
 		{name: "read fails", dp: countingApplier{err: errors.New("netlink: permission denied")}, code: 500, want: []string{"permission denied"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			if err := registerDropMetrics(reg, tc.dp); err != nil {
+				t.Fatal(err)
+			}
+			// Registered again, as a second Run in one process would.
+			if err := registerDropMetrics(reg, tc.dp); err != nil {
+				t.Fatal(err)
+			}
 			rec := httptest.NewRecorder()
-			dropMetricsHandler(tc.dp).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+			promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}).
+				ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 			body, _ := io.ReadAll(rec.Result().Body)
 			if rec.Code != tc.code {
 				t.Fatalf("status %d, want %d: %s", rec.Code, tc.code, body)
@@ -62,5 +76,22 @@ func TestDropMetrics(t *testing.T) {
 				t.Errorf("an Applier without counters served:\n%s", body)
 			}
 		})
+	}
+}
+
+// TestHealthServesNoMetrics: the health port, which the kubelet probes
+// without credentials, answers /readyz and nothing of the metrics, which
+// only the authenticated metrics endpoint serves.
+func TestHealthServesNoMetrics(t *testing.T) {
+	var active, ready atomic.Bool
+	rec := httptest.NewRecorder()
+	healthHandler(&active, &ready).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("GET /metrics on the health port: %d, want 404", rec.Code)
+	}
+	rec = httptest.NewRecorder()
+	healthHandler(&active, &ready).ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	if rec.Code != http.StatusOK {
+		t.Errorf("GET /readyz of a standby replica: %d, want 200", rec.Code)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -27,6 +28,7 @@ import (
 	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // Applier puts a State into the gateway's network namespace. Apply is
@@ -47,6 +49,9 @@ type Config struct {
 	// Tunnel addresses of this end and the peer's.
 	Local, Peer net.IP
 	HealthPort  int
+	// MetricsAddr is the listen address of the metrics endpoint (HTTPS,
+	// for callers allowed to get /metrics; "0": none).
+	MetricsAddr string
 	// Self is the gateway pod's address (State.Self).
 	Self netip.Addr
 	// PodName is the gateway pod's name: the replica holding the gateway's
@@ -61,6 +66,9 @@ type Config struct {
 // this matters for a restart in place).
 func Run(ctx context.Context, restCfg *rest.Config, cfg Config, dp Applier) error {
 	defer func() { _ = dp.Close() }()
+	if cfg.MetricsAddr == "" {
+		cfg.MetricsAddr = "0"
+	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme: apis.NewScheme(),
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
@@ -70,7 +78,7 @@ func Run(ctx context.Context, restCfg *rest.Config, cfg Config, dp Applier) erro
 			&netv1beta1.GatewayServer{}: {Namespaces: map[string]cache.Config{cfg.Namespace: {}}},
 			&netv1beta1.GatewayClient{}: {Namespaces: map[string]cache.Config{cfg.Namespace: {}}},
 		}},
-		Metrics:                metricsOff,
+		Metrics:                kit.MetricsServer(cfg.MetricsAddr),
 		HealthProbeBindAddress: "0",
 		// Only the replica holding the Lease runs the tunnel and the
 		// controllers below; the others stand by (election.go).
@@ -111,20 +119,10 @@ func Run(ctx context.Context, restCfg *rest.Config, cfg Config, dp Applier) erro
 			return err
 		}
 	}
-	metrics := dropMetricsHandler(dp)
-	srv := &http.Server{Addr: ":" + strconv.Itoa(cfg.HealthPort), ReadHeaderTimeout: 5 * time.Second,
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			if req.URL.Path == "/metrics" {
-				metrics.ServeHTTP(w, req)
-				return
-			}
-			// A standby replica is ready: ready to take over.
-			if req.URL.Path == "/readyz" && active.Load() && !ready.Load() {
-				http.Error(w, "the tunnel is not configured yet", http.StatusServiceUnavailable)
-				return
-			}
-			_, _ = w.Write([]byte("ok"))
-		})}
+	if err := registerDropMetrics(metrics.Registry, dp); err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: ":" + strconv.Itoa(cfg.HealthPort), ReadHeaderTimeout: 5 * time.Second, Handler: healthHandler(&active, &ready)}
 	go func() { <-ctx.Done(); _ = srv.Close() }()
 	go func() {
 		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -132,6 +130,23 @@ func Run(ctx context.Context, restCfg *rest.Config, cfg Config, dp Applier) erro
 		}
 	}()
 	return mgr.Start(ctx)
+}
+
+// healthHandler answers the kubelet's probes, without credentials: ok,
+// but /readyz fails on the active replica until the tunnel is configured
+// (a standby replica is ready: ready to take over). It serves nothing
+// else: the metrics are on the authenticated metrics endpoint.
+func healthHandler(active, ready *atomic.Bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		switch {
+		case req.URL.Path == "/readyz" && active.Load() && !ready.Load():
+			http.Error(w, "the tunnel is not configured yet", http.StatusServiceUnavailable)
+		case req.URL.Path == "/readyz" || req.URL.Path == "/healthz":
+			_, _ = w.Write([]byte("ok"))
+		default:
+			http.NotFound(w, req)
+		}
+	})
 }
 
 func connectionType(m Mode) netv1beta1.ConnectionType {

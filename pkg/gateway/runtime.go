@@ -8,13 +8,9 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
-
-// metricsOff: the gateway serves only its health endpoint.
-var metricsOff = metricsserver.Options{BindAddress: "0"}
 
 type eventUpdate = event.UpdateEvent
 

@@ -127,62 +127,8 @@ func Receive(conn net.Conn, dir string) (Summary, error) {
 }
 
 func receive(conn net.Conn, dir string) (Summary, error) {
-	tr := tar.NewReader(conn)
-	var dirs []*tar.Header
-	links := map[string]bool{}
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return Summary{}, fmt.Errorf("receiving: %w", err)
-		}
-		path, err := inside(dir, hdr.Name)
-		if err != nil {
-			return Summary{}, err
-		}
-		if underLink(hdr.Name, links) {
-			return Summary{}, fmt.Errorf("receiving: entry %q lies below a symbolic link", hdr.Name)
-		}
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(path, 0o700); err != nil {
-				return Summary{}, err
-			}
-			dirs = append(dirs, hdr)
-		case tar.TypeReg:
-			f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-			if err != nil {
-				return Summary{}, err
-			}
-			_, err = io.Copy(f, tr)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return Summary{}, fmt.Errorf("receiving %s: %w", hdr.Name, err)
-			}
-			if err := restore(path, hdr); err != nil {
-				return Summary{}, err
-			}
-		case tar.TypeSymlink:
-			_ = os.Remove(path)
-			if err := os.Symlink(hdr.Linkname, path); err != nil {
-				return Summary{}, err
-			}
-			links[hdr.Name] = true
-			_ = os.Lchown(path, hdr.Uid, hdr.Gid)
-		default:
-			return Summary{}, fmt.Errorf("%s: entries of type %q are not copied", hdr.Name, hdr.Typeflag)
-		}
-	}
-	// Directories last: writing their files changed their times.
-	for i := len(dirs) - 1; i >= 0; i-- {
-		path, _ := inside(dir, dirs[i].Name)
-		if err := restore(path, dirs[i]); err != nil {
-			return Summary{}, err
-		}
+	if err := unpack(conn, dir); err != nil {
+		return Summary{}, err
 	}
 	// Up to the sender's half-close: what follows the archive's end is
 	// padding, if anything; the digests say whether the copy is whole.
@@ -192,19 +138,97 @@ func receive(conn net.Conn, dir string) (Summary, error) {
 	return Tree(dir)
 }
 
-// restore gives path hdr's permissions, owner and modification time.
-func restore(path string, hdr *tar.Header) error {
-	if err := os.Chmod(path, fs.FileMode(hdr.Mode).Perm()); err != nil {
-		return err
+// unpack writes the tar r carries into dir. Every write goes through an
+// os.Root of dir, which resolves each path inside it: an entry naming a
+// path outside (`..`, an absolute path) or reaching one through a symbolic
+// link (one the archive made, or one the volume held before) fails the
+// copy, whatever the sender is. A link's target is kept as it is: the
+// volume's own pods resolve it in their own file system.
+func unpack(r io.Reader, dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("receiving: %w", err)
+	}
+	defer func() { _ = root.Close() }()
+	tr := tar.NewReader(r)
+	var dirs []*tar.Header
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("receiving: %w", err)
+		}
+		name, err := entryName(hdr.Name)
+		if err != nil {
+			return err
+		}
+		hdr.Name = name
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			if err := root.MkdirAll(name, 0o700); err != nil {
+				return fmt.Errorf("receiving: %w", err)
+			}
+			dirs = append(dirs, hdr)
+		case tar.TypeReg:
+			// A link already there is replaced, not written through.
+			if st, err := root.Lstat(name); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+				if err := root.Remove(name); err != nil {
+					return fmt.Errorf("receiving: %w", err)
+				}
+			}
+			f, err := root.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+			if err != nil {
+				return fmt.Errorf("receiving: %w", err)
+			}
+			_, err = io.Copy(f, tr)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("receiving %s: %w", name, err)
+			}
+			if err := restore(root, name, hdr); err != nil {
+				return err
+			}
+		case tar.TypeSymlink:
+			_ = root.Remove(name)
+			if err := root.Symlink(hdr.Linkname, name); err != nil {
+				return fmt.Errorf("receiving: %w", err)
+			}
+			_ = root.Lchown(name, hdr.Uid, hdr.Gid)
+		default:
+			return fmt.Errorf("%s: entries of type %q are not copied", name, hdr.Typeflag)
+		}
+	}
+	// Directories last: writing their files changed their times.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := restore(root, dirs[i].Name, dirs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restore gives name hdr's permissions, owner and modification time.
+func restore(root *os.Root, name string, hdr *tar.Header) error {
+	if err := root.Chmod(name, fs.FileMode(hdr.Mode).Perm()); err != nil {
+		return fmt.Errorf("receiving: %w", err)
 	}
 	// As root (the mover runs so) this keeps the owners; otherwise it
 	// cannot, and the files are the mover's.
-	_ = os.Lchown(path, hdr.Uid, hdr.Gid)
-	return os.Chtimes(path, hdr.ModTime, hdr.ModTime)
+	_ = root.Lchown(name, hdr.Uid, hdr.Gid)
+	if err := root.Chtimes(name, hdr.ModTime, hdr.ModTime); err != nil {
+		return fmt.Errorf("receiving: %w", err)
+	}
+	return nil
 }
 
-// inside is name under dir, refusing a name that leaves it.
-func inside(dir, name string) (string, error) {
+// entryName is an archive entry's name as a path inside the volume,
+// refusing an absolute one or one that climbs out with "..", so that the
+// sender learns why (os.Root would refuse them too).
+func entryName(name string) (string, error) {
 	if name == "" || strings.HasPrefix(name, "/") {
 		return "", fmt.Errorf("receiving: entry %q is not a relative path", name)
 	}
@@ -213,23 +237,7 @@ func inside(dir, name string) (string, error) {
 			return "", fmt.Errorf("receiving: entry %q leaves the volume", name)
 		}
 	}
-	return filepath.Join(dir, filepath.FromSlash(name)), nil
-}
-
-// underLink tells whether name lies below one of links (symbolic links
-// already unpacked), through which writing would leave the volume. The
-// sender never sends such entries (it does not follow links).
-func underLink(name string, links map[string]bool) bool {
-	for p := name; ; {
-		i := strings.LastIndex(p, "/")
-		if i < 0 {
-			return false
-		}
-		p = p[:i]
-		if links[p] {
-			return true
-		}
-	}
+	return filepath.FromSlash(name), nil
 }
 
 // walkVolume calls visit for every entry below dir, in lexical order, with

@@ -2,12 +2,15 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -63,6 +66,11 @@ func (v *eventValidator) Handle(_ context.Context, req admission.Request) admiss
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
+	if bad, err := VetEventReferences(id, req.Object.Raw); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	} else if len(bad) > 0 {
+		return admission.Denied(strings.Join(bad, "; ") + " [rule: " + eventRule + "]")
+	}
 	name := meta.Name
 	if name == "" {
 		name = string(req.UID)
@@ -83,4 +91,50 @@ func (v *eventValidator) Handle(_ context.Context, req admission.Request) admiss
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
 	return admission.Allowed("")
+}
+
+// eventRule is the rule refusing an Event about what a consumer does not
+// hold, named in refusals.
+const eventRule = "the provider's Event rule (fixed: a consumer's Events are about its objects in its tenant namespace)"
+
+// eventReferences are the objects an Event is about, in either API: the
+// legacy involvedObject, events.k8s.io's regarding, and related.
+type eventReferences struct {
+	InvolvedObject *corev1.ObjectReference `json:"involvedObject,omitempty"`
+	Regarding      *corev1.ObjectReference `json:"regarding,omitempty"`
+	Related        *corev1.ObjectReference `json:"related,omitempty"`
+}
+
+// VetEventReferences lists what is wrong with the objects the Event in raw
+// (JSON, of either API), which consumer id records, is about: each must be
+// an object of the consumer's tenant namespace, where its controllers
+// record what they do to its replicas. An Event about a provider's Node,
+// or a pod of kube-system, would be read by the provider's administrators,
+// their event exporters and alerts as the cluster's own word about that
+// object. (The API server lets an Event with an eventTime, and any
+// related object, name objects of other namespaces, or none.)
+func VetEventReferences(id string, raw []byte) ([]string, error) {
+	var refs eventReferences
+	if err := json.Unmarshal(raw, &refs); err != nil {
+		return nil, fmt.Errorf("decoding the Event: %w", err)
+	}
+	own := consts.TenantNamespace(id)
+	var bad []string
+	for _, r := range []struct {
+		field string
+		ref   *corev1.ObjectReference
+	}{{"involvedObject", refs.InvolvedObject}, {"regarding", refs.Regarding}, {"related", refs.Related}} {
+		switch {
+		case r.ref == nil || *r.ref == (corev1.ObjectReference{}):
+			// events.k8s.io's related is optional; an empty reference is
+			// about nothing.
+		case r.ref.Kind == "Node":
+			bad = append(bad, fmt.Sprintf("%s names Node %q: consumer %s may record Events only about its objects in %s, not about the provider's nodes",
+				r.field, r.ref.Name, id, own))
+		case r.ref.Namespace != own:
+			bad = append(bad, fmt.Sprintf("%s names %s %q in namespace %q: consumer %s may record Events only about its objects in %s",
+				r.field, r.ref.Kind, r.ref.Name, r.ref.Namespace, id, own))
+		}
+	}
+	return bad, nil
 }

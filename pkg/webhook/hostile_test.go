@@ -172,6 +172,20 @@ var providerCases = []hostileCase{
 		Operator: corev1.TolerationOpExists}), "node.kubernetes.io/unschedulable"},
 	{"a toleration of the provider's own virtual nodes", withToleration(corev1.Toleration{Key: consts.VirtualNodeTaintKey,
 		Operator: corev1.TolerationOpExists}), consts.VirtualNodeTaintKey},
+	// Nodes the provider dedicates to some workloads (issue 30, finding
+	// 8): its GPU nodes without asking for a GPU, its system pool.
+	{"a toleration of GPU nodes without a GPU", withToleration(corev1.Toleration{Key: "nvidia.com/gpu",
+		Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}), "spec.pod.tolerations[0] must not tolerate nvidia.com/gpu"},
+	{"a toleration of the system pool", withToleration(corev1.Toleration{Key: "CriticalAddonsOnly",
+		Operator: corev1.TolerationOpExists}), "--dedicated-taint-keys"},
+	// Devices through dynamic resource allocation, which no Quota counts.
+	{"a resource claim", func(sp *offv1beta1.ShadowPod) {
+		sp.Spec.Pod.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("gpu-template")}}
+		sp.Spec.Pod.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
+	}, "spec.pod.resourceClaims must be empty"},
+	{"a container's resource claim", onContainer(func(c *corev1.Container) {
+		c.Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
+	}), "spec.pod.containers[0].resources.claims"},
 	{"another scheduler", func(sp *offv1beta1.ShadowPod) { sp.Spec.Pod.SchedulerName = "my-scheduler" }, "spec.pod.schedulerName"},
 	{"a system priority class", func(sp *offv1beta1.ShadowPod) { sp.Spec.Pod.PriorityClassName = "system-node-critical" },
 		"spec.pod.priorityClassName"},

@@ -61,6 +61,19 @@ type PodPolicy struct {
 	// besides the built-in ones (reservedTaints): those of nodes the
 	// provider keeps for itself.
 	ReservedTaints []string
+	// DedicatedTaints are taint keys of nodes the provider keeps for some
+	// workloads (GPU nodes, system pools): consumers' pods may tolerate
+	// one only when they request the resource of its name, which their
+	// Quota must grant. Nil is DefaultDedicatedTaints; empty lets them
+	// tolerate any of these.
+	DedicatedTaints []string
+	// AllowResourceClaims lets consumers' pods claim devices through
+	// dynamic resource allocation (resourceClaims), which no Quota counts.
+	AllowResourceClaims bool
+	// KeepImagePullPolicy keeps the imagePullPolicy of consumers' pods;
+	// by default the provider makes their containers pull Always, so that
+	// none runs a private image another tenant pulled on the same node.
+	KeepImagePullPolicy bool
 	// VirtualStorageClass is this cluster's virtual StorageClass, which
 	// the claims of consumers' ephemeral volumes may not use (set from the
 	// storage options, as ReflectedPolicy's).
@@ -87,6 +100,8 @@ const (
 	schedulingRule = "the provider's scheduling rule (fixed; offloading.podPolicy.reservedTaintKeys, --reserved-taint-keys, reserves more taints)"
 	identityRule   = "the provider's credentials rule (fixed: the pod's tokens come from the consumer)"
 	claimRule      = "the provider's volume claim rule (fixed, as for the consumer's PVCs)"
+	dedicatedRule  = "offloading.podPolicy.dedicatedTaintKeys (--dedicated-taint-keys; a taint named after a resource is tolerated by pods requesting it)"
+	draRule        = "offloading.podPolicy.allowResourceClaims (--allow-resource-claims)"
 )
 
 // AddFlags adds the policy's flags to fs.
@@ -118,6 +133,17 @@ func (p *PodPolicy) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&p.ReservedTaints, "reserved-taint-keys", p.ReservedTaints,
 		"taint keys of nodes kept for the provider's own workloads, which consumers' pods may not tolerate "+
 			"(besides node-role.kubernetes.io/*, node.kubernetes.io/unschedulable and the virtual-node taint)")
+	if p.DedicatedTaints == nil {
+		p.DedicatedTaints = slices.Clone(DefaultDedicatedTaints)
+	}
+	fs.StringSliceVar(&p.DedicatedTaints, "dedicated-taint-keys", p.DedicatedTaints,
+		"taint keys of nodes this cluster dedicates to some workloads (GPU nodes, system pools), which consumers' pods may tolerate "+
+			"only when they request the resource of the same name, within their Quota (empty: any of them may be tolerated)")
+	fs.BoolVar(&p.AllowResourceClaims, "allow-resource-claims", p.AllowResourceClaims,
+		"let consumers' pods claim devices through dynamic resource allocation (resourceClaims), which no Quota counts")
+	fs.BoolVar(&p.KeepImagePullPolicy, "keep-image-pull-policy", p.KeepImagePullPolicy,
+		"keep consumers' imagePullPolicy instead of Always, letting their pods run images other tenants pulled on the same node "+
+			"without credentials (for nodes that cannot reach a registry)")
 }
 
 // Validate reports the first bad setting in words a user can act on.
@@ -166,9 +192,11 @@ func (p *PodPolicy) Validate() error {
 			return fmt.Errorf("--allowed-volume-types: %q is no volume type (known: %s)", v, strings.Join(known, ", "))
 		}
 	}
-	for _, k := range p.ReservedTaints {
-		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
-			return fmt.Errorf("--reserved-taint-keys: %q is no taint key: %s", k, strings.Join(errs, "; "))
+	for flag, keys := range map[string][]string{"--reserved-taint-keys": p.ReservedTaints, "--dedicated-taint-keys": p.DedicatedTaints} {
+		for _, k := range keys {
+			if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+				return fmt.Errorf("%s: %q is no taint key: %s", flag, k, strings.Join(errs, "; "))
+			}
 		}
 	}
 	return nil

@@ -27,7 +27,11 @@ var shadowPodSpecPath = field.NewPath("spec", "pod")
 //   - its choice of nodes: no node name, node selector or node affinity,
 //     no pod affinity reaching other namespaces, no other scheduler, and
 //     no toleration of the taints that keep nodes for the provider
-//     (vetScheduling);
+//     (vetScheduling), nor of the taints of nodes it dedicates to some
+//     workloads unless the pod asks for what they hold
+//     (vetDedicatedTolerations);
+//   - its devices: no dynamic resource allocation, which no Quota
+//     counts, unless the provider allows it (vetResourceClaims);
 //   - its priorities and runtimes: no system priority class, and only
 //     the runtime classes the provider offers (vetPriority, vetRuntime);
 //   - its credentials: no ServiceAccount but the default one, and none of
@@ -62,6 +66,8 @@ func (p *PodPolicy) Vet(ctx context.Context, namespace string, labels, annotatio
 	}{
 		{podsecurity.Check(p.Level, annotations, spec, path), levelRule},
 		{p.vetScheduling(namespace, spec, path), schedulingRule},
+		{p.vetDedicatedTolerations(spec, path), dedicatedRule},
+		{p.vetResourceClaims(spec, path), draRule},
 		{priority, priorityRule},
 		{runtime, runtimeRule},
 		{vetIdentity(spec, path), identityRule},

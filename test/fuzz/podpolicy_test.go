@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
@@ -35,7 +38,9 @@ func (providerClasses) RuntimeClass(_ context.Context, name string) (bool, error
 func FuzzPodPolicy(f *testing.F) {
 	for _, s := range append(podSeeds,
 		`{"priorityClassName":"disguised","runtimeClassName":"runc-privileged","containers":[{"name":"a","image":"b"}]}`,
-		`{"priorityClassName":"batch","runtimeClassName":"nvidia","volumes":[{"name":"v","ephemeral":{"volumeClaimTemplate":{"spec":{"storageClassName":"liqo","volumeName":"x"}}}}],"containers":[{"name":"a","image":"b"}]}`) {
+		`{"priorityClassName":"batch","runtimeClassName":"nvidia","volumes":[{"name":"v","ephemeral":{"volumeClaimTemplate":{"spec":{"storageClassName":"liqo","volumeName":"x"}}}}],"containers":[{"name":"a","image":"b"}]}`,
+		`{"tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"},{"key":"CriticalAddonsOnly"}],"containers":[{"name":"a","image":"b","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}`,
+		`{"resourceClaims":[{"name":"g","resourceClaimTemplateName":"t"}],"containers":[{"name":"a","image":"b","resources":{"claims":[{"name":"g"}]}}]}`) {
 		f.Add([]byte(s), `{"prometheus.io/scrape":"true","sidecar.istio.io/inject":"true","k8s.v1.cni.cncf.io/networks":"x"}`)
 	}
 	policy := &webhook.PodPolicy{RuntimeClasses: []string{"nvidia"}, VirtualStorageClass: "liqo"}
@@ -85,6 +90,19 @@ func FuzzPodPolicy(f *testing.F) {
 				}
 			}
 		}
+		for _, tol := range spec.Tolerations {
+			if slices.Contains(webhook.DefaultDedicatedTaints, tol.Key) && !asks(&spec, corev1.ResourceName(tol.Key)) {
+				t.Fatalf("admitted a toleration of dedicated taint %s without a request of it", tol.Key)
+			}
+		}
+		if len(spec.ResourceClaims) > 0 || spec.Resources != nil && len(spec.Resources.Claims) > 0 {
+			t.Fatal("admitted resource claims")
+		}
+		for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+			if len(c.Resources.Claims) > 0 {
+				t.Fatalf("admitted the resource claims of container %q", c.Name)
+			}
+		}
 		sp := &offv1beta1.ShadowPod{Spec: offv1beta1.ShadowPodSpec{Pod: spec}}
 		sp.Name, sp.Namespace, sp.Annotations, sp.Labels = "p", "work", annotations, annotations
 		pod := shadowpod.ForgePod(sp, shadowpod.PodOptions{MetadataOnly: policy.MetadataOnly}, nil)
@@ -112,4 +130,22 @@ func FuzzPodPolicy(f *testing.F) {
 			}
 		}
 	})
+}
+
+// asks tells whether the pod as a whole or one of its containers requests
+// or limits a positive amount of name.
+func asks(spec *corev1.PodSpec, name corev1.ResourceName) bool {
+	lists := []corev1.ResourceList{}
+	if spec.Resources != nil {
+		lists = append(lists, spec.Resources.Requests, spec.Resources.Limits)
+	}
+	for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+		lists = append(lists, c.Resources.Requests, c.Resources.Limits)
+	}
+	for _, l := range lists {
+		if q, ok := l[name]; ok && q.Sign() > 0 {
+			return true
+		}
+	}
+	return false
 }

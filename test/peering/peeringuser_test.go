@@ -144,6 +144,30 @@ func TestPeeringUser(t *testing.T) {
 		if err := user.Update(ctx, &nonce); !refusedByPolicy(err) {
 			t.Errorf("the peering user wrote the nonce: want the policy's refusal, got %v", err)
 		}
+		// Nor keep a nonce valid for good (issue 30, finding 8): its issue
+		// time and the validity of the one it replaced are annotations of
+		// the provider's controller, and its label makes it rotate.
+		for _, tc := range []struct {
+			what string
+			edit func(s *corev1.Secret)
+		}{
+			{"pushed its nonce's issue time a century ahead", func(s *corev1.Secret) {
+				metav1.SetMetaDataAnnotation(&s.ObjectMeta, "liqo.io/nonce-issued-at", "2125-01-01T00:00:00Z")
+			}},
+			{"kept the replaced nonce valid for a century", func(s *corev1.Secret) {
+				metav1.SetMetaDataAnnotation(&s.ObjectMeta, "liqo.io/previous-nonce-valid-until", "2125-01-01T00:00:00Z")
+			}},
+			{"took its nonce out of rotation", func(s *corev1.Secret) { delete(s.Labels, consts.NonceSecretLabel) }},
+		} {
+			var s corev1.Secret
+			if err := user.Get(ctx, types.NamespacedName{Namespace: tenantNS, Name: consts.NonceSecret}, &s); err != nil {
+				t.Fatal(err)
+			}
+			tc.edit(&s)
+			if err := user.Update(ctx, &s); !refusedByPolicy(err) {
+				t.Errorf("the peering user %s: want the policy's refusal, got %v", tc.what, err)
+			}
+		}
 		// Nor more of the fabric's objects than the one of each, named
 		// rome, that network connect made above.
 		for _, extra := range extraFabricObjects(tenantNS, "rome-2") {

@@ -95,7 +95,7 @@ func TestRenderApplies(t *testing.T) {
 			t.Errorf("%s %s: %v", o.GetKind(), o.GetName(), err)
 		}
 	}
-	for kind, n := range map[string]int{"Deployment": 1, "ServiceAccount": 1, "ClusterRole": 5, "ClusterRoleBinding": 1, "ConfigMap": 1,
+	for kind, n := range map[string]int{"Deployment": 1, "ServiceAccount": 1, "ClusterRole": 6, "ClusterRoleBinding": 1, "ConfigMap": 1,
 		"Service": 1, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1} {
 		if kinds[kind] != n {
 			t.Errorf("%d %s rendered, want %d (all: %v)", kinds[kind], kind, n, kinds)

@@ -63,6 +63,9 @@ func TestPodPolicyValues(t *testing.T) {
 	if !slices.Equal(p.MetadataOnlyAnnotations, webhook.DefaultMetadataOnlyAnnotations) {
 		t.Errorf("the chart's metadataOnlyAnnotations %v differ from the manager's %v", p.MetadataOnlyAnnotations, webhook.DefaultMetadataOnlyAnnotations)
 	}
+	if !slices.Equal(p.DedicatedTaints, webhook.DefaultDedicatedTaints) || p.AllowResourceClaims || p.KeepImagePullPolicy {
+		t.Errorf("the chart's dedicatedTaintKeys %v differ from the manager's %v, or it allows resource claims", p.DedicatedTaints, webhook.DefaultDedicatedTaints)
+	}
 	if p.MaxPriority == nil || *p.MaxPriority != webhook.HighestUserPriority || len(p.RuntimeClasses) != 0 || len(p.PriorityClasses) != 0 ||
 		len(p.Annotations) != 0 || len(p.Labels) != 0 || len(p.VolumeTypes) != 0 || len(p.ReservedTaints) != 0 || p.Level.OrDefault() != "baseline" {
 		t.Errorf("the chart's defaults: %+v", p)
@@ -70,11 +73,13 @@ func TestPodPolicyValues(t *testing.T) {
 
 	p = podPolicyFlags(t, map[string]any{"securityLevel": "restricted", "maxPriority": 1000, "allowedPriorityClasses": []any{"batch"},
 		"offeredRuntimeClasses": []any{"nvidia"}, "allowedAnnotations": []any{"example.com/*"}, "metadataOnlyAnnotations": []any{},
-		"allowedVolumeTypes": []any{"csi"}, "reservedTaintKeys": []any{"example.com/dedicated"}, "allowedLabels": []any{"example.com/team"}})
+		"allowedVolumeTypes": []any{"csi"}, "reservedTaintKeys": []any{"example.com/dedicated"}, "allowedLabels": []any{"example.com/team"},
+		"dedicatedTaintKeys": []any{}, "allowResourceClaims": true, "keepImagePullPolicy": true})
 	if p.Level != "restricted" || *p.MaxPriority != 1000 || strings.Join(p.PriorityClasses, ",") != "batch" ||
 		strings.Join(p.RuntimeClasses, ",") != "nvidia" || strings.Join(p.Annotations, ",") != "example.com/*" ||
 		p.MetadataOnlyAnnotations == nil || len(p.MetadataOnlyAnnotations) != 0 || strings.Join(p.VolumeTypes, ",") != "csi" ||
-		strings.Join(p.ReservedTaints, ",") != "example.com/dedicated" || strings.Join(p.Labels, ",") != "example.com/team" {
+		strings.Join(p.ReservedTaints, ",") != "example.com/dedicated" || strings.Join(p.Labels, ",") != "example.com/team" ||
+		p.DedicatedTaints == nil || len(p.DedicatedTaints) != 0 || !p.AllowResourceClaims || !p.KeepImagePullPolicy {
 		t.Errorf("values set: %+v", p)
 	}
 }

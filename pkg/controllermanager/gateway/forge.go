@@ -47,6 +47,9 @@ const (
 	TunnelPort = int32(netv1beta1.DefaultGatewayPort)
 	// HealthPort serves /readyz: ready once the tunnel device is up.
 	HealthPort = int32(8080)
+	// MetricsPort serves the gateway's metrics (the tunnel's dropped
+	// packets among them) over HTTPS, to callers allowed to get /metrics.
+	MetricsPort = int32(8443)
 	// KeysDir is where the key Secret is mounted.
 	KeysDir = "/etc/liqo/wireguard"
 )
@@ -183,6 +186,7 @@ func (d desc) args() []string {
 		"--mtu=" + strconv.Itoa(int(mtu)),
 		"--keys-dir=" + KeysDir,
 		"--health-port=" + strconv.Itoa(int(HealthPort)),
+		"--metrics-address=:" + strconv.Itoa(int(MetricsPort)),
 	}
 	if d.Mode == Server {
 		a = append(a, "--listen-port="+strconv.Itoa(int(TunnelPort)))
@@ -211,7 +215,8 @@ func (d desc) Deployment(o Options) *appsv1.Deployment {
 		Name: "gateway", Image: o.Image, ImagePullPolicy: o.PullPolicy, Args: d.args(),
 		Env: []corev1.EnvVar{env("POD_NAME", "metadata.name"), env("POD_NAMESPACE", "metadata.namespace"),
 			env("POD_IP", "status.podIP"), env("NODE_NAME", "spec.nodeName")},
-		Ports: []corev1.ContainerPort{{Name: "health", ContainerPort: HealthPort, Protocol: corev1.ProtocolTCP}},
+		Ports: []corev1.ContainerPort{{Name: "health", ContainerPort: HealthPort, Protocol: corev1.ProtocolTCP},
+			{Name: "https-metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(HealthPort)}},
 			PeriodSeconds: 2, FailureThreshold: 2,

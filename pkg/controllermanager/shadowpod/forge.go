@@ -86,6 +86,9 @@ func forgePod(sp *offv1beta1.ShadowPod, o PodOptions, translate func(string) (st
 		}
 		maps.Copy(spec.NodeSelector, o.NodeSelector)
 	}
+	if !o.KeepImagePullPolicy {
+		alwaysPull(spec)
+	}
 	capped := capGracePeriods(spec, seconds(o.MaxGracePeriod))
 
 	return &corev1.Pod{
@@ -124,6 +127,29 @@ type PodOptions struct {
 	// MaxGracePeriod caps how long a pod may take to stop, whatever its
 	// spec asks (see capGracePeriods); 0 caps nothing.
 	MaxGracePeriod time.Duration
+	// KeepImagePullPolicy keeps the consumer's imagePullPolicy; by default
+	// every container pulls Always (see alwaysPull).
+	KeepImagePullPolicy bool
+}
+
+// alwaysPull sets every container of spec to pull its image Always, as
+// Kubernetes' AlwaysPullImages admission plugin does. A node's image cache
+// is shared by everyone whose pods run there: with IfNotPresent a
+// consumer naming a private image another tenant (or the provider) pulled
+// with its own credentials would run it without any. With Always the
+// kubelet asks the registry first, with the pod's pull secrets (the
+// consumer's), and a consumer without the right to the image gets
+// ErrImagePull; layers already on the node are not downloaded again.
+func alwaysPull(spec *corev1.PodSpec) {
+	for i := range spec.InitContainers {
+		spec.InitContainers[i].ImagePullPolicy = corev1.PullAlways
+	}
+	for i := range spec.Containers {
+		spec.Containers[i].ImagePullPolicy = corev1.PullAlways
+	}
+	for i := range spec.EphemeralContainers {
+		spec.EphemeralContainers[i].ImagePullPolicy = corev1.PullAlways
+	}
 }
 
 // LabelValue is name itself when it is a valid label value. Pod names may be

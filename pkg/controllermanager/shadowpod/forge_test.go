@@ -89,9 +89,11 @@ func TestForgePod(t *testing.T) {
 			if !equality.Semantic.DeepEqual(pod.OwnerReferences, wantRef) {
 				t.Errorf("owner references = %+v, want %+v", pod.OwnerReferences, wantRef)
 			}
-			// The ShadowPod's spec, but never a token of the provider's.
+			// The ShadowPod's spec, but never a token of the provider's,
+			// and images pulled with the consumer's credentials.
 			wantSpec := *tt.sp.Spec.Pod.DeepCopy()
 			wantSpec.AutomountServiceAccountToken = ptr.To(false)
+			wantSpec.Containers[0].ImagePullPolicy = corev1.PullAlways
 			if !equality.Semantic.DeepEqual(pod.Spec, wantSpec) {
 				t.Errorf("spec = %+v, want %+v", pod.Spec, wantSpec)
 			}

@@ -61,6 +61,9 @@ type Reconciler struct {
 	// MaxGracePeriod caps the grace periods of the pods
 	// (DefaultMaxGracePeriod if 0).
 	MaxGracePeriod time.Duration
+	// KeepImagePullPolicy keeps the consumer's imagePullPolicy instead of
+	// Always (PodOptions.KeepImagePullPolicy).
+	KeepImagePullPolicy bool
 }
 
 // maxGracePeriod is r.MaxGracePeriod or its default.
@@ -99,7 +102,8 @@ func (k podKind) Forge(ctx context.Context, sp *offv1beta1.ShadowPod) (*corev1.P
 	if err != nil {
 		return nil, err
 	}
-	pod, capped := forgePod(sp, PodOptions{NodeSelector: k.NodeSelector, MetadataOnly: k.MetadataOnly, MaxGracePeriod: k.maxGracePeriod()}, translate)
+	pod, capped := forgePod(sp, PodOptions{NodeSelector: k.NodeSelector, MetadataOnly: k.MetadataOnly, MaxGracePeriod: k.maxGracePeriod(),
+		KeepImagePullPolicy: k.KeepImagePullPolicy}, translate)
 	if len(capped) > 0 {
 		k.Recorder.Eventf(sp, corev1.EventTypeWarning, EventGracePeriodCapped,
 			"pod %s runs with its grace periods capped at %s, the longest this provider allows: %s asked for more (seconds)",

@@ -54,8 +54,11 @@ var clusterIDPattern = fmt.Sprintf(`^[a-z0-9]([-a-z0-9]{0,%d}[a-z0-9])?$`, 63-le
 //   - a Tenant is created Active for the claimed consumer, its
 //     administrative state is never changed, and a Tenant that is not
 //     Active is not deleted: cordon and drain are the provider's decision;
-//   - the nonce Secret is created empty and its data never written: the
-//     nonce is the provider's to issue;
+//   - the nonce Secret is created empty and its data, labels and
+//     annotations never written: the nonce is the provider's to issue,
+//     and so are its issue time and the validity of the one it replaced
+//     (annotations its controller keeps), which a user could otherwise
+//     push into the future to keep a nonce valid for good;
 //   - the network fabric's Configuration, GatewayServer and PublicKey are
 //     created one each, named after the claimed consumer (fabricLimit).
 func Policy(namespace string) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
@@ -74,6 +77,10 @@ func Policy(namespace string) (*admissionv1.ValidatingAdmissionPolicy, *admissio
 		}
 	}
 	has := func(m, k string) string { return fmt.Sprintf("(has(%s) && '%s' in %s)", m, k, m) }
+	// same says that a field of a map type is unchanged by an update.
+	same := func(f string) string {
+		return fmt.Sprintf("((!has(object.%[1]s) && !has(oldObject.%[1]s)) || (has(object.%[1]s) && has(oldObject.%[1]s) && object.%[1]s == oldObject.%[1]s))", f)
+	}
 	is := func(m, k, v string) string { return fmt.Sprintf("(%s && %s['%s'] == %s)", has(m, k), m, k, v) }
 	oldClaim := fmt.Sprintf("(%s ? oldObject.data['%s'] : '')", has("oldObject.data", ClaimKey), ClaimKey)
 	condition := func(o string) string {
@@ -130,9 +137,10 @@ func Policy(namespace string) (*admissionv1.ValidatingAdmissionPolicy, *admissio
 					"a Tenant is created Active for the claimed cluster, and its state (spec.tenantCondition) is the provider's to change: a Tenant that is not Active cannot be changed back or deleted by the consumer"),
 				check("secrets", fmt.Sprintf(`request.operation == 'CREATE' ?
 					object.metadata.name == '%s' && (!has(object.data) || size(object.data) == 0) :
-					(!has(object.data) && !has(oldObject.data)) || (has(object.data) && has(oldObject.data) && object.data == oldObject.data)`,
-					consts.NonceSecret),
-					"only the nonce Secret may be created, and without data: the nonce is the provider's to issue"),
+					%s && %s && %s`,
+					consts.NonceSecret, same("data"), same("metadata.labels"), same("metadata.annotations")),
+					"only the nonce Secret may be created, and without data; its data, labels and annotations are never written: "+
+						"the nonce, when it was issued and how long the one it replaced stays valid are the provider's to say"),
 				fabricLimit(),
 			},
 		},
