@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -87,7 +88,13 @@ func TestRestart(t *testing.T) {
 	}
 	running = next
 
+	// The new replica writes the mutating configuration, then the
+	// validating one: both are read once the second names it too.
 	newM, newV := registered(t)
+	for deadline := time.Now().Add(10 * time.Second); baseOf(*newV.Webhooks[0].ClientConfig.URL) != baseOf(*newM.Webhooks[0].ClientConfig.URL) &&
+		time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		newM, newV = registered(t)
+	}
 	if *newM.Webhooks[0].ClientConfig.URL == *oldM.Webhooks[0].ClientConfig.URL {
 		t.Errorf("the URL did not change: %s", *newM.Webhooks[0].ClientConfig.URL)
 	}
