@@ -41,7 +41,7 @@ TEST_PARALLEL ?= 3
 TEST_FIRST    := ./test/peering ./test/install ./test/networking ./test/storage ./test/e2e ./test/realnodes ./test/examples ./test/dashboard
 
 # Packages with native fuzz targets (what a peer's input reaches).
-FUZZ_PKGS     := ./test/fuzz ./pkg/ipam ./pkg/twinname ./pkg/mover ./deploy/charts/liqo/crds
+FUZZ_PKGS     := ./test/fuzz ./pkg/ipam ./pkg/twinname ./pkg/mover ./pkg/placement/fit ./deploy/charts/liqo/crds
 FUZZTIME      ?= 1m
 
 ## test: every test, unit and against real testbed clusters, then each fuzz target briefly.
