@@ -49,7 +49,11 @@ const maxHold = 30 * time.Second
 // first, so that a burst is placed in order, one reservation after the
 // other.
 type Reconciler struct {
-	Client   client.Client
+	Client client.Client
+	// API reads the pods let through from the API server: they leave the
+	// cache of held pods, and the manager's own cache holds none of a
+	// user's pods.
+	API      client.Reader
 	Recorder record.EventRecorder
 
 	held cache.Cache
@@ -86,6 +90,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	r.held, r.reserved = c, map[string]*reservation{}
+	if r.API == nil {
+		r.API = mgr.GetAPIReader()
+	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorderFor("liqo-placement")
 	}
@@ -284,7 +291,7 @@ func (r *Reconciler) withReservations(summary *authv1beta1.FitSummary, provider 
 func (r *Reconciler) release(ctx context.Context, summaries map[string]*authv1beta1.FitSummary) error {
 	for uid, res := range r.reserved {
 		var pod corev1.Pod
-		err := r.Client.Get(ctx, res.pod, &pod)
+		err := r.API.Get(ctx, res.pod, &pod)
 		switch {
 		case apierrors.IsNotFound(err) || (err == nil && string(pod.UID) != uid):
 			delete(r.reserved, uid)
