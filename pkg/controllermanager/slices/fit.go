@@ -14,8 +14,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
@@ -51,10 +49,6 @@ type FitReconciler struct {
 	last  time.Time
 }
 
-// fitKey is the one request of the controller: every change makes the
-// same summary again.
-var fitKey = reconcile.Request{}
-
 // SetupWithManager starts the controller and its node and pod cache.
 func (r *FitReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	c, err := cache.New(mgr.GetConfig(), cache.Options{Scheme: mgr.GetScheme(), ByObject: map[client.Object]cache.ByObject{
@@ -68,11 +62,11 @@ func (r *FitReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	r.cache = c
-	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request { return []reconcile.Request{fitKey} })
+	// Every change makes the same summary again: one request for all.
 	return ctrl.NewControllerManagedBy(mgr).Named("resourceslice-fit").
-		WatchesRawSource(source.Kind(c, &corev1.Node{}, handler.TypedEnqueueRequestsFromMapFunc(func(context.Context, *corev1.Node) []reconcile.Request { return []reconcile.Request{fitKey} }))).
-		WatchesRawSource(source.Kind(c, &corev1.Pod{}, handler.TypedEnqueueRequestsFromMapFunc(func(context.Context, *corev1.Pod) []reconcile.Request { return []reconcile.Request{fitKey} }))).
-		Watches(&authv1beta1.ResourceSlice{}, all).
+		WatchesRawSource(source.Kind(c, &corev1.Node{}, kit.EnqueueAll[*corev1.Node]())).
+		WatchesRawSource(source.Kind(c, &corev1.Pod{}, kit.EnqueueAll[*corev1.Pod]())).
+		Watches(&authv1beta1.ResourceSlice{}, kit.EnqueueAll[client.Object]()).
 		Complete(r)
 }
 

@@ -26,12 +26,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/placement/fit"
 )
 
@@ -75,8 +74,6 @@ type reservation struct {
 	boundSeen time.Time
 }
 
-var key = reconcile.Request{}
-
 // SetupWithManager starts the controller and its cache of held pods.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	sel := labels.SelectorFromSet(labels.Set{consts.PlacementLabel: "pending"})
@@ -96,11 +93,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorderFor("liqo-placement")
 	}
-	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request { return []reconcile.Request{key} })
 	return ctrl.NewControllerManagedBy(mgr).Named("placement-gate").
-		WatchesRawSource(source.Kind(c, &corev1.Pod{}, handler.TypedEnqueueRequestsFromMapFunc(func(context.Context, *corev1.Pod) []reconcile.Request { return []reconcile.Request{key} }))).
-		Watches(&authv1beta1.ResourceSlice{}, all).
-		Watches(&corev1.Node{}, all).
+		WatchesRawSource(source.Kind(c, &corev1.Pod{}, kit.EnqueueAll[*corev1.Pod]())).
+		Watches(&authv1beta1.ResourceSlice{}, kit.EnqueueAll[client.Object]()).
+		Watches(&corev1.Node{}, kit.EnqueueAll[client.Object]()).
 		Complete(r)
 }
 
