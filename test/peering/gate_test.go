@@ -16,7 +16,6 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/placement/fit"
 	"github.com/liqo-go/liqo/pkg/placement/gate"
 	"github.com/liqo-go/liqo/test/harness"
 )
@@ -56,7 +55,7 @@ func TestPlacementTellsTheTruth(t *testing.T) {
 		if s.Status.Fit == nil {
 			return false, nil
 		}
-		largest := fit.Largest(s.Status.Fit)
+		largest := s.Status.Fit.Largest()
 		return largest.Cpu().Cmp(resource.MustParse("3")) == 0, nil
 	})
 

@@ -30,10 +30,6 @@ func groupFits(g *authv1beta1.NodeFit, requests corev1.ResourceList, tolerations
 	return !untolerated
 }
 
-// Largest is the largest free piece of the summary (by CPU, then memory),
-// for messages saying why a pod fits nowhere; nil for an empty summary.
-func Largest(s *authv1beta1.FitSummary) corev1.ResourceList { return s.Largest() }
-
 // Reserve is the summary s less reservations (pods' requests), each taken
 // first-fit from the largest free piece that holds it: what the nodes can
 // still take once those pods run. A reservation that fits nowhere (the

@@ -41,7 +41,7 @@ func TestSummarizeGroups(t *testing.T) {
 	if !last.Free.Cpu().IsZero() {
 		t.Errorf("an overcommitted node has %s free", last.Free.Cpu())
 	}
-	if got := Largest(&s); got.Cpu().String() != "8" {
+	if got := s.Largest(); got.Cpu().String() != "8" {
 		t.Errorf("largest %v", got)
 	}
 }

@@ -182,7 +182,7 @@ func (r *Reconciler) place(ctx context.Context, pod *corev1.Pod, nodes []corev1.
 			continue
 		}
 		unfit = append(unfit, n.Name)
-		chunks = append(chunks, fmt.Sprintf("%s: %s", provider, describe(only(fit.Largest(summary), requests))))
+		chunks = append(chunks, fmt.Sprintf("%s: %s", provider, describe(only(summary.Largest(), requests))))
 	}
 	if len(fitting) == 0 && !local {
 		msg := fmt.Sprintf("no provider has a node this pod fits on (it requests %s; each provider's largest free piece: %s)",
