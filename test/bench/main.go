@@ -31,7 +31,7 @@ import (
 
 func main() {
 	sizes := flag.String("n", "100,1000", "comma-separated sizes: Deployment replicas; for the reflection suite, ConfigMaps and Services (N of each)")
-	suites := flag.String("suites", "vanilla,peering,offloading,reflection,realnodes,fabric,peers,dashboard", "comma-separated suites to run: vanilla, peering, offloading, reflection, realnodes, fabric, peers, dashboard")
+	suites := flag.String("suites", "vanilla,peering,offloading,reflection,realnodes,fabric,peers,dashboard,placement", "comma-separated suites to run: vanilla, peering, offloading, reflection, realnodes, fabric, peers, dashboard, placement")
 	peers := flag.Int("peers", 20, "clusters peered with one cluster, as its providers and then as its consumers (peers suite)")
 	dashboardPeers := flag.Int("dashboard-peers", 20, "providers of the consumer the dashboard shows (dashboard suite)")
 	dashboardLoads := flag.Int("dashboard-loads", 5, "page loads timed (dashboard suite)")
@@ -64,10 +64,10 @@ func main() {
 	want := map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
 		switch s = strings.TrimSpace(s); s {
-		case "vanilla", "peering", "offloading", "reflection", "realnodes", "fabric", "peers", "dashboard":
+		case "vanilla", "peering", "offloading", "reflection", "realnodes", "fabric", "peers", "dashboard", "placement":
 			want[s] = true
 		default:
-			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading, reflection, realnodes, fabric, peers, dashboard)\n", s)
+			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading, reflection, realnodes, fabric, peers, dashboard, placement)\n", s)
 			os.Exit(2)
 		}
 	}
@@ -173,6 +173,9 @@ func main() {
 			os.Exit(1)
 		}
 		printDashboard(r)
+	}
+	if want["placement"] {
+		printPlacement(benchPlacement(1000, 30))
 	}
 	if *output == "json" {
 		if err := writeJSON(os.Stdout); err != nil {

@@ -21,10 +21,12 @@ const (
 	singlePodPause = 330 * time.Millisecond // ~3 pods per second
 )
 
-// podLatencies creates count bare pods in namespace, one every pause, and
+// podLatencies creates count bare pods in namespace, one every pause,
+// requesting requests (none if nil: in an offloaded namespace, a pod that
+// requests resources is held by the placement gate until placed), and
 // returns each one's create → Running time, sorted; the pods are deleted
 // afterwards.
-func podLatencies(ctx context.Context, cs kubernetes.Interface, namespace, prefix string, count int, pause time.Duration) ([]time.Duration, error) {
+func podLatencies(ctx context.Context, cs kubernetes.Interface, namespace, prefix string, count int, pause time.Duration, requests corev1.ResourceList) ([]time.Duration, error) {
 	var mu sync.Mutex
 	running := map[string]time.Time{}
 	stop := make(chan struct{})
@@ -48,7 +50,8 @@ func podLatencies(ctx context.Context, cs kubernetes.Interface, namespace, prefi
 	for i := range count {
 		name := fmt.Sprintf("%s-%d", prefix, i)
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "single"}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx",
+				Resources: corev1.ResourceRequirements{Requests: requests}}}}}
 		start := time.Now()
 		if _, err := cs.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return nil, err
