@@ -1,7 +1,8 @@
 // Package mcs is the home of the Multi-Cluster Services API (KEP-1645,
 // multicluster.x-k8s.io/v1beta1 ServiceExport and ServiceImport) in Liqo.
 // Its subpackages merge the exports of a Service by the clusters of the
-// clusterset (merge) and validate a cluster's own exports (export).
+// clusterset (merge), validate a cluster's own exports (export) and check
+// what a peer publishes of its exports (trust).
 //
 // # The clusterset
 //
@@ -56,4 +57,6 @@
 //   - Names, ports and the other merged properties are checked as a
 //     Service would check them before they reach merge.Merge; a record
 //     failing a check is ignored, with a Warning Event naming its cluster.
+//
+// Package trust holds those checks (trust.Export, trust.Endpoints).
 package mcs
