@@ -32,6 +32,7 @@ require (
 	k8s.io/metrics v0.34.4
 	k8s.io/utils v0.0.0-20250820121507-0af2bda4dd1d
 	sigs.k8s.io/controller-runtime v0.22.5
+	sigs.k8s.io/mcs-api v0.5.2
 	sigs.k8s.io/sig-storage-lib-external-provisioner/v13 v13.0.0
 	sigs.k8s.io/yaml v1.6.0
 )

@@ -33,6 +33,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/teardown"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode"
 	"github.com/liqo-go/liqo/pkg/kit"
+	"github.com/liqo-go/liqo/pkg/mcs/export"
 	"github.com/liqo-go/liqo/pkg/placement/gate"
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/remotecluster"
@@ -187,6 +188,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			return mgr.Add(&fabric.Agent{Client: mgr.GetClient(), Options: fo, Namespace: o.Namespace})
 		},
 		func() error { return webhook.Setup(ctx, mgr, o.webhookOptions()) },
+		func() error { return (&export.Reconciler{ClusterID: local}).SetupWithManager(mgr) },
 		func() error { return storage.Setup(mgr, cs, o.Storage, remotes, local, o.SelfProvision) },
 	}
 	for _, setup := range setups {

@@ -24,6 +24,22 @@ const (
 // The binary is run once to list its applets, so it must be built for this
 // machine's architecture, which is the image's.
 func Busybox(busyboxPath string) (v1.Image, error) {
+	entries, err := busyboxEntries(busyboxPath, nil)
+	if err != nil {
+		return nil, err
+	}
+	return FromEntries(entries, busyboxConfig)
+}
+
+// busyboxConfig is what a busybox image runs: a shell, with the usual PATH.
+var busyboxConfig = Config{
+	Cmd: []string{"sh"},
+	Env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"},
+}
+
+// busyboxEntries are the entries of Busybox, without the applets named in
+// hidden.
+func busyboxEntries(busyboxPath string, hidden map[string]bool) ([]Entry, error) {
 	out, err := exec.Command(busyboxPath, "--list").Output()
 	if err != nil {
 		return nil, fmt.Errorf("listing the applets of %s: %w", busyboxPath, err)
@@ -38,13 +54,10 @@ func Busybox(busyboxPath string) (v1.Image, error) {
 	for _, applet := range strings.Fields(string(out)) {
 		// --list prints bare names; a path (from a build whose --list means
 		// --list-full) or busybox itself would collide with other entries.
-		if applet == "busybox" || strings.Contains(applet, "/") {
+		if applet == "busybox" || strings.Contains(applet, "/") || hidden[applet] {
 			continue
 		}
 		entries = append(entries, Entry{Path: "/bin/" + applet, Link: "busybox"})
 	}
-	return FromEntries(entries, Config{
-		Cmd: []string{"sh"},
-		Env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"},
-	})
+	return entries, nil
 }

@@ -19,14 +19,18 @@ type hostPackage struct{ pkg, file string }
 
 // hostPackages are the Debian packages real nodes run on: the container
 // runtime, the CNI plugins, the firewall tools kube-proxy and the node rules
-// use, nsenter, and the static busybox the busybox image is made of.
+// use, nsenter, the static busybox the busybox image is made of, and the
+// programs of the MCS conformance suite's images (see suiteImages).
 var hostPackages = []hostPackage{
 	{"containerd", "/usr/bin/containerd"},
 	{"runc", "/usr/sbin/runc"},
 	{"containernetworking-plugins", cniBinDir + "/bridge"},
 	{"nftables", "/usr/sbin/nft"},
 	{"iptables", "/usr/sbin/iptables"},
-	{"busybox-static", "/bin/busybox"},
+	{"busybox-static", busyboxPath},
+	{"socat", debianSocat},
+	{"netcat-openbsd", debianNc},
+	{"bind9-dnsutils", debianNslookup},
 	{"util-linux", "/usr/bin/nsenter"},
 }
 

@@ -3,6 +3,7 @@ package testbed
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -34,8 +35,8 @@ func (c *Cluster) RegistryAddr() string {
 }
 
 // builtImages builds the images every real-node cluster serves: the pause
-// sandbox, CoreDNS, metrics-server and busybox (from Debian's
-// busybox-static).
+// sandbox, CoreDNS, metrics-server, busybox (from Debian's busybox-static)
+// and the images of the MCS conformance suite (see suiteImages).
 func builtImages(bins *Binaries) (map[string]v1.Image, error) {
 	imagesOnce.Do(func() {
 		imgs := map[string]v1.Image{}
@@ -57,7 +58,7 @@ func builtImages(bins *Binaries) (map[string]v1.Image, error) {
 			return
 		}
 		imgs[MetricsServerImage(bins.Versions)] = ms
-		bb, err := images.Busybox("/bin/busybox")
+		bb, err := images.Busybox(busyboxPath)
 		if err != nil {
 			imagesErr = fmt.Errorf("building the busybox image: %w", err)
 			return
@@ -65,6 +66,12 @@ func builtImages(bins *Binaries) (map[string]v1.Image, error) {
 		for _, tag := range BusyboxImages {
 			imgs[tag] = bb
 		}
+		suite, err := suiteImages()
+		if err != nil {
+			imagesErr = err
+			return
+		}
+		maps.Copy(imgs, suite)
 		builtImagesMap = imgs
 	})
 	return builtImagesMap, imagesErr
@@ -76,6 +83,9 @@ var (
 	builtImagesMap map[string]v1.Image
 	imagesErr      error
 )
+
+// busyboxPath is Debian's static busybox, which hostPackages installs.
+const busyboxPath = "/bin/busybox"
 
 // BusyboxImages are the names the busybox image is published under.
 var BusyboxImages = []string{"docker.io/library/busybox:latest", "docker.io/library/busybox:1.35"}

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -30,6 +32,9 @@ func TestGeneratedUpToDate(t *testing.T) {
 	}
 	fresh, _ := filepath.Glob(filepath.Join(out, "*.yaml"))
 	committed, _ := filepath.Glob("*.yaml")
+	// The Multi-Cluster Services API's CRDs come from its module, not from
+	// our types: the chart's generator checks them (gen.TestUpToDate).
+	committed = slices.DeleteFunc(committed, func(f string) bool { return strings.HasPrefix(f, "multicluster.x-k8s.io_") })
 	if len(fresh) != len(committed) {
 		t.Fatalf("controller-gen makes %d CRDs, %d are committed: run make generate", len(fresh), len(committed))
 	}

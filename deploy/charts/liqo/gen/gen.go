@@ -1,7 +1,8 @@
 // Package gen writes the chart's files generated from the code, so that the
 // chart and the manager's local-process mode cannot disagree: the webhook
-// configurations (files/webhooks.yaml) and the values schema
-// (values.schema.json, from values.yaml). make generate runs it; a test
+// configurations (files/webhooks.yaml), the values schema
+// (values.schema.json, from values.yaml) and the Multi-Cluster Services
+// CRDs (from the sigs.k8s.io/mcs-api module). make generate runs it; a test
 // fails when they are stale.
 package gen
 
@@ -58,7 +59,10 @@ func Write(dir string) error {
 	if b, err = ValuesSchema(values); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, SchemaFile), b, 0o644)
+	if err := os.WriteFile(filepath.Join(dir, SchemaFile), b, 0o644); err != nil {
+		return err
+	}
+	return writeMCSCRDs(dir)
 }
 
 // ValuesPage is the page of the documentation holding the chart's values

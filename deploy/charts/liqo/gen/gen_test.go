@@ -31,6 +31,15 @@ func TestUpToDate(t *testing.T) {
 	if got, err = os.ReadFile(filepath.Join("..", SchemaFile)); err != nil || !bytes.Equal(got, want) {
 		t.Errorf("%s is stale (%v): run make generate", SchemaFile, err)
 	}
+	mcs, err := MCSCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range mcs {
+		if got, err = os.ReadFile(filepath.Join("..", file)); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s is stale (%v): run make generate", file, err)
+		}
+	}
 }
 
 func TestValuesReference(t *testing.T) {

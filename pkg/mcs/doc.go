@@ -1,0 +1,62 @@
+// Package mcs is the home of the Multi-Cluster Services API (KEP-1645,
+// multicluster.x-k8s.io/v1beta1 ServiceExport and ServiceImport) in Liqo.
+// Its subpackages merge the exports of a Service by the clusters of the
+// clusterset (merge), validate a cluster's own exports (export) and check
+// what a peer publishes of its exports (trust).
+//
+// # The clusterset
+//
+// What follows is the design the propagation of exports between clusters
+// is built to; today the export controller sees no other cluster's export
+// (its Clusterset is nil), and nothing is imported yet.
+//
+// The clusterset of a cluster is the clusters it is peered with, in either
+// role, and namespace sameness holds: namespace ns is the same namespace in
+// every cluster, offloaded or not. A cluster imports the exports of its
+// direct peers only. No cluster relays another's export: that would be
+// publishing endpoints of a cluster other than its own.
+//
+// # Which side writes what
+//
+// A peering is reached in one direction: the consumer holds credentials for
+// the provider (package remotecluster, one Cluster per provider, the only
+// way to reach it), and the provider cannot reach the consumer. Both
+// directions of a pair's exports travel over that one connection, through
+// the consumer's tenant namespace on the provider (liqo-tenant-<consumer>):
+//
+//   - The consumer writes there, through its Cluster for the provider, the
+//     record of each of its valid exports: the merge.Export of the Service
+//     and the EndpointSlices of its ready endpoints, labelled
+//     multicluster.kubernetes.io/source-cluster=<consumer>.
+//   - The provider writes there, in its own cluster, the records of its own
+//     exports, labelled source-cluster=<provider>, and the consumer reads
+//     them through the same Cluster's cache of that namespace.
+//   - Each cluster writes in its own cluster only what it imports: in
+//     namespace ns a ServiceImport of the merged Service (merge.Merge), a
+//     selector-less ClusterSetIP Service of our own that the ServiceImport
+//     names in its IPs (none for a Headless import), and one EndpointSlice
+//     per source cluster, labelled multicluster.kubernetes.io/service-name,
+//     multicluster.kubernetes.io/source-cluster and managed by liqo.
+//
+// # Trust
+//
+// Records are peer input, validated by their receiver, never by their
+// sender's forge:
+//
+//   - The provider reads, in liqo-tenant-<consumer>, only the records
+//     labelled source-cluster=<consumer>: a record claiming another cluster,
+//     the provider itself included, is refused. The consumer may overwrite
+//     the provider's records there, but only the consumer reads them, so it
+//     can fool no one but itself.
+//   - An endpoint is accepted only if its address lies in the source
+//     cluster's own pod or external CIDRs as the receiver's network
+//     Configuration for that cluster says (remapped when the fabric remaps
+//     them), and is imported at that remapped address: an export can only
+//     publish endpoints of its own cluster's Service, never arbitrary
+//     addresses (the receiver's Services, the nodes, another cluster).
+//   - Names, ports and the other merged properties are checked as a
+//     Service would check them before they reach merge.Merge; a record
+//     failing a check is ignored, with a Warning Event naming its cluster.
+//
+// Package trust holds those checks (trust.Export, trust.Endpoints).
+package mcs
