@@ -108,6 +108,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 
 	local := o.ClusterID
+	// The webhooks count each consumer's objects; its Tenant shows the count.
+	budget := &webhook.BudgetReport{}
 	setups := []func() error{
 		func() error {
 			return (&auth.NonceReconciler{Client: mgr.GetClient(), ClusterID: local, Lifetime: o.NonceLifetime}).SetupWithManager(mgr)
@@ -118,7 +120,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		func() error {
 			return (&auth.TenantReconciler{Client: mgr.GetClient(), Clientset: cs, ClusterID: local,
 				CA: ca, APIServerURL: o.APIServerURL, ClusterRole: ConsumerClusterRole, CertLifetime: o.ConsumerCertLifetime,
-				ReservedNamespaces: o.Twins.ReservedNames}).SetupWithManager(mgr)
+				ReservedNamespaces: o.Twins.ReservedNames, Budget: budget}).SetupWithManager(mgr)
 		},
 		func() error {
 			return (&auth.IdentityReconciler{Client: mgr.GetClient(), Keys: keys, ClusterID: local, Remotes: remotes}).SetupWithManager(mgr)
@@ -187,7 +189,11 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			fo.PodCIDR = o.IPAM.PodCIDR
 			return mgr.Add(&fabric.Agent{Client: mgr.GetClient(), Options: fo, Namespace: o.Namespace})
 		},
-		func() error { return webhook.Setup(ctx, mgr, o.webhookOptions()) },
+		func() error {
+			wo := o.webhookOptions()
+			wo.Report = budget
+			return webhook.Setup(ctx, mgr, wo)
+		},
 		func() error { return (&export.Reconciler{ClusterID: local}).SetupWithManager(mgr) },
 		func() error { return storage.Setup(mgr, cs, o.Storage, remotes, local, o.SelfProvision) },
 	}

@@ -3,12 +3,12 @@ package datapath
 import (
 	"fmt"
 	"net"
-	"os"
 	"testing"
 
 	"github.com/google/nftables"
 
 	"github.com/liqo-go/liqo/pkg/testbed/netns"
+	"github.com/liqo-go/liqo/pkg/testbed/netnstest"
 )
 
 // TestReplaceTableKeepsCounters: a gateway replaces its table on every
@@ -18,14 +18,7 @@ import (
 // counted, the table is replaced, and the count is still there and goes
 // on rising.
 func TestReplaceTableKeepsCounters(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("the datapath test needs root (network namespaces); CI runs as root")
-	}
-	ns := fmt.Sprintf("lqnft%d", os.Getpid()%100000)
-	if err := netns.Create(ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = netns.Delete(ns) })
+	ns := netnstest.New(t, "lqnft")
 
 	const table, counter, port = "test-counters", "seen", 9
 	// A regular chain reached by goto, as the gateway's filter has.

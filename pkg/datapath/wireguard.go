@@ -2,14 +2,18 @@ package datapath
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 	"golang.zx2c4.com/wireguard/conn"
 	"golang.zx2c4.com/wireguard/device"
 	"golang.zx2c4.com/wireguard/tun"
@@ -42,6 +46,9 @@ func OpenTunnel(c TunnelConfig) (*Tunnel, error) {
 	if len(c.PrivateKey) != 32 {
 		return nil, fmt.Errorf("the private key is %d bytes, not 32", len(c.PrivateKey))
 	}
+	if err := ensureTUNDevice(); err != nil {
+		return nil, err
+	}
 	td, err := tun.CreateTUN(TunnelName, c.MTU)
 	if err != nil {
 		return nil, fmt.Errorf("creating TUN device %s: %w", TunnelName, err)
@@ -71,6 +78,27 @@ func OpenTunnel(c TunnelConfig) (*Tunnel, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// tunDevice is the TUN clone device, character device 10:200.
+const tunDevice = "/dev/net/tun"
+
+// ensureTUNDevice creates the TUN clone device where it is missing: a
+// container's /dev holds only the runtime's default devices, and
+// /dev/net/tun is not among them, though the runtimes' device rules allow
+// it (containerd and runc both list "tuntap"). Creating it needs
+// CAP_MKNOD; opening it, the device rule.
+func ensureTUNDevice() error {
+	if _, err := os.Stat(tunDevice); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(tunDevice), 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", filepath.Dir(tunDevice), err)
+	}
+	if err := unix.Mknod(tunDevice, unix.S_IFCHR|0o600, int(unix.Mkdev(10, 200))); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%s is missing and cannot be created (it takes CAP_MKNOD): %w", tunDevice, err)
+	}
+	return nil
 }
 
 // Link is the tunnel's interface.

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/google/nftables"
+	"github.com/vishvananda/netlink"
 
 	"github.com/liqo-go/liqo/pkg/datapath"
 )
@@ -70,7 +71,7 @@ func (k *Kernel) Apply(_ context.Context, s State) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.tunnel == nil {
-		if err := forwarding(); err != nil {
+		if err := looseReversePath(); err != nil {
 			return err
 		}
 		if err := datapath.DeferLocalTable(localPrio); err != nil {
@@ -84,7 +85,7 @@ func (k *Kernel) Apply(_ context.Context, s State) error {
 		if err != nil {
 			return err
 		}
-		if err := acceptLocalSources(datapath.TunnelName); err != nil {
+		if err := acceptLocalSources(t.Link()); err != nil {
 			t.Close()
 			return err
 		}
@@ -119,6 +120,7 @@ func (k *Kernel) Apply(_ context.Context, s State) error {
 	}
 	rules = append(rules, datapath.PolicyRule{Priority: rulePrio + 2, Table: TunnelTable, Mark: ReturnMark})
 	errs = append(errs,
+		forwarding(),
 		datapath.PruneLinks(overlayLinkPrefix, keep),
 		datapath.SyncTable(NodesTable, nodeRoutes),
 		datapath.SyncTable(TunnelTable, []datapath.Route{{Dst: netip.MustParsePrefix("0.0.0.0/0"), Link: k.tunnel.Link()}}),
@@ -310,8 +312,8 @@ func fromTunnelFilter(s State) []datapath.Chain {
 // reached has that address too; and a peer pod's requests to a local IP,
 // when the pod has it. Which pod gets which address is chance, so such
 // connections failed now and then, and for as long as the pods lived.
-func acceptLocalSources(link string) error {
-	return setSysctls(map[string]string{"/proc/sys/net/ipv4/conf/" + link + "/accept_local": "1"})
+func acceptLocalSources(tunnel netlink.Link) error {
+	return datapath.SetLinkConf(tunnel, map[datapath.LinkConf]uint32{datapath.AcceptLocal: 1})
 }
 
 // Dropped returns how many packets from the tunnel the gateway dropped
@@ -324,23 +326,42 @@ func Dropped() (map[string]datapath.Count, error) {
 // namespace's.
 func (k *Kernel) Dropped() (map[string]datapath.Count, error) { return Dropped() }
 
-// forwarding turns the namespace into a router: forwarding on, and no
-// reverse-path filter (answers from the tunnel come back on other links
-// than the routes to their sources).
+// forwarding turns the namespace into a router: every link forwards what
+// arrives on it, with no reverse-path filter of its own (answers from the
+// tunnel come back on other links than the routes to their sources). Set
+// link by link over netlink, and on every Apply, since overlay links come
+// and go: the namespace-wide sysctls (ip_forward, conf/all) sit in
+// /proc/sys, read-only in an unprivileged container, and the kernel
+// decides forwarding by the ingress link's own flag anyway.
 func forwarding() error {
-	return setSysctls(map[string]string{
-		"/proc/sys/net/ipv4/ip_forward":             "1",
-		"/proc/sys/net/ipv4/conf/all/rp_filter":     "0",
-		"/proc/sys/net/ipv4/conf/default/rp_filter": "0",
-	})
+	links, err := netlink.LinkList()
+	if err != nil {
+		return fmt.Errorf("listing links: %w", err)
+	}
+	var errs []error
+	for _, l := range links {
+		if l.Attrs().Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		errs = append(errs, datapath.SetLinkConf(l, map[datapath.LinkConf]uint32{datapath.Forwarding: 1, datapath.RPFilter: 0}))
+	}
+	return errors.Join(errs...)
 }
 
-// setSysctls writes each value to its /proc/sys path.
-func setSysctls(values map[string]string) error {
-	for path, v := range values {
-		if err := os.WriteFile(path, []byte(v), 0o644); err != nil {
-			return fmt.Errorf("setting %s: %w", path, err)
-		}
+// looseReversePath checks the one setting forwarding cannot make: the
+// kernel filters by the larger of conf/all/rp_filter and the link's own,
+// and "all" is copied from the host's namespace when the pod's is created,
+// out of reach without privileges. Loose filtering (2) passes whatever the
+// pod's default route could answer, which is everything here; strict (1)
+// drops the tunnel's traffic.
+func looseReversePath() error {
+	v, err := datapath.LinkConfOf("all", datapath.RPFilter)
+	if err != nil {
+		return fmt.Errorf("reading the namespace's reverse-path filter: %w", err)
+	}
+	if v == 1 {
+		return errors.New("net.ipv4.conf.all.rp_filter is 1 (strict) in the gateway's network namespace, copied from the node's when the pod started: " +
+			"strict reverse-path filtering drops the traffic the tunnel forwards; set it to 0 or 2 on the gateway's nodes")
 	}
 	return nil
 }

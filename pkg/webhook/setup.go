@@ -36,6 +36,8 @@ type Options struct {
 	// Objects bounds what each consumer keeps here of the objects it
 	// writes in bulk; DefaultObjectBudget if zero.
 	Objects ObjectBudget
+	// Report, when set, is given the consumers' usage of Objects.
+	Report *BudgetReport
 	// Serving says who may call the server, how long its certificates
 	// live and how often its registration is checked.
 	Serving ServingOptions
@@ -164,11 +166,18 @@ func (o Options) budgetGuard(mgr manager.Manager) (*budgetGuard, error) {
 		budget = DefaultObjectBudget()
 	}
 	ledger := &Ledger[objectKey]{}
+	if o.Report != nil {
+		ledger.OnChange = o.Report.changed
+	}
 	synced, err := feedBudget(mgr, ledger)
 	if err != nil {
 		return nil, err
 	}
-	return &budgetGuard{ledger: ledger, budget: budget, synced: synced}, nil
+	g := &budgetGuard{ledger: ledger, budget: budget, synced: synced}
+	if o.Report != nil {
+		o.Report.guard.Store(g)
+	}
+	return g, nil
 }
 
 // addKeeper adds what keeps the serving keys and the webhook

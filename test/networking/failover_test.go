@@ -3,12 +3,19 @@ package networking
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
@@ -49,7 +56,8 @@ func TestGatewayFailover(t *testing.T) {
 		}
 	}
 	for _, g := range gateways {
-		g.oneActive(ctx, t, "")
+		active, standby := g.oneActive(ctx, t, "")
+		g.unprivileged(ctx, t, active, standby)
 	}
 
 	ns := realpods.Namespace(ctx, t, milan, "failover")
@@ -141,4 +149,85 @@ func (g gatewayRef) oneActive(ctx context.Context, t *testing.T, gone string) (a
 		return true, nil
 	})
 	return active, standby
+}
+
+// unprivileged checks that the gateway's pods run without privileges: as
+// forged (not privileged, every capability dropped but
+// gwctrl.Capabilities, no privilege escalation, read-only root), and as
+// the kernel sees their process on the node — its effective, permitted and
+// bounding capability sets hold exactly gwctrl.Capabilities, no_new_privs
+// is set and a seccomp filter applies. The active replica has opened the
+// tunnel and set up its namespace with these rights alone.
+func (g gatewayRef) unprivileged(ctx context.Context, t *testing.T, pods ...string) {
+	t.Helper()
+	bits := map[corev1.Capability]uint{"NET_ADMIN": unix.CAP_NET_ADMIN, "MKNOD": unix.CAP_MKNOD}
+	var want uint64
+	for _, c := range gwctrl.Capabilities {
+		b, ok := bits[c]
+		if !ok {
+			t.Fatalf("capability %s has no bit in this test", c)
+		}
+		want |= 1 << b
+	}
+	for _, name := range pods {
+		p, err := g.c.Client().CoreV1().Pods(g.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := p.Spec.Containers[0].SecurityContext
+		if sc == nil || ptr.Deref(sc.Privileged, false) || !ptr.Deref(sc.ReadOnlyRootFilesystem, false) ||
+			ptr.Deref(sc.AllowPrivilegeEscalation, true) || sc.Capabilities == nil ||
+			!slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || !slices.Equal(sc.Capabilities.Add, gwctrl.Capabilities) {
+			t.Fatalf("%s: gateway pod %s has security context %+v", g.c.Name, name, sc)
+		}
+		status := processStatus(t, g.ns, name)
+		for _, f := range []string{"CapEff", "CapPrm", "CapBnd"} {
+			got, err := strconv.ParseUint(status[f], 16, 64)
+			if err != nil || got != want {
+				t.Errorf("%s: gateway pod %s's process has %s %q, want %x (%v)", g.c.Name, name, f, status[f], want, gwctrl.Capabilities)
+			}
+		}
+		if status["NoNewPrivs"] != "1" || status["Seccomp"] != "2" {
+			t.Errorf("%s: gateway pod %s's process has NoNewPrivs %q and Seccomp %q, want 1 and 2 (filter)", g.c.Name, name, status["NoNewPrivs"], status["Seccomp"])
+		}
+	}
+}
+
+// processStatus finds the one process on this machine (the testbed's
+// nodes share its PID namespace view through /proc) whose environment
+// names pod ns/name, and returns the fields of its /proc/PID/status.
+func processStatus(t *testing.T, ns, name string) map[string]string {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err != nil {
+			continue // gone, or a kernel thread
+		}
+		vars := strings.Split(string(env), "\x00")
+		if slices.Contains(vars, "POD_NAME="+name) && slices.Contains(vars, "POD_NAMESPACE="+ns) {
+			found = append(found, d.Name())
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("processes of pod %s/%s: %v, want one", ns, name, found)
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", found[0], "status"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			fields[k] = strings.TrimSpace(v)
+		}
+	}
+	return fields
 }

@@ -9,11 +9,16 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/apis"
+	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
+	"github.com/liqo-go/liqo/pkg/webhook"
 	"github.com/liqo-go/liqo/test/harness"
 )
 
@@ -81,6 +86,28 @@ func TestObjectBudgetEndToEnd(t *testing.T) {
 	if n := reflected(); n < 20 || n >= count || n*size > int(testTenantBytes.Value()) {
 		t.Errorf("milan's twin holds %d of rome's %d ConfigMaps of 900 KiB, want as many as 24 MiB hold", n, count)
 	}
+	// milan's Tenant of rome shows the budget under pressure (the ledger
+	// refuses what does not fit, so the usage stays at or just under the
+	// limit), with a Warning.
+	full := tenantBudget(ctx, t, "an object budget under pressure", func(s authv1beta1.ObjectBudgetUsage, c *metav1.Condition) bool {
+		return c != nil && c.Status == metav1.ConditionTrue
+	})
+	if full.MaxBytes.Cmp(testTenantBytes) != 0 || full.UsedBytes.Value() < int64(reflected()*size) || full.UsedObjects < int64(reflected()) {
+		t.Errorf("milan's Tenant of rome shows %+v with %d ConfigMaps of 900 KiB reflected, want them counted against 24Mi", full, reflected())
+	}
+	harness.Eventually(ctx, t, "a Warning Event on milan's Tenant of rome for its budget under pressure", func() (bool, error) {
+		events, err := milan.CoreV1().Events(consts.TenantNamespace("rome")).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.InvolvedObject.Kind == "Tenant" && e.Type == corev1.EventTypeWarning &&
+				(e.Reason == auth.ReasonObjectBudgetNear || e.Reason == auth.ReasonObjectBudgetReached) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 
 	asRome, err := client.New(credentials(t, "rome", "milan"), client.Options{Scheme: apis.NewScheme()})
 	if err != nil {
@@ -102,4 +129,35 @@ func TestObjectBudgetEndToEnd(t *testing.T) {
 	harness.Eventually(ctx, t, "the ConfigMaps left out reflected once room is made", func() (bool, error) {
 		return reflected() == count-8, nil
 	})
+	// All reflected, in less room than before: the Tenant counts them and
+	// its condition agrees with its numbers.
+	tenantBudget(ctx, t, "the budget's usage of all the ConfigMaps left", func(s authv1beta1.ObjectBudgetUsage, c *metav1.Condition) bool {
+		_, want := auth.BudgetStatus(webhook.BudgetUsage{Bytes: s.UsedBytes.Value(), Objects: s.UsedObjects,
+			MaxBytes: s.MaxBytes.Value(), MaxObjects: s.MaxObjects})
+		return s.UsedBytes.Value() >= int64((count-8)*size) && s.UsedBytes.Cmp(full.UsedBytes) < 0 && c != nil && c.Reason == want.Reason
+	})
+}
+
+// tenantBudget waits until milan's Tenant of rome shows an object budget
+// that ok accepts (with its ObjectBudgetPressure condition, nil if none),
+// and returns it.
+func tenantBudget(ctx context.Context, t *testing.T, what string, ok func(authv1beta1.ObjectBudgetUsage, *metav1.Condition) bool) authv1beta1.ObjectBudgetUsage {
+	t.Helper()
+	var got authv1beta1.ObjectBudgetUsage
+	harness.Eventually(ctx, t, "milan's Tenant of rome showing "+what, func() (bool, error) {
+		var tn authv1beta1.Tenant
+		if err := clusterClient(t, "milan").Get(ctx, types.NamespacedName{Namespace: consts.TenantNamespace("rome"), Name: "rome"}, &tn); err != nil {
+			return false, err
+		}
+		if tn.Status.ObjectBudget == nil {
+			return false, fmt.Errorf("no objectBudget in the status")
+		}
+		got = *tn.Status.ObjectBudget
+		c := meta.FindStatusCondition(tn.Status.Conditions, authv1beta1.ObjectBudgetPressureCondition)
+		if !ok(got, c) {
+			return false, fmt.Errorf("objectBudget %+v, condition %+v", got, c)
+		}
+		return true, nil
+	})
+	return got
 }

@@ -1,6 +1,7 @@
 package v1beta1
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
@@ -70,10 +71,31 @@ type TenantStatus struct {
 	TenantNamespace string `json:"tenantNamespace,omitempty"`
 	// +optional
 	AuthParams *AuthParams `json:"authParams,omitempty"`
+	// ObjectBudget is what the consumer keeps on this provider of the
+	// objects its object budget bounds (its ConfigMaps, Secrets, Services,
+	// Ingresses, PersistentVolumeClaims, ShadowEndpointSlices and
+	// ShadowPods in its twin namespaces, its ResourceSlices and
+	// NamespaceMaps), against that budget.
+	// +optional
+	ObjectBudget *ObjectBudgetUsage `json:"objectBudget,omitempty"`
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ObjectBudgetUsage is a consumer's object budget: used and allowed.
+type ObjectBudgetUsage struct {
+	// UsedBytes is the size, as JSON, of the objects the consumer keeps.
+	UsedBytes resource.Quantity `json:"usedBytes"`
+	// MaxBytes is how much it may keep (the provider's
+	// --max-tenant-object-bytes).
+	MaxBytes resource.Quantity `json:"maxBytes"`
+	// UsedObjects is how many it keeps (ShadowPods, which its Quota
+	// counts, not among them).
+	UsedObjects int64 `json:"usedObjects"`
+	// MaxObjects is how many it may keep (--max-tenant-objects).
+	MaxObjects int64 `json:"maxObjects"`
 }
 
 // Tenant is a consumer cluster, as seen by its provider.
@@ -83,6 +105,11 @@ type TenantStatus struct {
 // +kubebuilder:printcolumn:name="ClusterID",type=string,JSONPath=`.spec.clusterID`
 // +kubebuilder:printcolumn:name="Condition",type=string,JSONPath=`.spec.tenantCondition`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.objectBudget.usedObjects`
+// +kubebuilder:printcolumn:name="Bytes",type=string,JSONPath=`.status.objectBudget.usedBytes`
+// +kubebuilder:printcolumn:name="Max-Objects",type=integer,priority=1,JSONPath=`.status.objectBudget.maxObjects`
+// +kubebuilder:printcolumn:name="Max-Bytes",type=string,priority=1,JSONPath=`.status.objectBudget.maxBytes`
+// +kubebuilder:printcolumn:name="Budget-Pressure",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="ObjectBudgetPressure")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Tenant struct {
 	metav1.TypeMeta   `json:",inline"`

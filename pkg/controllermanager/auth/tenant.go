@@ -54,6 +54,9 @@ type TenantReconciler struct {
 	// DefaultName twins "<namespace>-<id>" would hit one, or a well-known
 	// namespace, is not accepted.
 	ReservedNamespaces []string
+	// Budget, when set, is the consumers' ObjectBudget usage, reported in
+	// their Tenants' status.
+	Budget BudgetSource
 }
 
 // ReasonClusterIDNotAllowed is the Ready condition's reason of a Tenant
@@ -68,6 +71,11 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	if !t.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
+	}
+	// Whatever the authentication's state: a consumer refused now may
+	// still keep objects here from before.
+	if err := r.reportBudget(ctx, &t); err != nil {
+		return ctrl.Result{}, err
 	}
 	consumer := string(t.Spec.ClusterID)
 	user := consts.ConsumerUser(consumer)
@@ -307,8 +315,11 @@ func (r *TenantReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorderFor("liqo-tenant")
 	}
-	return ctrl.NewControllerManagedBy(mgr).Named("tenant").
-		For(&authv1beta1.Tenant{}).
+	b := ctrl.NewControllerManagedBy(mgr).Named("tenant")
+	if r.Budget != nil {
+		b = b.WatchesRawSource(r.budgetChanges())
+	}
+	return b.For(&authv1beta1.Tenant{}).
 		Owns(&rbacv1.RoleBinding{}).
 		Watches(&certv1.CertificateSigningRequest{}, handler.EnqueueRequestsFromMapFunc(
 			func(_ context.Context, o client.Object) []reconcile.Request {

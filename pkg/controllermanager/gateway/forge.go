@@ -204,9 +204,7 @@ func (d desc) args() []string {
 // number, only the one holding the gateway's Lease opens the tunnel (two
 // would hold the same key and fight over the peer's endpoint), so an
 // update rolls: the new pod stands by until the old one, stopping,
-// releases the Lease. The pod is privileged: it creates the TUN device and
-// sets routes, NAT rules and forwarding in its own network namespace (and
-// nowhere else).
+// releases the Lease. The pod is not privileged (SecurityContext).
 func (d desc) Deployment(o Options) *appsv1.Deployment {
 	env := func(name, path string) corev1.EnvVar {
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
@@ -221,7 +219,7 @@ func (d desc) Deployment(o Options) *appsv1.Deployment {
 			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(HealthPort)}},
 			PeriodSeconds: 2, FailureThreshold: 2,
 		},
-		SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
+		SecurityContext: SecurityContext(),
 		VolumeMounts:    []corev1.VolumeMount{{Name: "keys", MountPath: KeysDir, ReadOnly: true}},
 	}
 	if d.Mode == Server {
@@ -263,6 +261,28 @@ func (d desc) Deployment(o Options) *appsv1.Deployment {
 				},
 			},
 		},
+	}
+}
+
+// Capabilities are all the gateway's container keeps: NET_ADMIN for the
+// TUN device, links, addresses, routes, rules, nftables and the links'
+// forwarding settings of its own network namespace (the pod's, which it
+// shares with no one); MKNOD to create /dev/net/tun, which container
+// runtimes allow but do not put in a container's /dev.
+var Capabilities = []corev1.Capability{"NET_ADMIN", "MKNOD"}
+
+// SecurityContext is the gateway container's: every capability dropped
+// but Capabilities, no privilege escalation, a read-only root filesystem
+// (it writes nothing but the device node, on /dev's own tmpfs) and the
+// runtime's default seccomp profile. The namespace-wide sysctls it cannot
+// write, /proc/sys being read-only, are either replaced by the links' own
+// settings or checked (gateway.Kernel).
+func SecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		Capabilities:             &corev1.Capabilities{Add: Capabilities, Drop: []corev1.Capability{"ALL"}},
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
 }
 
