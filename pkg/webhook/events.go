@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
 // The Events resources a consumer writes, in both API groups.
@@ -52,7 +53,7 @@ var _ admission.Handler = (*eventValidator)(nil)
 
 // Handle validates a consumer's create or update of an Event.
 func (v *eventValidator) Handle(_ context.Context, req admission.Request) admission.Response {
-	id, _, answer := consumerWrite(req, "Events'", eventsResource, eventsV1Resource)
+	id, _, answer := tenancy.ConsumerWrite(req, "Events'", eventsResource, eventsV1Resource)
 	if answer != nil {
 		return *answer
 	}

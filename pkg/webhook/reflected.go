@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
 // The resources reflectedValidator judges: those a consumer's reflection
@@ -60,7 +61,7 @@ var _ admission.Handler = (*reflectedValidator)(nil)
 
 // Handle validates one create or update of a reflected object.
 func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
-	id, isConsumer, err := requester(req.UserInfo)
+	id, isConsumer, err := tenancy.Requester(req.UserInfo)
 	if err != nil {
 		return admission.Denied(err.Error())
 	}
@@ -73,7 +74,7 @@ func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) 
 	}
 	// RBAC grants a consumer its own twins only; a grant made by mistake
 	// elsewhere must not let it place objects among another's.
-	if owner := consumerOf(&ns); owner != id {
+	if owner := tenancy.ConsumerOf(&ns); owner != id {
 		return admission.Denied(fmt.Sprintf("consumer %s may not write %s in namespace %s, which is not one of its twin namespaces",
 			id, req.Resource.Resource, req.Namespace))
 	}
@@ -273,7 +274,7 @@ func (v *reflectedValidator) hostTaken(ctx context.Context, consumer string, ing
 				if err := v.reader.Get(ctx, types.NamespacedName{Name: other.Namespace}, &ns); client.IgnoreNotFound(err) != nil {
 					return false, fmt.Errorf("reading namespace %s: %w", other.Namespace, err)
 				}
-				owner = consumerOf(&ns)
+				owner = tenancy.ConsumerOf(&ns)
 				owners[other.Namespace] = owner
 			}
 			if owner == consumer {

@@ -15,6 +15,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
 // The kinds a consumer replicates into its tenant namespace on a provider,
@@ -53,7 +54,7 @@ var _ admission.Handler = (*replicaValidator)(nil)
 // Handle validates one create, update or delete of a NamespaceMap or a
 // ResourceSlice by a consumer.
 func (v *replicaValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
-	id, gr, answer := consumerWrite(req, "replicas'", namespaceMapsResource, resourceSlicesResource)
+	id, gr, answer := tenancy.ConsumerWrite(req, "replicas'", namespaceMapsResource, resourceSlicesResource)
 	if answer != nil {
 		return *answer
 	}

@@ -16,6 +16,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
 // shadowPodValidator admits the ShadowPods a provider runs for its
@@ -61,7 +62,7 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 			return admission.Errored(http.StatusBadRequest, err)
 		}
 	}
-	id, isConsumer, err := requester(req.UserInfo)
+	id, isConsumer, err := tenancy.Requester(req.UserInfo)
 	if err != nil {
 		return admission.Denied(err.Error())
 	}
@@ -70,13 +71,13 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 	if err := v.reader.Get(ctx, types.NamespacedName{Name: req.Namespace}, &ns); err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading namespace %s: %w", req.Namespace, err))
 	}
-	consumer := consumerOf(&ns)
+	consumer := tenancy.ConsumerOf(&ns)
 	// Others than consumers (the garbage collector removing a finalizer,
 	// an administrator relabelling) may update a ShadowPod without
 	// proving its origin again.
 	keepsOrigin := old != nil && !isConsumer && old.Labels[consts.OriginClusterIDLabel] == sp.Labels[consts.OriginClusterIDLabel]
 	if !keepsOrigin {
-		if err := checkOrigin(req.Namespace, consumer, id, isConsumer, sp.Labels[consts.OriginClusterIDLabel]); err != nil {
+		if err := tenancy.CheckOrigin(req.Namespace, consumer, id, isConsumer, sp.Labels[consts.OriginClusterIDLabel]); err != nil {
 			return admission.Denied(err.Error())
 		}
 	}
@@ -115,7 +116,7 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 	if !limit.Open {
 		return admission.Denied(cordonRefusal(consumer, limit.Cordoned))
 	}
-	why, err := tenantRefusal(ctx, v.reader, consumer)
+	why, err := tenancy.TenantRefusal(ctx, v.reader, consumer)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}

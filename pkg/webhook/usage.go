@@ -19,6 +19,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
 // feedLedger keeps the ledger in step with the stored ShadowPods through
@@ -50,7 +51,7 @@ func feedLedger(ctx context.Context, mgr manager.Manager, l *Ledger[types.Namesp
 		if err := reader.Get(ctx, types.NamespacedName{Name: sp.Namespace}, &ns); err != nil {
 			return ""
 		}
-		return consumerOf(&ns)
+		return tenancy.ConsumerOf(&ns)
 	}
 	observe := func(obj any) {
 		if sp, ok := obj.(*offv1beta1.ShadowPod); ok {

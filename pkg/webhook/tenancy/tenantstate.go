@@ -1,4 +1,4 @@
-package webhook
+package tenancy
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 )
 
-// tenantRefusal says why consumer may not start new ShadowPods because of
+// TenantRefusal says why consumer may not start new ShadowPods because of
 // the administrative state of its Tenant (spec.tenantCondition), or "" if
 // it may. A Cordoned tenant keeps its running ShadowPods but starts no new
 // one; a Drained one has its ShadowPods evicted (the provider's tenant
 // state controller) and starts none either. Updates are never refused for
 // this: they are what ends a ShadowPod's life.
-func tenantRefusal(ctx context.Context, reader client.Reader, consumer string) (string, error) {
+func TenantRefusal(ctx context.Context, reader client.Reader, consumer string) (string, error) {
 	ns := consts.TenantNamespace(consumer)
 	var list authv1beta1.TenantList
 	if err := reader.List(ctx, &list, client.InNamespace(ns)); err != nil {

@@ -1,4 +1,4 @@
-package webhook
+package tenancy
 
 import (
 	"strings"
@@ -28,7 +28,7 @@ func TestRequester(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			id, consumer, err := requester(tt.user)
+			id, consumer, err := Requester(tt.user)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Errorf("err = %v, want one containing %q", err, tt.err)
@@ -58,9 +58,9 @@ func TestCheckOrigin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkOrigin("ns", tt.twinOf, tt.requester, tt.consumer, tt.origin)
+			err := CheckOrigin("ns", tt.twinOf, tt.requester, tt.consumer, tt.origin)
 			if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
-				t.Errorf("checkOrigin = %v, want %q", err, tt.err)
+				t.Errorf("CheckOrigin = %v, want %q", err, tt.err)
 			}
 		})
 	}
@@ -68,43 +68,12 @@ func TestCheckOrigin(t *testing.T) {
 
 func TestConsumerOf(t *testing.T) {
 	twin := map[string]string{consts.TwinNamespaceLabel: "true", consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: "rome"}
-	if got := consumerOf(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Labels: twin}}); got != "rome" {
+	if got := ConsumerOf(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Labels: twin}}); got != "rome" {
 		t.Errorf("consumer of a twin = %q, want rome", got)
 	}
 	// A namespace a user labelled by hand, without our managed-by label.
-	if got := consumerOf(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{
+	if got := ConsumerOf(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{
 		consts.TwinNamespaceLabel: "true", consts.RemoteClusterIDLabel: "rome"}}}); got != "" {
 		t.Errorf("consumer of a hand-labelled namespace = %q, want none", got)
-	}
-}
-
-func TestOptionsEndpoint(t *testing.T) {
-	tests := []struct {
-		opts              Options
-		listen, advertise string
-		port              int
-		err               string
-	}{
-		{Options{Addr: "127.0.0.1:0"}, "127.0.0.1", "127.0.0.1", 0, ""},
-		{Options{Addr: "127.0.0.1:9443"}, "127.0.0.1", "127.0.0.1", 9443, ""},
-		{Options{Addr: "0.0.0.0:9443", AdvertiseHost: "10.0.0.5"}, "0.0.0.0", "10.0.0.5", 9443, ""},
-		{Options{Addr: ":9443", AdvertiseHost: "webhook.example"}, "", "webhook.example", 9443, ""},
-		{Options{Addr: ":9443"}, "", "", 0, "every interface"},
-		{Options{Addr: "0.0.0.0:0"}, "", "", 0, "every interface"},
-		{Options{Addr: "127.0.0.1"}, "", "", 0, "not host:port"},
-		{Options{Addr: "127.0.0.1:http"}, "", "", 0, "not a number"},
-		{Options{Addr: "127.0.0.1:70000"}, "", "", 0, "not a number"},
-	}
-	for _, tt := range tests {
-		listen, advertise, port, err := tt.opts.Endpoint()
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("%+v: err = %v, want %q", tt.opts, err, tt.err)
-			}
-			continue
-		}
-		if err != nil || listen != tt.listen || advertise != tt.advertise || port != tt.port {
-			t.Errorf("%+v: Endpoint = %q %q %d %v, want %q %q %d", tt.opts, listen, advertise, port, err, tt.listen, tt.advertise, tt.port)
-		}
 	}
 }

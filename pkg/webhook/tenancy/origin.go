@@ -1,4 +1,4 @@
-package webhook
+package tenancy
 
 import (
 	"fmt"
@@ -14,9 +14,9 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 )
 
-// consumerOf returns the consumer a ShadowPod belongs to by its namespace:
+// ConsumerOf returns the consumer a ShadowPod belongs to by its namespace:
 // the consumer the namespace is a twin of, "" if it is no twin namespace.
-func consumerOf(ns *corev1.Namespace) string {
+func ConsumerOf(ns *corev1.Namespace) string {
 	if ns.Labels[consts.TwinNamespaceLabel] != "true" || ns.Labels[consts.ManagedByLabel] != consts.ManagedByValue {
 		return ""
 	}
@@ -28,7 +28,7 @@ func consumerOf(ns *corev1.Namespace) string {
 // the provider's own controllers). Consumers authenticate with the user
 // name consts.ConsumerUser(id) in the group consts.ConsumerGroup; one
 // without the other is refused rather than guessed at.
-func requester(u authnv1.UserInfo) (string, bool, error) {
+func Requester(u authnv1.UserInfo) (string, bool, error) {
 	id, named := strings.CutPrefix(u.Username, consts.ConsumerUser(""))
 	grouped := slices.Contains(u.Groups, consts.ConsumerGroup)
 	switch {
@@ -47,11 +47,11 @@ func requester(u authnv1.UserInfo) (string, bool, error) {
 	return "", false, nil
 }
 
-// checkOrigin tells whether a ShadowPod may live in a namespace: it must be
+// CheckOrigin tells whether a ShadowPod may live in a namespace: it must be
 // a twin namespace (twinOf names its consumer), a consumer may only write in
 // its own, and the ShadowPod's origin label must name that consumer, as the
 // provider's accounting of it does.
-func checkOrigin(namespace, twinOf, requester string, isConsumer bool, origin string) error {
+func CheckOrigin(namespace, twinOf, requester string, isConsumer bool, origin string) error {
 	if twinOf == "" {
 		return fmt.Errorf("namespace %s is not a twin namespace of any consumer (label %s): ShadowPods run only in the namespaces created for consumers",
 			namespace, consts.TwinNamespaceLabel)
@@ -66,13 +66,13 @@ func checkOrigin(namespace, twinOf, requester string, isConsumer bool, origin st
 	return nil
 }
 
-// consumerWrite is who makes req, for a handler judging consumers' writes
+// ConsumerWrite is who makes req, for a handler judging consumers' writes
 // of kinds only: the consumer and the kind, or the answer to give at once
 // (allowed for anyone but a consumer; refused for a half consumer
 // identity; an error for a kind the handler, named webhook, does not
 // judge).
-func consumerWrite(req admission.Request, webhook string, kinds ...schema.GroupResource) (string, schema.GroupResource, *admission.Response) {
-	id, isConsumer, err := requester(req.UserInfo)
+func ConsumerWrite(req admission.Request, webhook string, kinds ...schema.GroupResource) (string, schema.GroupResource, *admission.Response) {
+	id, isConsumer, err := Requester(req.UserInfo)
 	if err != nil {
 		resp := admission.Denied(err.Error())
 		return "", schema.GroupResource{}, &resp
