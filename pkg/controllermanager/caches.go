@@ -18,6 +18,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowendpointslice"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/webhook"
+	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
 
 // cacheByObject are the manager's cache options by kind: a cluster's
@@ -32,7 +33,7 @@ func cacheByObject() map[client.Object]cache.ByObject {
 	// and the controllers never read them. ShadowPods whose Pod exists are
 	// kept with only the resources of their spec and their origin label,
 	// which the quota ledger reads (see shadowpod.ShadowPodCache).
-	byObject := shadowpod.Caches(webhook.QuotaFields)
+	byObject := shadowpod.Caches(quota.QuotaFields)
 	maps.Copy(byObject, map[client.Object]cache.ByObject{
 		// Only our own Secrets are cached, and without their contents: a
 		// cluster's Secrets can be many and large, and hold its tenants'

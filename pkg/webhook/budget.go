@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
 
 // ObjectBudget bounds what one consumer may keep on this provider of the
@@ -75,8 +76,8 @@ func (b ObjectBudget) Validate() error {
 
 // limit is the budget as the ledger checks it: every amount bounded, on
 // what an object adds.
-func (b ObjectBudget) limit() Limit {
-	return Limit{Open: true, Enforcement: offv1beta1.SoftLimitsEnforcement, Resources: corev1.ResourceList{
+func (b ObjectBudget) limit() quota.Limit {
+	return quota.Limit{Open: true, Enforcement: offv1beta1.SoftLimitsEnforcement, Resources: corev1.ResourceList{
 		objectCount: *resource.NewQuantity(b.MaxCount, resource.DecimalSI),
 		objectBytes: b.MaxBytes.Quantity.DeepCopy(),
 	}}
@@ -84,8 +85,8 @@ func (b ObjectBudget) limit() Limit {
 
 // footprint is what one object of size bytes takes from the budget: its
 // size, and one object if counted.
-func footprint(size int64, counted bool) Usage {
-	u := Usage{Requests: corev1.ResourceList{objectBytes: *resource.NewQuantity(size, resource.BinarySI)}}
+func footprint(size int64, counted bool) quota.Usage {
+	u := quota.Usage{Requests: corev1.ResourceList{objectBytes: *resource.NewQuantity(size, resource.BinarySI)}}
 	if counted {
 		u.Requests[objectCount] = *resource.NewQuantity(1, resource.DecimalSI)
 	}
@@ -95,7 +96,7 @@ func footprint(size int64, counted bool) Usage {
 // budgetRefusal words a refusal of the ledger for consumer, naming the
 // rule the consumer's provider administrator can change.
 func budgetRefusal(consumer string, err error) (string, bool) {
-	var exceeded *ExceededError
+	var exceeded *quota.ExceededError
 	if !errors.As(err, &exceeded) {
 		return "", false
 	}
@@ -104,8 +105,8 @@ func budgetRefusal(consumer string, err error) (string, bool) {
 		"NamespaceMaps, count together); delete some first [rule: %s]", err, consumer, budgetRule(exceeded)), true
 }
 
-// budgetRule is the setting of the budget an ExceededError is about.
-func budgetRule(e *ExceededError) string {
+// budgetRule is the setting of the budget an quota.ExceededError is about.
+func budgetRule(e *quota.ExceededError) string {
 	if e.Resource == string(objectBytes) {
 		return tenantBytesRule
 	}

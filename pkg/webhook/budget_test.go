@@ -19,6 +19,8 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
+	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
 
 // The ObjectBudget of mainOptions: small enough for a test to fill, large
@@ -35,7 +37,7 @@ func testBudget() ObjectBudget {
 // emptyBudget is a guard with the default budget over a ledger that holds
 // nothing: for the tests calling a handler directly.
 func emptyBudget() *budgetGuard {
-	return &budgetGuard{ledger: &Ledger[objectKey]{}, budget: DefaultObjectBudget(), synced: func() bool { return true }}
+	return &budgetGuard{ledger: &quota.Ledger[objectKey]{}, budget: DefaultObjectBudget(), synced: func() bool { return true }}
 }
 
 // blob is a ConfigMap as the reflection sends it, holding size bytes.
@@ -222,7 +224,7 @@ func TestObjectBudgetConcurrent(t *testing.T) {
 // webhook naming the rule, before its quota is looked at.
 func TestObjectBudgetShadowPodBytes(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "pod-hog", offv1beta1.SoftLimitsEnforcement, list("cpu", "100", "pods", "100"))
+	consumer(t, "pod-hog", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "100", "pods", "100"))
 	hog := asConsumer(t, "pod-hog", twin("pod-hog"))
 	large := func(name string) *offv1beta1.ShadowPod {
 		sp := shadowPod(name, twin("pod-hog"), "pod-hog", "", "")

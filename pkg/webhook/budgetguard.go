@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
 
 // budgetGuard holds consumers' writes of the budgeted kinds to their
@@ -21,7 +23,7 @@ import (
 // together they pass a budget by at most the writes in flight at the
 // other replica.
 type budgetGuard struct {
-	ledger *Ledger[objectKey]
+	ledger *quota.Ledger[objectKey]
 	budget ObjectBudget
 	// synced tells whether the ledger holds every stored object.
 	synced func() bool
@@ -104,7 +106,7 @@ type BudgetGuard struct{ g budgetGuard }
 
 // NewBudgetGuard is a guard of budget over an empty ledger.
 func NewBudgetGuard(budget ObjectBudget) *BudgetGuard {
-	return &BudgetGuard{budgetGuard{ledger: &Ledger[objectKey]{}, budget: budget, synced: func() bool { return true }}}
+	return &BudgetGuard{budgetGuard{ledger: &quota.Ledger[objectKey]{}, budget: budget, synced: func() bool { return true }}}
 }
 
 // Admit is the webhooks' check of req, consumer's create or update of obj

@@ -18,6 +18,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 	"github.com/liqo-go/liqo/test/harness"
 )
 
@@ -61,7 +62,7 @@ func runShadowPods(t *testing.T, policy *PodPolicy, namespaces ...string) {
 func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	consumer(t, "orca", offv1beta1.HardLimitsEnforcement, list("cpu", "10", "memory", "10Gi", "pods", "100"))
+	consumer(t, "orca", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "10", "memory", "10Gi", "pods", "100"))
 	orca := asConsumer(t, "orca", twin("orca"))
 	for _, o := range []client.Object{
 		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "consumer-batch"}, Value: 1000},
@@ -89,7 +90,7 @@ func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 	scratch.Spec.Pod.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
 		VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources:   corev1.VolumeResourceRequirements{Requests: list("storage", "1Gi")}}}}}}}
+			Resources:   corev1.VolumeResourceRequirements{Requests: webhooktest.List("storage", "1Gi")}}}}}}}
 	for _, sp := range []*offv1beta1.ShadowPod{scraped, meshed, batch, gpu, scratch} {
 		if err := orca.Create(ctx, sp); err != nil {
 			t.Errorf("ShadowPod %s refused: %v", sp.Name, err)

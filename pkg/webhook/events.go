@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/quota"
 	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
@@ -45,7 +46,7 @@ const EventTTL = time.Hour
 // twice its budget of Events for that hour.
 type eventValidator struct {
 	// ledger counts with TTL EventTTL.
-	ledger *Ledger[objectKey]
+	ledger *quota.Ledger[objectKey]
 	budget ObjectBudget
 }
 
@@ -82,7 +83,7 @@ func (v *eventValidator) Handle(_ context.Context, req admission.Request) admiss
 		check = v.ledger.Check
 	}
 	err = check(id, key, footprint(int64(len(req.Object.Raw)), true), v.budget.limit())
-	var exceeded *ExceededError
+	var exceeded *quota.ExceededError
 	if errors.As(err, &exceeded) {
 		return admission.Denied(fmt.Sprintf("%v: consumer %s recorded as many Events on this provider in the last %s as it may "+
 			"(Events count apart from its other objects, each for as long as the API server keeps it) [rule: %s]",

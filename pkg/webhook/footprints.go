@@ -21,6 +21,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
 
 // objectKey names one object in the object budget's ledger: its kind too,
@@ -152,7 +153,7 @@ func (k budgetedKind) trim(obj any) (any, error) {
 // others (consumers' Secrets) not at all. It runs on every replica, as the
 // webhooks do. It returns whether the initial lists have reached the
 // ledger.
-func feedBudget(mgr manager.Manager, l *Ledger[objectKey]) (func() bool, error) {
+func feedBudget(mgr manager.Manager, l *quota.Ledger[objectKey]) (func() bool, error) {
 	byObject := map[client.Object]cache.ByObject{}
 	for _, k := range budgetedKinds {
 		byObject[k.new()] = cache.ByObject{Label: k.marked, Transform: k.trim}
@@ -189,7 +190,7 @@ func feedBudget(mgr manager.Manager, l *Ledger[objectKey]) (func() bool, error) 
 
 // budgetFeed moves the sized records of resource's objects into the
 // ledger.
-func budgetFeed(l *Ledger[objectKey], resource schema.GroupResource) toolscache.ResourceEventHandlerFuncs {
+func budgetFeed(l *quota.Ledger[objectKey], resource schema.GroupResource) toolscache.ResourceEventHandlerFuncs {
 	key := func(s *sized) objectKey {
 		return objectKey{Resource: resource, NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Name}}
 	}

@@ -11,6 +11,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 // hostileCase is one thing issue 15's probe (or a worse consumer) asked of
@@ -212,12 +213,12 @@ var providerCases = []hostileCase{
 	{"an ephemeral volume claiming a given volume", withVolume(corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
 		VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, VolumeName: "pv-of-another-tenant",
-			Resources: corev1.VolumeResourceRequirements{Requests: list("storage", "1Gi")}}}}}),
+			Resources: corev1.VolumeResourceRequirements{Requests: webhooktest.List("storage", "1Gi")}}}}}),
 		"spec.pod.volumes[0].ephemeral.volumeClaimTemplate.spec.volumeName"},
 	{"an ephemeral volume of the provider's virtual class", withVolume(corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
 		VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: ptr.To("liqo"),
-			Resources: corev1.VolumeResourceRequirements{Requests: list("storage", "1Gi")}}}}}),
+			Resources: corev1.VolumeResourceRequirements{Requests: webhooktest.List("storage", "1Gi")}}}}}),
 		"spec.pod.volumes[0].ephemeral.volumeClaimTemplate.spec.storageClassName"},
 	{"a Multus network", withAnnotation("k8s.v1.cni.cncf.io/networks", "kube-system/host-bridge"),
 		"metadata.annotations[k8s.v1.cni.cncf.io/networks]"},
@@ -241,7 +242,7 @@ var providerCases = []hostileCase{
 // naming the field at fault.
 func TestHostileShadowPods(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "sigma", offv1beta1.SoftLimitsEnforcement, list("cpu", "10", "memory", "10Gi", "pods", "100"))
+	consumer(t, "sigma", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "memory", "10Gi", "pods", "100"))
 	sigma := asConsumer(t, "sigma", twin("sigma"))
 	for i, tc := range append(append([]hostileCase{}, baselineCases...), providerCases...) {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
 
 var (
@@ -109,7 +110,7 @@ func (r *runningManager) Stop() {
 }
 
 func startManager(cfg *rest.Config, o Options) (*runningManager, error) {
-	byObject := shadowpod.Caches(QuotaFields)
+	byObject := shadowpod.Caches(quota.QuotaFields)
 	byObject[&networkingv1.Ingress{}] = IngressCache()
 	mgr, err := testbed.NewManager(cfg, cache.Options{ByObject: byObject})
 	if err != nil {

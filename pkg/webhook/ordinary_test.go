@@ -14,6 +14,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 // deploymentPod is a pod as a consumer's API server stores it for a
@@ -68,7 +69,7 @@ func deploymentPod() *corev1.Pod {
 				Name: "web", Image: "registry.example/shop/web:1.2.3",
 				Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
 				Env:            []corev1.EnvVar{{Name: "DB_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "password"}}}},
-				Resources:      corev1.ResourceRequirements{Requests: list("cpu", "250m", "memory", "256Mi"), Limits: list("cpu", "1", "memory", "512Mi")},
+				Resources:      corev1.ResourceRequirements{Requests: webhooktest.List("cpu", "250m", "memory", "256Mi"), Limits: webhooktest.List("cpu", "1", "memory", "512Mi")},
 				LivenessProbe:  probe,
 				ReadinessProbe: probe,
 				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
@@ -89,7 +90,7 @@ func deploymentPod() *corev1.Pod {
 // the consumer's own credentials send them.
 func TestOrdinaryShadowPodsAdmitted(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "tau", offv1beta1.HardLimitsEnforcement, list("cpu", "10", "memory", "10Gi", "pods", "100"))
+	consumer(t, "tau", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "10", "memory", "10Gi", "pods", "100"))
 	tau := asConsumer(t, "tau", twin("tau"))
 
 	// What tau's reflection makes of a Deployment's pod: the local

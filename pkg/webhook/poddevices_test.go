@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 // TestDedicatedNodesTakeWhatTheyHold: a consumer granted GPUs may
@@ -18,11 +19,11 @@ func TestDedicatedNodesTakeWhatTheyHold(t *testing.T) {
 	gpu := corev1.Toleration{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
 	withGPU := func(name, origin string) *offv1beta1.ShadowPod {
 		sp := shadowPod(name, twin(origin), origin, "100m", "")
-		sp.Spec.Pod.Containers[0].Resources.Limits = list("nvidia.com/gpu", "1")
+		sp.Spec.Pod.Containers[0].Resources.Limits = webhooktest.List("nvidia.com/gpu", "1")
 		sp.Spec.Pod.Tolerations = []corev1.Toleration{gpu}
 		return sp
 	}
-	consumer(t, "gpu-granted", offv1beta1.SoftLimitsEnforcement, list("cpu", "10", "memory", "10Gi", "pods", "10", "nvidia.com/gpu", "2"))
+	consumer(t, "gpu-granted", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "memory", "10Gi", "pods", "10", "nvidia.com/gpu", "2"))
 	tau := asConsumer(t, "gpu-granted", twin("gpu-granted"))
 	if err := tau.Create(ctx, withGPU("trains", "gpu-granted")); err != nil {
 		t.Errorf("a pod requesting a granted GPU and tolerating the GPU nodes: %v", err)
@@ -31,7 +32,7 @@ func TestDedicatedNodesTakeWhatTheyHold(t *testing.T) {
 	idle.Spec.Pod.Tolerations = []corev1.Toleration{gpu}
 	wantDenied(t, "a GPU consumer's pod asking for no GPU", tau.Create(ctx, idle), "offloading.podPolicy.dedicatedTaintKeys")
 
-	consumer(t, "gpu-denied", offv1beta1.SoftLimitsEnforcement, list("cpu", "10", "memory", "10Gi", "pods", "10"))
+	consumer(t, "gpu-denied", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "memory", "10Gi", "pods", "10"))
 	upsilon := asConsumer(t, "gpu-denied", twin("gpu-denied"))
 	wantDenied(t, "a GPU from a consumer granted none", upsilon.Create(ctx, withGPU("trains", "gpu-denied")), "nvidia.com/gpu requested 1, none granted")
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/liqo-go/liqo/pkg/podsecurity"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 func plainPodSpec() *corev1.PodSpec {
@@ -115,7 +116,7 @@ func TestDefaultPodPolicyAdmits(t *testing.T) {
 	spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
 		VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: ptr.To("standard"),
-			Resources: corev1.VolumeResourceRequirements{Requests: list("storage", "1Gi")}}}}}}}
+			Resources: corev1.VolumeResourceRequirements{Requests: webhooktest.List("storage", "1Gi")}}}}}}}
 	annotations := map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "9090",
 		"sidecar.istio.io/inject": "true", "iam.amazonaws.com/role": "reader", "vault.hashicorp.com/agent-inject": "true"}
 	if bad := vet(t, &PodPolicy{}, annotations, spec); bad != "" {
@@ -191,7 +192,7 @@ func TestEphemeralClaimRule(t *testing.T) {
 		{func(s *corev1.PersistentVolumeClaimSpec) { s.StorageClassName = ptr.To("") }, `volumeClaimTemplate.spec.storageClassName must not be ""`},
 	} {
 		spec := plainPodSpec()
-		claim := corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{Requests: list("storage", "1Gi")}}
+		claim := corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{Requests: webhooktest.List("storage", "1Gi")}}
 		tt.edit(&claim)
 		spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
 			VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: claim}}}}}

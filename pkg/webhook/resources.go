@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
 
 // A ShadowPod's resources are what its quota is checked against, so the
@@ -152,10 +154,10 @@ func resourceChanges(old, spec *corev1.PodSpec) []string {
 	for _, s := range resourceSets(spec) {
 		seen[s.where] = true
 		o := before[s.where]
-		if !sameAmounts(o.requests, s.requests) {
+		if !quota.SameAmounts(o.requests, s.requests) {
 			changes = append(changes, fmt.Sprintf("%s: requests changed from %s to %s", s.where, format(o.requests), format(s.requests)))
 		}
-		if !sameAmounts(o.limits, s.limits) {
+		if !quota.SameAmounts(o.limits, s.limits) {
 			changes = append(changes, fmt.Sprintf("%s: limits changed from %s to %s", s.where, format(o.limits), format(s.limits)))
 		}
 	}
@@ -164,7 +166,7 @@ func resourceChanges(old, spec *corev1.PodSpec) []string {
 			changes = append(changes, fmt.Sprintf("%s, with requests %s and limits %s, removed", s.where, format(s.requests), format(s.limits)))
 		}
 	}
-	if !sameAmounts(old.Overhead, spec.Overhead) {
+	if !quota.SameAmounts(old.Overhead, spec.Overhead) {
 		changes = append(changes, fmt.Sprintf("spec.pod.overhead changed from %s to %s", format(old.Overhead), format(spec.Overhead)))
 	}
 	if len(changes) > 0 {
@@ -172,7 +174,7 @@ func resourceChanges(old, spec *corev1.PodSpec) []string {
 	}
 	// Equal resources may still add up differently: an init container
 	// turned into a sidecar runs beside the others instead of before them.
-	if was, is := UsageOf(old), UsageOf(spec); !was.Equal(is) {
+	if was, is := quota.UsageOf(old), quota.UsageOf(spec); !was.Equal(is) {
 		changes = append(changes, fmt.Sprintf("what the pod takes from the quota changed from requests %s, limits %s to requests %s, limits %s",
 			format(was.Requests), format(was.Limits), format(is.Requests), format(is.Limits)))
 	}

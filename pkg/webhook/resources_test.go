@@ -20,6 +20,8 @@ import (
 	"github.com/liqo-go/liqo/apis"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
+	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
 
 // directValidator is the ShadowPod validator called without the API server
@@ -27,7 +29,7 @@ import (
 // send, even what the CRD's schema would stop first, and the tests read its
 // answer rather than the API server's.
 func directValidator() *shadowPodValidator {
-	return &shadowPodValidator{reader: cl, api: cl, ledger: &Ledger[types.NamespacedName]{},
+	return &shadowPodValidator{reader: cl, api: cl, ledger: &quota.Ledger[types.NamespacedName]{},
 		decoder: admission.NewDecoder(apis.NewScheme()), synced: func() bool { return true }, budget: emptyBudget()}
 }
 
@@ -104,9 +106,9 @@ func named(name string, c corev1.Container) corev1.Container {
 // 1-CPU quota that way.
 func TestShadowPodRefusesNegativeResources(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "mu", offv1beta1.HardLimitsEnforcement, list("cpu", "1", "memory", "1Gi", "pods", "10", "nvidia.com/gpu", "2"))
+	consumer(t, "mu", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "1", "memory", "1Gi", "pods", "10", "nvidia.com/gpu", "2"))
 	v := directValidator()
-	big := named("app", container(list("cpu", "64"), nil))
+	big := named("app", webhooktest.Container(webhooktest.List("cpu", "64"), nil))
 	tests := []struct {
 		name      string
 		sp        *offv1beta1.ShadowPod
@@ -114,37 +116,37 @@ func TestShadowPodRefusesNegativeResources(t *testing.T) {
 		fragments []string
 	}{
 		{"a negative request cancelling another container's",
-			withContainers("mu", "offset", big, named("b", container(list("cpu", "-63500m"), nil))),
+			withContainers("mu", "offset", big, named("b", webhooktest.Container(webhooktest.List("cpu", "-63500m"), nil))),
 			nil, []string{`container "b"`, "requests.cpu", "must not be negative", "-63500m"}},
 		{"a negative limit in an init container",
 			func() *offv1beta1.ShadowPod {
-				sp := withContainers("mu", "init", named("app", container(nil, nil)))
-				sp.Spec.Pod.InitContainers = []corev1.Container{named("setup", container(nil, list("memory", "-1Gi")))}
+				sp := withContainers("mu", "init", named("app", webhooktest.Container(nil, nil)))
+				sp.Spec.Pod.InitContainers = []corev1.Container{named("setup", webhooktest.Container(nil, webhooktest.List("memory", "-1Gi")))}
 				return sp
 			}(), nil, []string{`init container "setup"`, "limits.memory", "must not be negative"}},
 		{"a negative extended resource",
-			withContainers("mu", "gpu", named("app", container(list("nvidia.com/gpu", "-1"), list("nvidia.com/gpu", "-1")))),
+			withContainers("mu", "gpu", named("app", webhooktest.Container(webhooktest.List("nvidia.com/gpu", "-1"), webhooktest.List("nvidia.com/gpu", "-1")))),
 			nil, []string{`container "app"`, "requests.nvidia.com/gpu", "must not be negative"}},
 		{"a negative ephemeral-storage limit",
-			withContainers("mu", "disk", named("app", container(nil, list("ephemeral-storage", "-10Gi")))),
+			withContainers("mu", "disk", named("app", webhooktest.Container(nil, webhooktest.List("ephemeral-storage", "-10Gi")))),
 			nil, []string{`container "app"`, "limits.ephemeral-storage", "must not be negative"}},
 		{"negative pod-level limits",
 			func() *offv1beta1.ShadowPod {
 				sp := withContainers("mu", "podlevel", big)
-				sp.Spec.Pod.Resources = &corev1.ResourceRequirements{Limits: list("cpu", "-63")}
+				sp.Spec.Pod.Resources = &corev1.ResourceRequirements{Limits: webhooktest.List("cpu", "-63")}
 				return sp
 			}(), nil, []string{"spec.pod.resources", "limits.cpu", "must not be negative"}},
 		{"a negative overhead",
 			func() *offv1beta1.ShadowPod {
 				sp := withContainers("mu", "overhead", big)
-				sp.Spec.Pod.Overhead = list("cpu", "-63")
+				sp.Spec.Pod.Overhead = webhooktest.List("cpu", "-63")
 				return sp
 			}(), nil, []string{"spec.pod.overhead", "cpu", "must not be negative"}},
 		{"a fraction of an extended resource",
-			withContainers("mu", "half", named("app", container(list("nvidia.com/gpu", "500m"), list("nvidia.com/gpu", "500m")))),
+			withContainers("mu", "half", named("app", webhooktest.Container(webhooktest.List("nvidia.com/gpu", "500m"), webhooktest.List("nvidia.com/gpu", "500m")))),
 			nil, []string{`container "app"`, "requests.nvidia.com/gpu", "whole number"}},
 		{"a malformed quantity",
-			withContainers("mu", "malformed", named("app", container(list("cpu", "1"), nil))),
+			withContainers("mu", "malformed", named("app", webhooktest.Container(webhooktest.List("cpu", "1"), nil))),
 			func(raw []byte) []byte { return bytes.Replace(raw, []byte(`"cpu":"1"`), []byte(`"cpu":"lots"`), 1) },
 			[]string{`container "app"`, "requests.cpu", `"lots"`, "not a quantity"}},
 	}
@@ -154,7 +156,7 @@ func TestShadowPodRefusesNegativeResources(t *testing.T) {
 		})
 	}
 	// What the quota allows still passes.
-	ok := withContainers("mu", "fits", named("app", container(list("cpu", "500m", "nvidia.com/gpu", "1"), list("nvidia.com/gpu", "1"))))
+	ok := withContainers("mu", "fits", named("app", webhooktest.Container(webhooktest.List("cpu", "500m", "nvidia.com/gpu", "1"), webhooktest.List("nvidia.com/gpu", "1"))))
 	if resp := v.Handle(ctx, review(t, "mu", ok, nil, false, nil)); !resp.Allowed {
 		t.Errorf("a ShadowPod within quota refused: %v", resp.Result)
 	}
@@ -167,15 +169,15 @@ func TestShadowPodRefusesNegativeResources(t *testing.T) {
 // the webhook must refuse those.
 func TestShadowPodNegativeRequestThroughAPIServer(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "nu", offv1beta1.HardLimitsEnforcement, list("cpu", "1", "memory", "1Gi", "pods", "10", "ephemeral-storage", "1Gi"))
-	probe := withContainers("nu", "probe", named("app", container(list("cpu", "64"), nil)),
-		named("b", container(list("cpu", "-63500m"), nil)))
+	consumer(t, "nu", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "1", "memory", "1Gi", "pods", "10", "ephemeral-storage", "1Gi"))
+	probe := withContainers("nu", "probe", named("app", webhooktest.Container(webhooktest.List("cpu", "64"), nil)),
+		named("b", webhooktest.Container(webhooktest.List("cpu", "-63500m"), nil)))
 	err := cl.Create(ctx, probe)
 	if err == nil || !strings.Contains(err.Error(), "spec.pod.containers") || !strings.Contains(err.Error(), "requests.cpu and requests.memory must not be negative") {
 		t.Errorf("64 CPUs offset by a negative request: err = %v, want the CRD's refusal", err)
 	}
-	disk := withContainers("nu", "disk", named("app", container(list("ephemeral-storage", "64Gi"), nil)),
-		named("b", container(list("ephemeral-storage", "-63Gi"), nil)))
+	disk := withContainers("nu", "disk", named("app", webhooktest.Container(webhooktest.List("ephemeral-storage", "64Gi"), nil)),
+		named("b", webhooktest.Container(webhooktest.List("ephemeral-storage", "-63Gi"), nil)))
 	wantDenied(t, "64Gi of ephemeral storage offset by a negative request", cl.Create(ctx, disk),
 		`container "b": requests.ephemeral-storage must not be negative`)
 }
@@ -185,10 +187,10 @@ func TestShadowPodNegativeRequestThroughAPIServer(t *testing.T) {
 // the quota must count them until the ShadowPod is gone.
 func TestShadowPodResourcesImmutable(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "xi", offv1beta1.SoftLimitsEnforcement, list("cpu", "2", "memory", "1Gi", "pods", "10"))
+	consumer(t, "xi", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "2", "memory", "1Gi", "pods", "10"))
 	v := directValidator()
-	old := withContainers("xi", "web", named("app", container(list("cpu", "1"), list("cpu", "1"))))
-	old.Spec.Pod.InitContainers = []corev1.Container{named("setup", container(list("cpu", "1"), nil))}
+	old := withContainers("xi", "web", named("app", webhooktest.Container(webhooktest.List("cpu", "1"), webhooktest.List("cpu", "1"))))
+	old.Spec.Pod.InitContainers = []corev1.Container{named("setup", webhooktest.Container(webhooktest.List("cpu", "1"), nil))}
 	change := func(f func(sp *offv1beta1.ShadowPod)) *offv1beta1.ShadowPod {
 		sp := old.DeepCopy()
 		f(sp)
@@ -199,23 +201,27 @@ func TestShadowPodResourcesImmutable(t *testing.T) {
 		sp        *offv1beta1.ShadowPod
 		fragments []string // nil: admitted
 	}{
-		{"a shrunk request", change(func(sp *offv1beta1.ShadowPod) { sp.Spec.Pod.Containers[0].Resources.Requests = list("cpu", "100m") }),
+		{"a shrunk request", change(func(sp *offv1beta1.ShadowPod) {
+			sp.Spec.Pod.Containers[0].Resources.Requests = webhooktest.List("cpu", "100m")
+		}),
 			[]string{"immutable", `container "app"`, "requests", "cpu=1", "cpu=100m"}},
-		{"a raised limit", change(func(sp *offv1beta1.ShadowPod) { sp.Spec.Pod.Containers[0].Resources.Limits = list("cpu", "4") }),
+		{"a raised limit", change(func(sp *offv1beta1.ShadowPod) {
+			sp.Spec.Pod.Containers[0].Resources.Limits = webhooktest.List("cpu", "4")
+		}),
 			[]string{"immutable", `container "app"`, "limits"}},
 		{"an init container's request dropped", change(func(sp *offv1beta1.ShadowPod) {
 			sp.Spec.Pod.InitContainers[0].Resources = corev1.ResourceRequirements{}
 		}),
 			[]string{"immutable", `init container "setup"`}},
 		{"pod-level resources added", change(func(sp *offv1beta1.ShadowPod) {
-			sp.Spec.Pod.Resources = &corev1.ResourceRequirements{Requests: list("cpu", "1")}
+			sp.Spec.Pod.Resources = &corev1.ResourceRequirements{Requests: webhooktest.List("cpu", "1")}
 		}), []string{"immutable", "spec.pod.resources"}},
 		{"an init container made a sidecar", change(func(sp *offv1beta1.ShadowPod) {
 			sp.Spec.Pod.InitContainers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
 		}), []string{"immutable", "cpu=1", "cpu=2"}},
 		{"a label", change(func(sp *offv1beta1.ShadowPod) { sp.Labels["app"] = "web" }), nil},
 		{"the same amounts written otherwise", change(func(sp *offv1beta1.ShadowPod) {
-			sp.Spec.Pod.Containers[0].Resources.Requests = list("cpu", "1000m")
+			sp.Spec.Pod.Containers[0].Resources.Requests = webhooktest.List("cpu", "1000m")
 		}), nil},
 	}
 	for _, tt := range tests {
@@ -236,12 +242,12 @@ func TestShadowPodResourcesImmutable(t *testing.T) {
 // server, then asks for the share the shrink would have freed.
 func TestShadowPodShrinkKeepsQuota(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "omicron", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "pods", "10"))
+	consumer(t, "omicron", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
 	big := shadowPod("big", twin("omicron"), "omicron", "1", "")
 	if err := cl.Create(ctx, big); err != nil {
 		t.Fatal(err)
 	}
-	big.Spec.Pod.Containers[0].Resources.Requests = list("cpu", "100m")
+	big.Spec.Pod.Containers[0].Resources.Requests = webhooktest.List("cpu", "100m")
 	// The CRD's transition rule or the webhook refuses it, whichever comes
 	// first.
 	if err := cl.Update(ctx, big); err == nil || !strings.Contains(err.Error(), "immutable") {
@@ -256,7 +262,7 @@ func TestShadowPodShrinkKeepsQuota(t *testing.T) {
 // quota cannot block the real pods that follow.
 func TestShadowPodDryRun(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "pi", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "pods", "10"))
+	consumer(t, "pi", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
 	if err := cl.Create(ctx, shadowPod("probe", twin("pi"), "pi", "1", ""), client.DryRunAll); err != nil {
 		t.Fatalf("a dry run within quota: %v", err)
 	}
@@ -285,12 +291,12 @@ func TestShadowPodDryRun(t *testing.T) {
 // ShadowPod's larger usage until it lapses.
 func TestShadowPodDuplicateCreateKeepsQuota(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "rho", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "pods", "10"))
+	consumer(t, "rho", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
 	if err := cl.Create(ctx, shadowPod("big", twin("rho"), "rho", "1", "")); err != nil {
 		t.Fatal(err)
 	}
 	// Once the ledger holds it as stored, not only as reserved.
-	waitUsed(t, "the ShadowPod in the quota's status", "rho", list("cpu", "1", "pods", "1"))
+	waitUsed(t, "the ShadowPod in the quota's status", "rho", webhooktest.List("cpu", "1", "pods", "1"))
 	err := cl.Create(ctx, shadowPod("big", twin("rho"), "rho", "1m", ""))
 	if err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("creating a ShadowPod under a name taken: err = %v, want already exists", err)

@@ -14,6 +14,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 func registered(t *testing.T) (*admissionv1.MutatingWebhookConfiguration, *admissionv1.ValidatingWebhookConfiguration) {
@@ -75,7 +76,7 @@ func TestRegistration(t *testing.T) {
 // usage from the stored ShadowPods.
 func TestRestart(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "eta", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "pods", "10"))
+	consumer(t, "eta", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
 	if err := cl.Create(ctx, shadowPod("before", twin("eta"), "eta", "800m", "")); err != nil {
 		t.Fatal(err)
 	}

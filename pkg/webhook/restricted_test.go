@@ -13,6 +13,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/podsecurity"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 // hardened is a ShadowPod of consumer id meeting the restricted level.
@@ -30,7 +31,7 @@ func hardened(id, name string) *offv1beta1.ShadowPod {
 // hardening it lacks, running as root is refused, a hardened pod passes.
 func TestShadowPodRestrictedLevel(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "upsilon", offv1beta1.SoftLimitsEnforcement, list("cpu", "10", "pods", "100"))
+	consumer(t, "upsilon", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "pods", "100"))
 	v := directValidator()
 	v.policy = PodPolicy{Level: podsecurity.Restricted}
 
@@ -59,7 +60,7 @@ func TestShadowPodRestrictedLevel(t *testing.T) {
 // lists admit what they name and nothing else.
 func TestShadowPodPolicyOptions(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "chi", offv1beta1.SoftLimitsEnforcement, list("cpu", "10", "pods", "100"))
+	consumer(t, "chi", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "pods", "100"))
 	for _, o := range []client.Object{
 		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "chi-batch"}, Value: 100},
 		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "chi-other"}, Value: 100},

@@ -31,6 +31,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 // registeredShadowPodWebhook is the ShadowPod webhook's URL and caBundle
@@ -152,7 +153,7 @@ func sendReview(t *testing.T, target string, caBundle []byte, req admissionv1.Ad
 // create that follows is admitted.
 func TestCallerAuthentication(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "caller", offv1beta1.HardLimitsEnforcement, list("cpu", "1", "pods", "10"))
+	consumer(t, "caller", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
 	target, caBundle := registeredShadowPodWebhook(t)
 	forged := review(t, "caller", shadowPod("forged", twin("caller"), "caller", "1", ""), nil, false, nil).AdmissionRequest
 

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/liqo-go/liqo/pkg/kit"
+	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
 
 // Options configure the webhook server.
@@ -110,10 +110,8 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		}}})
 	srv.Register(probePath, http.HandlerFunc(answerProbe))
 
-	usage := &quotaUsageWriter{client: mgr.GetClient()}
-	ledger := &Ledger[types.NamespacedName]{OnChange: usage.changed}
-	usage.ledger = ledger
-	synced, err := feedLedger(ctx, mgr, ledger)
+	usage, ledger := quota.NewUsageWriter(mgr.GetClient())
+	synced, err := quota.FeedLedger(ctx, mgr, ledger)
 	if err != nil {
 		return fmt.Errorf("watching ShadowPods for the quota ledger: %w", err)
 	}
@@ -132,7 +130,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	srv.Register(reflectedPath, auth.guard(&admission.Webhook{Handler: &reflectedValidator{reader: mgr.GetClient(), decoder: decoder,
 		policy: o.Reflected, budget: budget}}))
 	srv.Register(replicaPath, auth.guard(&admission.Webhook{Handler: &replicaValidator{decoder: decoder, budget: budget}}))
-	srv.Register(eventPath, auth.guard(&admission.Webhook{Handler: &eventValidator{ledger: &Ledger[objectKey]{TTL: EventTTL},
+	srv.Register(eventPath, auth.guard(&admission.Webhook{Handler: &eventValidator{ledger: &quota.Ledger[objectKey]{TTL: EventTTL},
 		budget: budget.budget}}))
 	if err := mgr.Add(srv); err != nil {
 		return err
@@ -153,7 +151,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	if err := setupConflictReporter(mgr); err != nil {
 		return err
 	}
-	return setupQuotaUsage(mgr, usage)
+	return usage.SetupWithManager(mgr)
 }
 
 // budgetGuard is the guard of the consumers' ObjectBudget, its ledger fed
@@ -163,7 +161,7 @@ func (o Options) budgetGuard(mgr manager.Manager) (*budgetGuard, error) {
 	if budget.MaxCount == 0 && budget.MaxBytes.IsZero() {
 		budget = DefaultObjectBudget()
 	}
-	ledger := &Ledger[objectKey]{}
+	ledger := &quota.Ledger[objectKey]{}
 	synced, err := feedBudget(mgr, ledger)
 	if err != nil {
 		return nil, err

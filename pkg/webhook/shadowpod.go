@@ -16,6 +16,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/quota"
 	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
@@ -33,7 +34,7 @@ type shadowPodValidator struct {
 	// pods that the next second would admit. It also reads the priority
 	// and runtime classes a consumer's pod names (apiClasses).
 	api     client.Reader
-	ledger  *Ledger[types.NamespacedName]
+	ledger  *quota.Ledger[types.NamespacedName]
 	decoder admission.Decoder
 	// policy is what consumers' pods may ask of this provider.
 	policy PodPolicy
@@ -130,7 +131,7 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 		return admission.Errored(http.StatusServiceUnavailable, err)
 	}
 	key := types.NamespacedName{Namespace: req.Namespace, Name: sp.Name}
-	usage := UsageOf(&sp.Spec.Pod)
+	usage := quota.UsageOf(&sp.Spec.Pod)
 	check := v.ledger.Reserve
 	if req.DryRun != nil && *req.DryRun {
 		// Answered as the real request would be, but nothing will be
@@ -139,7 +140,7 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 		check = v.ledger.Check
 	}
 	if err := check(consumer, key, usage, limit); err != nil {
-		var exceeded *ExceededError
+		var exceeded *quota.ExceededError
 		if errors.As(err, &exceeded) {
 			if len(limit.Cordoned) > 0 {
 				// The consumer would otherwise see a quota it has room in.
@@ -154,24 +155,24 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 }
 
 // limit merges the consumer's Quotas in its tenant namespace.
-func (v *shadowPodValidator) limit(ctx context.Context, consumer string) (Limit, error) {
+func (v *shadowPodValidator) limit(ctx context.Context, consumer string) (quota.Limit, error) {
 	tenant := consts.TenantNamespace(consumer)
 	var list offv1beta1.QuotaList
 	if err := v.reader.List(ctx, &list, client.InNamespace(tenant)); err != nil {
-		return Limit{}, fmt.Errorf("failed getting quota: listing the Quotas in %s: %w", tenant, err)
+		return quota.Limit{}, fmt.Errorf("failed getting quota: listing the Quotas in %s: %w", tenant, err)
 	}
-	list.Items = ownQuotas(list.Items, consumer)
+	list.Items = quota.OwnQuotas(list.Items, consumer)
 	if len(list.Items) == 0 && v.api != nil {
 		if err := v.api.List(ctx, &list, client.InNamespace(tenant)); err != nil {
-			return Limit{}, fmt.Errorf("failed getting quota: listing the Quotas in %s: %w", tenant, err)
+			return quota.Limit{}, fmt.Errorf("failed getting quota: listing the Quotas in %s: %w", tenant, err)
 		}
-		list.Items = ownQuotas(list.Items, consumer)
+		list.Items = quota.OwnQuotas(list.Items, consumer)
 	}
 	if len(list.Items) == 0 {
-		return Limit{}, fmt.Errorf("failed getting quota: no Quota for consumer %s in namespace %s "+
+		return quota.Limit{}, fmt.Errorf("failed getting quota: no Quota for consumer %s in namespace %s "+
 			"(it is created once the consumer's ResourceSlice is accepted: is the peering established?)", consumer, tenant)
 	}
-	return LimitOf(list.Items), nil
+	return quota.LimitOf(list.Items), nil
 }
 
 // cordonRefusal says why consumer may not start a new ShadowPod when every
@@ -185,17 +186,6 @@ func cordonRefusal(consumer string, cordoned []string) string {
 	return fmt.Sprintf("the %s: new ShadowPods are refused, "+
 		"running ones keep running, until the provider's administrator runs liqoctl uncordon resourceslice %s --remote-cluster-id %s",
 		what, cordoned[0], consumer)
-}
-
-// ownQuotas keeps the Quotas bounding consumer.
-func ownQuotas(quotas []offv1beta1.Quota, consumer string) []offv1beta1.Quota {
-	out := quotas[:0]
-	for _, q := range quotas {
-		if q.Spec.User == consts.ConsumerUser(consumer) {
-			out = append(out, q)
-		}
-	}
-	return out
 }
 
 // admitSize holds a consumer's ShadowPod sp (old before an update) to its

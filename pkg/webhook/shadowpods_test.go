@@ -21,6 +21,8 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
+	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
 
 // deniedBy is the prefix of the API server's error for our webhook.
@@ -93,10 +95,10 @@ func asConsumer(t *testing.T, id string, namespaces ...string) client.Client {
 func shadowPod(name, namespace, origin, cpu, cpuLimit string) *offv1beta1.ShadowPod {
 	c := corev1.Container{Name: "app", Image: "busybox"}
 	if cpu != "" {
-		c.Resources.Requests = list("cpu", cpu)
+		c.Resources.Requests = webhooktest.List("cpu", cpu)
 	}
 	if cpuLimit != "" {
-		c.Resources.Limits = list("cpu", cpuLimit)
+		c.Resources.Limits = webhooktest.List("cpu", cpuLimit)
 	}
 	sp := &offv1beta1.ShadowPod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: offv1beta1.ShadowPodSpec{Pod: corev1.PodSpec{Containers: []corev1.Container{c}}}}
@@ -115,7 +117,7 @@ func waitUsed(t *testing.T, what, consumer string, want corev1.ResourceList) {
 		if err := cl.Get(ctx, client.ObjectKey{Namespace: consts.TenantNamespace(consumer), Name: consumer}, &q); err != nil {
 			return false, err
 		}
-		return sameAmounts(q.Status.Used, want), fmt.Errorf("used = %v", q.Status.Used)
+		return quota.SameAmounts(q.Status.Used, want), fmt.Errorf("used = %v", q.Status.Used)
 	})
 }
 
@@ -129,7 +131,7 @@ func wantDenied(t *testing.T, what string, err error, text string) {
 
 func TestShadowPodQuota(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "alpha", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "memory", "1Gi", "pods", "10"))
+	consumer(t, "alpha", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "memory", "1Gi", "pods", "10"))
 	first := shadowPod("first", twin("alpha"), "alpha", "600m", "")
 	if err := cl.Create(ctx, first); err != nil {
 		t.Fatalf("a ShadowPod within quota: %v", err)
@@ -139,13 +141,13 @@ func TestShadowPodQuota(t *testing.T) {
 	// A resource no Quota lists was not granted: a modified consumer
 	// asking for a GPU the provider never gave it is refused.
 	gpu := shadowPod("gpu", twin("alpha"), "alpha", "100m", "")
-	gpu.Spec.Pod.Containers[0].Resources.Limits = list("nvidia.com/gpu", "1")
+	gpu.Spec.Pod.Containers[0].Resources.Limits = webhooktest.List("nvidia.com/gpu", "1")
 	wantDenied(t, "a ShadowPod asking for an ungranted GPU", cl.Create(ctx, gpu), "quota usage exceeded: nvidia.com/gpu requested 1, none granted")
 	if err := cl.Create(ctx, shadowPod("third", twin("alpha"), "alpha", "400m", "")); err != nil {
 		t.Fatalf("a ShadowPod filling the quota: %v", err)
 	}
 
-	waitUsed(t, "the Quota's status.used", "alpha", list("cpu", "1", "memory", "0", "pods", "2"))
+	waitUsed(t, "the Quota's status.used", "alpha", webhooktest.List("cpu", "1", "memory", "0", "pods", "2"))
 
 	// Deleting a ShadowPod gives its share back.
 	if err := cl.Delete(ctx, first); err != nil {
@@ -176,7 +178,7 @@ func TestShadowPodQuota(t *testing.T) {
 	// running ones (900m cpu) nearly fill it, so a new one past it is refused naming
 	// the cordoned slice whose grant is not counted.
 	spare := &offv1beta1.Quota{ObjectMeta: metav1.ObjectMeta{Name: "spare", Namespace: consts.TenantNamespace("alpha")},
-		Spec: offv1beta1.QuotaSpec{User: consts.ConsumerUser("alpha"), LimitsEnforcement: offv1beta1.SoftLimitsEnforcement, Resources: list("cpu", "1", "pods", "10")}}
+		Spec: offv1beta1.QuotaSpec{User: consts.ConsumerUser("alpha"), LimitsEnforcement: offv1beta1.SoftLimitsEnforcement, Resources: webhooktest.List("cpu", "1", "pods", "10")}}
 	if err := cl.Create(ctx, spare); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +205,7 @@ func TestShadowPodQuota(t *testing.T) {
 // (its ResourceQuota counts only what the consumer writes there itself).
 func TestShadowPodPodCount(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "omega", offv1beta1.SoftLimitsEnforcement, list("cpu", "100", "pods", "2"))
+	consumer(t, "omega", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "100", "pods", "2"))
 	for _, name := range []string{"one", "two"} {
 		if err := cl.Create(ctx, shadowPod(name, twin("omega"), "omega", "", "")); err != nil {
 			t.Fatalf("ShadowPod %s within the pods granted: %v", name, err)
@@ -218,7 +220,7 @@ func TestShadowPodPodCount(t *testing.T) {
 // it), and the ledger still counts them at that update.
 func TestShadowPodQuotaOnceRunning(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "theta", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "pods", "10"))
+	consumer(t, "theta", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
 	running := shadowPod("running", twin("theta"), "theta", "600m", "")
 	if err := cl.Create(ctx, running); err != nil {
 		t.Fatal(err)
@@ -235,14 +237,14 @@ func TestShadowPodQuotaOnceRunning(t *testing.T) {
 	if err := cl.Create(ctx, shadowPod("after", twin("theta"), "theta", "300m", "")); err != nil {
 		t.Fatal(err)
 	}
-	waitUsed(t, "the Quota's status.used counting both", "theta", list("cpu", "900m", "pods", "2"))
+	waitUsed(t, "the Quota's status.used counting both", "theta", webhooktest.List("cpu", "900m", "pods", "2"))
 	wantDenied(t, "a ShadowPod past the running one's share",
 		cl.Create(ctx, shadowPod("over", twin("theta"), "theta", "200m", "")), "quota usage exceeded: cpu requested 200m, used 900m of 1")
 }
 
 func TestShadowPodHardLimits(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "beta", offv1beta1.HardLimitsEnforcement, list("cpu", "1", "pods", "10"))
+	consumer(t, "beta", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
 	err := cl.Create(ctx, shadowPod("bursty", twin("beta"), "beta", "100m", "2"))
 	wantDenied(t, "limits over a Hard quota", err, "quota usage exceeded: limits.cpu requested 2, used 0 of 1")
 	// Seed 003's pod asks for nothing: it runs under the default enforcement.
@@ -259,7 +261,7 @@ func TestShadowPodWithoutQuota(t *testing.T) {
 
 func TestShadowPodOrigin(t *testing.T) {
 	ctx := context.Background()
-	plenty := list("cpu", "10", "pods", "100")
+	plenty := webhooktest.List("cpu", "10", "pods", "100")
 	consumer(t, "delta", offv1beta1.SoftLimitsEnforcement, plenty)
 	consumer(t, "epsilon", offv1beta1.SoftLimitsEnforcement, plenty)
 	delta := asConsumer(t, "delta", twin("delta"), twin("epsilon"))
@@ -303,7 +305,7 @@ func TestShadowPodOrigin(t *testing.T) {
 // alone: exactly as many as fit are admitted.
 func TestShadowPodBurst(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "zeta", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "pods", "1000"))
+	consumer(t, "zeta", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "1000"))
 	var admitted, exceeded atomic.Int32
 	var wg sync.WaitGroup
 	for i := range 40 {

@@ -13,6 +13,7 @@ import (
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 // TestTenantConditionRefusesNewShadowPods: a consumer whose Tenant is
@@ -22,7 +23,7 @@ import (
 // stored and ignored.
 func TestTenantConditionRefusesNewShadowPods(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "psi", offv1beta1.HardLimitsEnforcement, list("cpu", "2", "pods", "10"))
+	consumer(t, "psi", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "2", "pods", "10"))
 	psi := asConsumer(t, "psi", twin("psi"))
 	tenant := &authv1beta1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "psi", Namespace: consts.TenantNamespace("psi")},
 		Spec: authv1beta1.TenantSpec{ClusterID: corev1beta1.ClusterID("psi"), TenantCondition: authv1beta1.TenantActive}}

@@ -11,6 +11,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 // stillTerminating holds the test's pod in its grace period: this cluster
@@ -24,7 +25,7 @@ const stillTerminating = "test.liqo.io/still-terminating"
 // Quota's status.used and against a new ShadowPod, until its pod is gone.
 func TestShadowPodCountsWhileItsPodTerminates(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "koala", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "pods", "10"))
+	consumer(t, "koala", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
 	koala := asConsumer(t, "koala", twin("koala"))
 
 	slow := shadowPod("slow", twin("koala"), "koala", "600m", "")
@@ -60,7 +61,7 @@ func TestShadowPodCountsWhileItsPodTerminates(t *testing.T) {
 	if err := koala.Create(ctx, shadowPod("marker", twin("koala"), "koala", "", "")); err != nil {
 		t.Fatal(err)
 	}
-	waitUsed(t, "status.used counting the marker and the terminating pod", "koala", list("cpu", "600m", "pods", "2"))
+	waitUsed(t, "status.used counting the marker and the terminating pod", "koala", webhooktest.List("cpu", "600m", "pods", "2"))
 	wantDenied(t, "a ShadowPod past the share of a pod still terminating",
 		koala.Create(ctx, shadowPod("next", twin("koala"), "koala", "600m", "")), "quota usage exceeded: cpu requested 600m, used 600m of 1")
 
@@ -69,7 +70,7 @@ func TestShadowPodCountsWhileItsPodTerminates(t *testing.T) {
 		err := koala.Create(ctx, shadowPod("next", twin("koala"), "koala", "600m", ""))
 		return err == nil, err
 	})
-	waitUsed(t, "status.used counting the marker and the next ShadowPod", "koala", list("cpu", "600m", "pods", "2"))
+	waitUsed(t, "status.used counting the marker and the next ShadowPod", "koala", webhooktest.List("cpu", "600m", "pods", "2"))
 }
 
 // dropFinalizers lets the test's pod go.

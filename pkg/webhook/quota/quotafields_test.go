@@ -1,4 +1,4 @@
-package webhook
+package quota
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/ptr"
+
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 // TestQuotaFieldsKeepUsage: for random pod specs (init containers,
@@ -28,12 +30,12 @@ func TestQuotaFieldsKeepUsage(t *testing.T) {
 				kv = append(kv, n, amounts[rng.IntN(len(amounts))])
 			}
 		}
-		return list(kv...)
+		return webhooktest.List(kv...)
 	}
 	randomContainers := func(n int, init bool) []corev1.Container {
 		var cs []corev1.Container
 		for i := range n {
-			c := container(randomList(names), randomList(names))
+			c := webhooktest.Container(randomList(names), randomList(names))
 			c.Name = fmt.Sprintf("c%d", i)
 			c.Env = []corev1.EnvVar{{Name: "A", Value: "b"}}
 			c.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}

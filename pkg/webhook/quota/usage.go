@@ -1,4 +1,4 @@
-package webhook
+package quota
 
 import (
 	"context"
@@ -22,12 +22,12 @@ import (
 	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
-// feedLedger keeps the ledger in step with the stored ShadowPods through
+// FeedLedger keeps the ledger in step with the stored ShadowPods through
 // the manager's ShadowPod informer, and with their pods through its Pod
 // informer (the Pods made for ShadowPods: shadowpod.PodCache): a ShadowPod
 // deleted while its pod still terminates counts until the pod is gone. It
 // returns whether both informers' initial lists have reached the ledger.
-func feedLedger(ctx context.Context, mgr manager.Manager, l *Ledger[types.NamespacedName]) (func() bool, error) {
+func FeedLedger(ctx context.Context, mgr manager.Manager, l *Ledger[types.NamespacedName]) (func() bool, error) {
 	// Namespaces are read when a ShadowPod lacks its origin label (made
 	// before the webhook existed): asked for now, their informer starts
 	// with the cache instead of blocking the ShadowPod informer later.
@@ -111,25 +111,33 @@ func feedLedger(ctx context.Context, mgr manager.Manager, l *Ledger[types.Namesp
 // quotaUsageDelay batches the status writes of a burst of ShadowPods.
 const quotaUsageDelay = time.Second
 
-// quotaUsageWriter writes a consumer's stored usage into its Quotas'
+// UsageWriter writes a consumer's stored usage into its Quotas'
 // status.used, only when it changed. A request names a consumer by its
 // tenant namespace.
-type quotaUsageWriter struct {
+type UsageWriter struct {
 	client client.Client
 	ledger *Ledger[types.NamespacedName]
 	// queue is the controller's queue, once it runs (on the leader).
 	queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
 }
 
+// NewUsageWriter returns a writer through c and the ledger whose stored
+// usage it writes, which queues the writer on every change.
+func NewUsageWriter(c client.Client) (*UsageWriter, *Ledger[types.NamespacedName]) {
+	w := &UsageWriter{client: c}
+	w.ledger = &Ledger[types.NamespacedName]{OnChange: w.changed}
+	return w, w.ledger
+}
+
 // changed is the ledger's OnChange: it must not block.
-func (w *quotaUsageWriter) changed(consumer string) {
+func (w *UsageWriter) changed(consumer string) {
 	if q := w.queue.Load(); q != nil {
 		(*q).AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: consts.TenantNamespace(consumer)}}, quotaUsageDelay)
 	}
 }
 
 // Reconcile writes the usage into every Quota of one consumer.
-func (w *quotaUsageWriter) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (w *UsageWriter) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	consumer, ok := consts.ClusterIDOfTenantNamespace(req.Namespace)
 	if !ok {
 		return ctrl.Result{}, nil
@@ -139,9 +147,9 @@ func (w *quotaUsageWriter) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 	stored := w.ledger.Stored(consumer)
-	for _, q := range ownQuotas(list.Items, consumer) {
+	for _, q := range OwnQuotas(list.Items, consumer) {
 		used := usedOf(stored, q.Spec.Resources)
-		if sameAmounts(q.Status.Used, used) {
+		if SameAmounts(q.Status.Used, used) {
 			continue
 		}
 		patch := client.MergeFrom(q.DeepCopy())
@@ -153,8 +161,8 @@ func (w *quotaUsageWriter) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	return ctrl.Result{}, nil
 }
 
-// setupQuotaUsage runs the writer on Quota changes and ledger changes.
-func setupQuotaUsage(mgr manager.Manager, w *quotaUsageWriter) error {
+// SetupWithManager runs the writer on Quota changes and ledger changes.
+func (w *UsageWriter) SetupWithManager(mgr manager.Manager) error {
 	byNamespace := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace()}}}
 	})

@@ -1,4 +1,4 @@
-package webhook
+package quota
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/consts"
 )
 
 // Usage is what one ShadowPod, or the sum of a consumer's, takes from its
@@ -314,8 +315,19 @@ func usedOf(u Usage, quota corev1.ResourceList) corev1.ResourceList {
 	return out
 }
 
-// sameAmounts compares ResourceLists by value, as a status writer must to
+// SameAmounts compares ResourceLists by value, as a status writer must to
 // avoid writing "1" over "1000m".
-func sameAmounts(a, b corev1.ResourceList) bool {
+func SameAmounts(a, b corev1.ResourceList) bool {
 	return len(a) == len(b) && equalAmounts(a, b)
+}
+
+// OwnQuotas keeps the Quotas bounding consumer.
+func OwnQuotas(quotas []offv1beta1.Quota, consumer string) []offv1beta1.Quota {
+	out := quotas[:0]
+	for _, q := range quotas {
+		if q.Spec.User == consts.ConsumerUser(consumer) {
+			out = append(out, q)
+		}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package webhook
+package quota
 
 import (
 	"errors"
@@ -12,10 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 func cpuPod(cpu string) Usage {
-	return UsageOf(&corev1.PodSpec{Containers: []corev1.Container{container(list("cpu", cpu), nil)}})
+	return UsageOf(&corev1.PodSpec{Containers: []corev1.Container{webhooktest.Container(webhooktest.List("cpu", cpu), nil)}})
 }
 
 func key(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
@@ -24,7 +25,7 @@ func TestLedgerReserve(t *testing.T) {
 	now := time.Unix(0, 0)
 	var changes []string
 	l := &Ledger[types.NamespacedName]{TTL: time.Minute, Now: func() time.Time { return now }, OnChange: func(c string) { changes = append(changes, c) }}
-	soft := Limit{Resources: list("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
+	soft := Limit{Resources: webhooktest.List("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
 
 	l.Observe("x", key("a"), cpuPod("400m"))
 	if err := l.Reserve("x", key("b"), cpuPod("400m"), soft); err != nil {
@@ -75,7 +76,7 @@ func TestLedgerReserve(t *testing.T) {
 // creates at once, each alone within the quota, together not.
 func TestLedgerConcurrentReserve(t *testing.T) {
 	l := &Ledger[types.NamespacedName]{}
-	soft := Limit{Resources: list("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
+	soft := Limit{Resources: webhooktest.List("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
 	var admitted sync.Map
 	var wg sync.WaitGroup
 	for i := range 1000 {
@@ -100,7 +101,7 @@ func TestLedgerConcurrentReserve(t *testing.T) {
 // admission) counts only where it is larger than the stored usage.
 func TestLedgerReservationNeverLowersStored(t *testing.T) {
 	l := &Ledger[types.NamespacedName]{}
-	soft := Limit{Resources: list("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
+	soft := Limit{Resources: webhooktest.List("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
 	l.Observe("x", key("a"), cpuPod("1"))
 	if err := l.Reserve("x", key("a"), cpuPod("1m"), soft); err != nil {
 		t.Fatalf("a duplicate create of a refused by the ledger: %v", err)
@@ -120,11 +121,11 @@ func TestLedgerTotalMatchesASum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	now := time.Unix(0, 0)
 	l := &Ledger[types.NamespacedName]{TTL: time.Minute, Now: func() time.Time { return now }}
-	unbounded := Limit{Resources: list("cpu", "1000000", "memory", "1Ti", "pods", "1000000"), Enforcement: offv1beta1.HardLimitsEnforcement}
+	unbounded := Limit{Resources: webhooktest.List("cpu", "1000000", "memory", "1Ti", "pods", "1000000"), Enforcement: offv1beta1.HardLimitsEnforcement}
 	amounts := []string{"0", "1m", "250m", "1", "1500m", "3", "7"}
 	randomUsage := func() Usage {
-		c := container(list("cpu", amounts[rng.IntN(len(amounts))], "memory", fmt.Sprintf("%dMi", rng.IntN(4)*128)),
-			list("cpu", amounts[rng.IntN(len(amounts))]))
+		c := webhooktest.Container(webhooktest.List("cpu", amounts[rng.IntN(len(amounts))], "memory", fmt.Sprintf("%dMi", rng.IntN(4)*128)),
+			webhooktest.List("cpu", amounts[rng.IntN(len(amounts))]))
 		return UsageOf(&corev1.PodSpec{Containers: []corev1.Container{c}})
 	}
 	// reference is how the ledger summed before it kept a total.
@@ -184,7 +185,7 @@ func TestLedgerTotalMatchesASum(t *testing.T) {
 // pod is already gone frees it at once.
 func TestLedgerLingering(t *testing.T) {
 	l := &Ledger[types.NamespacedName]{}
-	soft := Limit{Resources: list("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
+	soft := Limit{Resources: webhooktest.List("cpu", "1", "pods", "1000"), Enforcement: offv1beta1.SoftLimitsEnforcement}
 	var exceeded *ExceededError
 
 	l.Observe("x", key("a"), cpuPod("600m"))
