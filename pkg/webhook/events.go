@@ -11,20 +11,12 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
 	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
-)
-
-// The Events resources a consumer writes, in both API groups.
-var (
-	eventsResource   = schema.GroupResource{Resource: "events"}
-	eventsV1Resource = schema.GroupResource{Group: eventsv1.GroupName, Resource: "events"}
 )
 
 // EventTTL is how long the API server keeps an Event (kube-apiserver's
@@ -54,7 +46,7 @@ var _ admission.Handler = (*eventValidator)(nil)
 
 // Handle validates a consumer's create or update of an Event.
 func (v *eventValidator) Handle(_ context.Context, req admission.Request) admission.Response {
-	id, _, answer := tenancy.ConsumerWrite(req, "Events'", eventsResource, eventsV1Resource)
+	id, _, answer := tenancy.ConsumerWrite(req, "Events'", tenancy.EventsResource, tenancy.EventsV1Resource)
 	if answer != nil {
 		return *answer
 	}
@@ -77,7 +69,7 @@ func (v *eventValidator) Handle(_ context.Context, req admission.Request) admiss
 	if name == "" {
 		name = string(req.UID)
 	}
-	key := objectKey{Resource: eventsResource, NamespacedName: types.NamespacedName{Namespace: req.Namespace, Name: name}}
+	key := objectKey{Resource: tenancy.EventsResource, NamespacedName: types.NamespacedName{Namespace: req.Namespace, Name: name}}
 	check := v.ledger.Reserve
 	if req.DryRun != nil && *req.DryRun {
 		check = v.ledger.Check

@@ -22,6 +22,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
+	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
 // objectKey names one object in the object budget's ledger: its kind too,
@@ -70,16 +71,16 @@ var budgetedKinds = func() []budgetedKind {
 		return budgetedKind{resource: gr, new: new, marked: replica, consumer: byTenant}
 	}
 	return []budgetedKind{
-		twin(configMapsResource, func() client.Object { return &corev1.ConfigMap{} }),
-		twin(secretsResource, func() client.Object { return &corev1.Secret{} }),
-		twin(servicesResource, func() client.Object { return &corev1.Service{} }),
-		twin(ingressesResource, func() client.Object { return &networkingv1.Ingress{} }),
-		twin(pvcsResource, func() client.Object { return &corev1.PersistentVolumeClaim{} }),
-		twin(shadowEndpointSlicesResource, func() client.Object { return &offv1beta1.ShadowEndpointSlice{} }),
-		{resource: shadowPodsResource, new: func() client.Object { return &offv1beta1.ShadowPod{} }, marked: origin, consumer: byOrigin,
+		twin(tenancy.ConfigMapsResource, func() client.Object { return &corev1.ConfigMap{} }),
+		twin(tenancy.SecretsResource, func() client.Object { return &corev1.Secret{} }),
+		twin(tenancy.ServicesResource, func() client.Object { return &corev1.Service{} }),
+		twin(tenancy.IngressesResource, func() client.Object { return &networkingv1.Ingress{} }),
+		twin(tenancy.PVCsResource, func() client.Object { return &corev1.PersistentVolumeClaim{} }),
+		twin(tenancy.ShadowEndpointSlicesResource, func() client.Object { return &offv1beta1.ShadowEndpointSlice{} }),
+		{resource: tenancy.ShadowPodsResource, new: func() client.Object { return &offv1beta1.ShadowPod{} }, marked: origin, consumer: byOrigin,
 			uncounted: true},
-		tenant(resourceSlicesResource, func() client.Object { return &authv1beta1.ResourceSlice{} }),
-		tenant(namespaceMapsResource, func() client.Object { return &offv1beta1.NamespaceMap{} }),
+		tenant(tenancy.ResourceSlicesResource, func() client.Object { return &authv1beta1.ResourceSlice{} }),
+		tenant(tenancy.NamespaceMapsResource, func() client.Object { return &offv1beta1.NamespaceMap{} }),
 	}
 }()
 

@@ -18,24 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
-)
-
-// The resources reflectedValidator judges: those a consumer's reflection
-// writes in its twin namespaces that components of the provider act upon,
-// by their content or by their labels and annotations (which controllers,
-// meshes and issuers select objects by): all of them but pods, which come
-// as ShadowPods, judged by their own webhook. EndpointSlices come as
-// ShadowEndpointSlices, whose labels and annotations the provider's slice
-// carries.
-var (
-	servicesResource             = schema.GroupResource{Resource: "services"}
-	secretsResource              = schema.GroupResource{Resource: "secrets"}
-	configMapsResource           = schema.GroupResource{Resource: "configmaps"}
-	ingressesResource            = schema.GroupResource{Group: networkingv1.GroupName, Resource: "ingresses"}
-	pvcsResource                 = schema.GroupResource{Resource: "persistentvolumeclaims"}
-	shadowEndpointSlicesResource = schema.GroupResource{Group: offv1beta1.GroupVersion.Group, Resource: "shadowendpointslices"}
 )
 
 // reflectedValidator admits the objects a consumer's reflection writes in

@@ -17,6 +17,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
 // ReflectedPolicy is what a provider lets its consumers keep in their twin
@@ -286,14 +287,14 @@ type kindMetadata struct{ annotations, labels []string }
 // endpointslice.kubernetes.io/managed-by is refused (the provider sets its
 // own on the slice it makes), and so is every other liqo key.
 var reflectedKindMetadata = map[schema.GroupResource]kindMetadata{
-	ingressesResource: {annotations: []string{ingressClassAnnotation}},
-	secretsResource: {
+	tenancy.IngressesResource: {annotations: []string{ingressClassAnnotation}},
+	tenancy.SecretsResource: {
 		annotations: []string{"cert-manager.io/certificate-name", "cert-manager.io/issuer-name", "cert-manager.io/issuer-kind",
 			"cert-manager.io/issuer-group", "cert-manager.io/common-name", "cert-manager.io/alt-names", "cert-manager.io/ip-sans",
 			"cert-manager.io/uri-sans"},
 		labels: []string{forge.TokenLabel, "controller.cert-manager.io/fao"},
 	},
-	shadowEndpointSlicesResource: {labels: []string{discoveryv1.LabelServiceName, corev1.IsHeadlessService}},
+	tenancy.ShadowEndpointSlicesResource: {labels: []string{discoveryv1.LabelServiceName, corev1.IsHeadlessService}},
 }
 
 // VetMetadata lists what the labels and annotations of a consumer's

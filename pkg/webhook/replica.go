@@ -8,21 +8,11 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
-	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
-)
-
-// The kinds a consumer replicates into its tenant namespace on a provider,
-// which replicaValidator judges.
-var (
-	namespaceMapsResource  = schema.GroupResource{Group: offv1beta1.GroupVersion.Group, Resource: "namespacemaps"}
-	resourceSlicesResource = schema.GroupResource{Group: authv1beta1.GroupVersion.Group, Resource: "resourceslices"}
 )
 
 // replicaValidator keeps a consumer to its own replicas in its tenant
@@ -54,7 +44,7 @@ var _ admission.Handler = (*replicaValidator)(nil)
 // Handle validates one create, update or delete of a NamespaceMap or a
 // ResourceSlice by a consumer.
 func (v *replicaValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
-	id, gr, answer := tenancy.ConsumerWrite(req, "replicas'", namespaceMapsResource, resourceSlicesResource)
+	id, gr, answer := tenancy.ConsumerWrite(req, "replicas'", tenancy.NamespaceMapsResource, tenancy.ResourceSlicesResource)
 	if answer != nil {
 		return *answer
 	}

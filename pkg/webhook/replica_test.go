@@ -13,6 +13,7 @@ import (
 
 	"github.com/liqo-go/liqo/apis"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
 // TestReplicaWrites sends the replicas' webhook the writes a consumer makes
@@ -91,9 +92,9 @@ func replicaReview(t *testing.T, user authnv1.UserInfo, op admissionv1.Operation
 		}
 		return runtime.RawExtension{Raw: b}
 	}
-	gr := namespaceMapsResource
-	if resource == resourceSlicesResource.Resource {
-		gr = resourceSlicesResource
+	gr := tenancy.NamespaceMapsResource
+	if resource == tenancy.ResourceSlicesResource.Resource {
+		gr = tenancy.ResourceSlicesResource
 	}
 	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UID: "test",
 		Resource: metav1.GroupVersionResource{Group: gr.Group, Version: "v1beta1", Resource: gr.Resource},

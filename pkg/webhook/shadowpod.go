@@ -9,7 +9,6 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -23,9 +22,6 @@ import (
 // shadowPodValidator admits the ShadowPods a provider runs for its
 // consumers: in the right namespace, asking nothing a consumer may not ask,
 // within the consumer's quota.
-// shadowPodsResource is the resource shadowPodValidator judges.
-var shadowPodsResource = schema.GroupResource{Group: offv1beta1.GroupVersion.Group, Resource: "shadowpods"}
-
 type shadowPodValidator struct {
 	// reader is the manager's cache (namespaces, Quotas).
 	reader client.Reader
@@ -199,5 +195,5 @@ func (v *shadowPodValidator) admitSize(ctx context.Context, req admission.Reques
 	if old != nil {
 		before = old
 	}
-	return v.budget.respond(ctx, req, consumer, shadowPodsResource, sp, before)
+	return v.budget.respond(ctx, req, consumer, tenancy.ShadowPodsResource, sp, before)
 }
