@@ -27,6 +27,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/storage"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
 	"github.com/liqo-go/liqo/pkg/webhook"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
 )
 
 // SlicePolicy says what a provider does with a ResourceSlice asking for more
@@ -142,7 +143,7 @@ type Options struct {
 	ReflectedPolicy webhook.ReflectedPolicy
 	// TenantObjects bounds what each consumer keeps on this cluster, as a
 	// provider, of the objects it writes in bulk.
-	TenantObjects webhook.ObjectBudget
+	TenantObjects budget.ObjectBudget
 	// Twins bound the twin namespaces consumers get on this cluster.
 	Twins offloading.TwinOptions
 	// Storage is the virtual StorageClass's provisioner.
@@ -191,7 +192,7 @@ func DefaultOptions() Options {
 		Fabric:                fabric.Options{Image: DefaultFabricImage + ":latest"},
 		IPAM:                  ipam.Options{ServiceCIDR: defaultServiceCIDR, ExternalCIDR: ipam.DefaultExternalCIDR},
 		Twins:                 offloading.DefaultTwinOptions(),
-		TenantObjects:         webhook.DefaultObjectBudget(),
+		TenantObjects:         budget.DefaultObjectBudget(),
 		MaxGracePeriod:        shadowpod.DefaultMaxGracePeriod,
 		Teardown:              teardown.Options{Timeout: teardown.DefaultTimeout},
 		Storage:               storage.DefaultOptions(),

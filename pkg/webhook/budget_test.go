@@ -19,25 +19,25 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
-	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
 
-// The ObjectBudget of mainOptions: small enough for a test to fill, large
+// The budget.ObjectBudget of mainOptions: small enough for a test to fill, large
 // enough for every other test's consumer.
 const (
 	testBudgetBytes = 4 << 20
 	testBudgetCount = 60
 )
 
-func testBudget() ObjectBudget {
-	return ObjectBudget{MaxBytes: resource.QuantityValue{Quantity: *resource.NewQuantity(testBudgetBytes, resource.BinarySI)}, MaxCount: testBudgetCount}
+func testBudget() budget.ObjectBudget {
+	return budget.ObjectBudget{MaxBytes: resource.QuantityValue{Quantity: *resource.NewQuantity(testBudgetBytes, resource.BinarySI)}, MaxCount: testBudgetCount}
 }
 
 // emptyBudget is a guard with the default budget over a ledger that holds
 // nothing: for the tests calling a handler directly.
-func emptyBudget() *budgetGuard {
-	return &budgetGuard{ledger: &quota.Ledger[objectKey]{}, budget: DefaultObjectBudget(), synced: func() bool { return true }}
+func emptyBudget() *budget.Guard {
+	return budget.New(budget.DefaultObjectBudget())
 }
 
 // blob is a ConfigMap as the reflection sends it, holding size bytes.
@@ -206,7 +206,7 @@ func TestObjectBudgetConcurrent(t *testing.T) {
 	}
 	var total int64
 	for i := range stored.Items {
-		size, err := sizeOf(&stored.Items[i])
+		size, err := budget.SizeOf(&stored.Items[i])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
 	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
@@ -25,7 +26,7 @@ const EventTTL = time.Hour
 
 // eventValidator holds the Events a consumer records in its tenant
 // namespace on a provider (its controllers', about its replicas there) to
-// its ObjectBudget, apart from its other objects: an Event of the legacy
+// its budget.ObjectBudget, apart from its other objects: an Event of the legacy
 // API has no size limit, and a consumer recording Events of a megabyte
 // would fill etcd within the hour they live.
 //
@@ -38,8 +39,8 @@ const EventTTL = time.Hour
 // twice its budget of Events for that hour.
 type eventValidator struct {
 	// ledger counts with TTL EventTTL.
-	ledger *quota.Ledger[objectKey]
-	budget ObjectBudget
+	ledger *quota.Ledger[budget.ObjectKey]
+	budget budget.ObjectBudget
 }
 
 var _ admission.Handler = (*eventValidator)(nil)
@@ -69,17 +70,17 @@ func (v *eventValidator) Handle(_ context.Context, req admission.Request) admiss
 	if name == "" {
 		name = string(req.UID)
 	}
-	key := objectKey{Resource: tenancy.EventsResource, NamespacedName: types.NamespacedName{Namespace: req.Namespace, Name: name}}
+	key := budget.ObjectKey{Resource: tenancy.EventsResource, NamespacedName: types.NamespacedName{Namespace: req.Namespace, Name: name}}
 	check := v.ledger.Reserve
 	if req.DryRun != nil && *req.DryRun {
 		check = v.ledger.Check
 	}
-	err = check(id, key, footprint(int64(len(req.Object.Raw)), true), v.budget.limit())
+	err = check(id, key, budget.Footprint(int64(len(req.Object.Raw)), true), v.budget.Limit())
 	var exceeded *quota.ExceededError
 	if errors.As(err, &exceeded) {
 		return admission.Denied(fmt.Sprintf("%v: consumer %s recorded as many Events on this provider in the last %s as it may "+
 			"(Events count apart from its other objects, each for as long as the API server keeps it) [rule: %s]",
-			err, id, EventTTL, budgetRule(exceeded)))
+			err, id, EventTTL, budget.Rule(exceeded)))
 	}
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)

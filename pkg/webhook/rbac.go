@@ -20,7 +20,7 @@ package webhook
 // +kubebuilder:rbac:groups=offloading.liqo.io,resources=quotas/status,verbs=patch
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=tenants,verbs=list;watch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=list;watch
-// The sizes of the objects consumers write in bulk, for their ObjectBudget
+// The sizes of the objects consumers write in bulk, for their budget.ObjectBudget
 // (only the consumers' are listed, by label, and only their sizes kept).
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets;services;persistentvolumeclaims,verbs=list;watch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=list;watch

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
 	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
@@ -36,8 +37,8 @@ type reflectedValidator struct {
 	decoder admission.Decoder
 	policy  ReflectedPolicy
 	// budget holds the objects, once acceptable, to the consumer's
-	// ObjectBudget.
-	budget *budgetGuard
+	// budget.ObjectBudget.
+	budget *budget.Guard
 }
 
 var _ admission.Handler = (*reflectedValidator)(nil)
@@ -63,17 +64,16 @@ func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) 
 	}
 
 	gr := schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Resource}
-	kind, ok := budgetedKindOf(gr)
-	if !ok || !kind.reflected {
+	obj, reflected := budget.NewObject(gr)
+	if obj == nil || !reflected {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("the reflected objects' webhook does not judge %s", gr))
 	}
-	obj := kind.new()
 	if err := v.decoder.Decode(req, obj); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	var old client.Object
 	if req.Operation == admissionv1.Update {
-		old = kind.new()
+		old, _ = budget.NewObject(gr)
 		if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
 			return admission.Errored(http.StatusBadRequest, err)
 		}
@@ -98,7 +98,7 @@ func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) 
 	if len(bad) > 0 {
 		return admission.Denied(strings.Join(bad, "; "))
 	}
-	return v.budget.respond(ctx, req, id, gr, obj, old)
+	return v.budget.Respond(ctx, req, id, gr, obj, old)
 }
 
 // ingressHostIndex indexes Ingresses by the hosts they claim (rules and

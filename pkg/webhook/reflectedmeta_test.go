@@ -143,7 +143,7 @@ func TestHostileReflectedMetadata(t *testing.T) {
 		{"a ConfigMap passing for one of the provider's own", withMeta(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ours", Namespace: shop}},
 			map[string]string{consts.ManagedByLabel: consts.ManagedByValue}, nil),
 			[]string{`metadata.labels[liqo.io/origin-cluster-id] must be "marten"`, "its own objects carry app.kubernetes.io/managed-by=liqo alone", "origin rule"}},
-		// Unmarked, an object would escape the consumer's ObjectBudget.
+		// Unmarked, an object would escape the consumer's budget.ObjectBudget.
 		{"a ConfigMap without origin", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "unmarked", Namespace: shop}},
 			[]string{`metadata.labels[liqo.io/origin-cluster-id] must be "marten"`, "counts each consumer's objects by it"}},
 	}

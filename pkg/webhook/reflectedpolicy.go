@@ -305,7 +305,7 @@ var reflectedKindMetadata = map[schema.GroupResource]kindMetadata{
 // keys, and some select objects by labels across namespaces, so both are
 // allow-lists (keyRule): unprefixed and dotless-prefix keys, the built-in
 // inert ones, and those the provider allows. Every object must carry the
-// consumer's origin label, as the reflection's do: the ObjectBudget
+// consumer's origin label, as the reflection's do: the budget.ObjectBudget
 // counts a consumer's objects by it, and an object marked as liqo's
 // (app.kubernetes.io/managed-by=liqo) without it would pass for one of the
 // provider's own.

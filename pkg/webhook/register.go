@@ -137,7 +137,7 @@ func daemonSetWebhook(at admissionv1.WebhookClientConfig) admissionv1.MutatingWe
 // namespace selector: a consumer's write anywhere reaches the validator,
 // which refuses it outside the consumer's own twins, so a grant made by
 // mistake elsewhere, or a twin that lost its labels, cannot skip the
-// check (and the ObjectBudget). The match condition leaves out everyone
+// check (and the budget.ObjectBudget). The match condition leaves out everyone
 // but consumer identities (named or grouped as one, so that a half
 // identity reaches the webhook and is refused there), so the provider's
 // own writes, in twins and everywhere else, never wait on us and do not

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
 	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
@@ -33,10 +34,10 @@ import (
 // so a consumer may write, change and delete only objects that carry it
 // before and after the write.
 //
-// Its replicas are then held to the consumer's ObjectBudget.
+// Its replicas are then held to the consumer's budget.ObjectBudget.
 type replicaValidator struct {
 	decoder admission.Decoder
-	budget  *budgetGuard
+	budget  *budget.Guard
 }
 
 var _ admission.Handler = (*replicaValidator)(nil)
@@ -66,18 +67,18 @@ func (v *replicaValidator) Handle(ctx context.Context, req admission.Request) ad
 	if after == nil {
 		return admission.Allowed("")
 	}
-	kind, _ := budgetedKindOf(gr)
-	obj, old := kind.new(), client.Object(nil)
+	obj, _ := budget.NewObject(gr)
+	var old client.Object
 	if err := v.decoder.Decode(req, obj); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	if before != nil {
-		old = kind.new()
+		old, _ = budget.NewObject(gr)
 		if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
 			return admission.Errored(http.StatusBadRequest, err)
 		}
 	}
-	return v.budget.respond(ctx, req, id, gr, obj, old)
+	return v.budget.Respond(ctx, req, id, gr, obj, old)
 }
 
 // objectMeta decodes the metadata of an object, whatever its kind.

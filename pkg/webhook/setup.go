@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/liqo-go/liqo/pkg/kit"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
 
@@ -34,8 +35,8 @@ type Options struct {
 	// Secrets may ask of this provider; the zero value is the safe default.
 	Reflected ReflectedPolicy
 	// Objects bounds what each consumer keeps here of the objects it
-	// writes in bulk; DefaultObjectBudget if zero.
-	Objects ObjectBudget
+	// writes in bulk; budget.DefaultObjectBudget if zero.
+	Objects budget.ObjectBudget
 	// Serving says who may call the server, how long its certificates
 	// live and how often its registration is checked.
 	Serving ServingOptions
@@ -115,7 +116,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	if err != nil {
 		return fmt.Errorf("watching ShadowPods for the quota ledger: %w", err)
 	}
-	budget, err := o.budgetGuard(mgr)
+	guard, err := budget.Watch(mgr, o.Objects)
 	if err != nil {
 		return fmt.Errorf("watching consumers' objects for their budget: %w", err)
 	}
@@ -123,15 +124,15 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	srv.Register(podPath, auth.guard(&admission.Webhook{Handler: &podMutator{cache: mgr.GetClient(), api: mgr.GetAPIReader(), decoder: decoder}}))
 	srv.Register(daemonSetPath, auth.guard(&admission.Webhook{Handler: &daemonSetMutator{decoder: decoder}}))
 	srv.Register(shadowPodPath, auth.guard(&admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), api: mgr.GetAPIReader(),
-		ledger: ledger, decoder: decoder, synced: synced, policy: o.Pods, budget: budget}}))
+		ledger: ledger, decoder: decoder, synced: synced, policy: o.Pods, budget: guard}}))
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &networkingv1.Ingress{}, ingressHostIndex, hostIndexKeys); err != nil {
 		return fmt.Errorf("indexing the Ingresses by host: %w", err)
 	}
 	srv.Register(reflectedPath, auth.guard(&admission.Webhook{Handler: &reflectedValidator{reader: mgr.GetClient(), decoder: decoder,
-		policy: o.Reflected, budget: budget}}))
-	srv.Register(replicaPath, auth.guard(&admission.Webhook{Handler: &replicaValidator{decoder: decoder, budget: budget}}))
-	srv.Register(eventPath, auth.guard(&admission.Webhook{Handler: &eventValidator{ledger: &quota.Ledger[objectKey]{TTL: EventTTL},
-		budget: budget.budget}}))
+		policy: o.Reflected, budget: guard}}))
+	srv.Register(replicaPath, auth.guard(&admission.Webhook{Handler: &replicaValidator{decoder: decoder, budget: guard}}))
+	srv.Register(eventPath, auth.guard(&admission.Webhook{Handler: &eventValidator{ledger: &quota.Ledger[budget.ObjectKey]{TTL: EventTTL},
+		budget: guard.Budget()}}))
 	if err := mgr.Add(srv); err != nil {
 		return err
 	}
@@ -152,21 +153,6 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		return err
 	}
 	return usage.SetupWithManager(mgr)
-}
-
-// budgetGuard is the guard of the consumers' ObjectBudget, its ledger fed
-// from mgr's cluster.
-func (o Options) budgetGuard(mgr manager.Manager) (*budgetGuard, error) {
-	budget := o.Objects
-	if budget.MaxCount == 0 && budget.MaxBytes.IsZero() {
-		budget = DefaultObjectBudget()
-	}
-	ledger := &quota.Ledger[objectKey]{}
-	synced, err := feedBudget(mgr, ledger)
-	if err != nil {
-		return nil, err
-	}
-	return &budgetGuard{ledger: ledger, budget: budget, synced: synced}, nil
 }
 
 // addKeeper adds what keeps the serving keys and the webhook

@@ -15,6 +15,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
 	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
@@ -36,9 +37,9 @@ type shadowPodValidator struct {
 	policy PodPolicy
 	// synced tells whether the ledger holds every stored ShadowPod.
 	synced func() bool
-	// budget holds consumers' ShadowPods, by size, to their ObjectBudget:
+	// budget holds consumers' ShadowPods, by size, to their budget.ObjectBudget:
 	// the Quota bounds their number, not what each stores.
-	budget *budgetGuard
+	budget *budget.Guard
 }
 
 var _ admission.Handler = (*shadowPodValidator)(nil)
@@ -123,7 +124,7 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 	if resp := v.admitSize(ctx, req, id, isConsumer, sp, nil); !resp.Allowed {
 		return resp
 	}
-	if err := waitSynced(ctx, v.synced, "the ShadowPods' usage"); err != nil {
+	if err := quota.WaitSynced(ctx, v.synced, "the ShadowPods' usage"); err != nil {
 		return admission.Errored(http.StatusServiceUnavailable, err)
 	}
 	key := types.NamespacedName{Namespace: req.Namespace, Name: sp.Name}
@@ -185,7 +186,7 @@ func cordonRefusal(consumer string, cordoned []string) string {
 }
 
 // admitSize holds a consumer's ShadowPod sp (old before an update) to its
-// ObjectBudget's bytes.
+// budget.ObjectBudget's bytes.
 func (v *shadowPodValidator) admitSize(ctx context.Context, req admission.Request, consumer string, isConsumer bool,
 	sp, old *offv1beta1.ShadowPod) admission.Response {
 	if !isConsumer {
@@ -195,5 +196,5 @@ func (v *shadowPodValidator) admitSize(ctx context.Context, req admission.Reques
 	if old != nil {
 		before = old
 	}
-	return v.budget.respond(ctx, req, consumer, tenancy.ShadowPodsResource, sp, before)
+	return v.budget.Respond(ctx, req, consumer, tenancy.ShadowPodsResource, sp, before)
 }

@@ -1,10 +1,13 @@
 package quota
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // DefaultReservationTTL is how long an admitted object counts against its
@@ -223,4 +226,18 @@ func (a *account[K]) usage(except K, now time.Time) Usage {
 		u.add(r.usage)
 	}
 	return u
+}
+
+// WaitSynced waits, within the request's deadline, until synced: a ledger
+// holds every stored object of its kinds (what, for the error). Admitting
+// against a partial sum would overcommit.
+func WaitSynced(ctx context.Context, synced func() bool, what string) error {
+	if synced() {
+		return nil
+	}
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) { return synced(), nil })
+	if err != nil {
+		return fmt.Errorf("the webhook is starting and has not loaded %s yet: retry", what)
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package webhook
+package budget
 
 import (
 	"context"
@@ -25,9 +25,9 @@ import (
 	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
-// objectKey names one object in the object budget's ledger: its kind too,
+// ObjectKey names one object in the object budget's ledger: its kind too,
 // as a ConfigMap and a Secret may share a name.
-type objectKey struct {
+type ObjectKey struct {
 	Resource schema.GroupResource
 	types.NamespacedName
 }
@@ -102,10 +102,10 @@ func mustSelector(key string, op selection.Operator, values ...string) labels.Se
 	return labels.NewSelector().Add(*r)
 }
 
-// sizeOf is the size an object takes in the budget: its JSON, without
+// SizeOf is the size an object takes in the budget: its JSON, without
 // the type, which a stored object and one under admission do not share.
 // Managed fields count: etcd stores them too. It changes obj's type meta.
-func sizeOf(obj client.Object) (int64, error) {
+func SizeOf(obj client.Object) (int64, error) {
 	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	b, err := json.Marshal(obj)
 	if err != nil {
@@ -140,7 +140,7 @@ func (k budgetedKind) trim(obj any) (any, error) {
 	if _, done := obj.(*sized); done || !ok {
 		return obj, nil
 	}
-	size, err := sizeOf(o)
+	size, err := SizeOf(o)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func (k budgetedKind) trim(obj any) (any, error) {
 // others (consumers' Secrets) not at all. It runs on every replica, as the
 // webhooks do. It returns whether the initial lists have reached the
 // ledger.
-func feedBudget(mgr manager.Manager, l *quota.Ledger[objectKey]) (func() bool, error) {
+func feedBudget(mgr manager.Manager, l *quota.Ledger[ObjectKey]) (func() bool, error) {
 	byObject := map[client.Object]cache.ByObject{}
 	for _, k := range budgetedKinds {
 		byObject[k.new()] = cache.ByObject{Label: k.marked, Transform: k.trim}
@@ -191,13 +191,13 @@ func feedBudget(mgr manager.Manager, l *quota.Ledger[objectKey]) (func() bool, e
 
 // budgetFeed moves the sized records of resource's objects into the
 // ledger.
-func budgetFeed(l *quota.Ledger[objectKey], resource schema.GroupResource) toolscache.ResourceEventHandlerFuncs {
-	key := func(s *sized) objectKey {
-		return objectKey{Resource: resource, NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Name}}
+func budgetFeed(l *quota.Ledger[ObjectKey], resource schema.GroupResource) toolscache.ResourceEventHandlerFuncs {
+	key := func(s *sized) ObjectKey {
+		return ObjectKey{Resource: resource, NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Name}}
 	}
 	observe := func(obj any) {
 		if s, ok := obj.(*sized); ok && s.consumer != "" {
-			l.Observe(s.consumer, key(s), footprint(s.size, s.counted))
+			l.Observe(s.consumer, key(s), Footprint(s.size, s.counted))
 		}
 	}
 	forget := func(obj any) {
@@ -229,3 +229,14 @@ func budgetFeed(l *quota.Ledger[objectKey], resource schema.GroupResource) tools
 type everyReplica struct{ cache.Cache }
 
 func (everyReplica) NeedLeaderElection() bool { return false }
+
+// NewObject is an empty object of the budgeted kind gr, nil for a kind the
+// budget does not count, and whether consumers write the kind in their
+// twin namespaces, where the reflected objects' webhook judges it.
+func NewObject(gr schema.GroupResource) (obj client.Object, reflected bool) {
+	k, ok := budgetedKindOf(gr)
+	if !ok {
+		return nil, false
+	}
+	return k.new(), k.reflected
+}

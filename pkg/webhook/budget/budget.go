@@ -1,4 +1,4 @@
-package webhook
+package budget
 
 import (
 	"errors"
@@ -76,16 +76,16 @@ func (b ObjectBudget) Validate() error {
 
 // limit is the budget as the ledger checks it: every amount bounded, on
 // what an object adds.
-func (b ObjectBudget) limit() quota.Limit {
+func (b ObjectBudget) Limit() quota.Limit {
 	return quota.Limit{Open: true, Enforcement: offv1beta1.SoftLimitsEnforcement, Resources: corev1.ResourceList{
 		objectCount: *resource.NewQuantity(b.MaxCount, resource.DecimalSI),
 		objectBytes: b.MaxBytes.Quantity.DeepCopy(),
 	}}
 }
 
-// footprint is what one object of size bytes takes from the budget: its
+// Footprint is what one object of size bytes takes from the budget: its
 // size, and one object if counted.
-func footprint(size int64, counted bool) quota.Usage {
+func Footprint(size int64, counted bool) quota.Usage {
 	u := quota.Usage{Requests: corev1.ResourceList{objectBytes: *resource.NewQuantity(size, resource.BinarySI)}}
 	if counted {
 		u.Requests[objectCount] = *resource.NewQuantity(1, resource.DecimalSI)
@@ -102,11 +102,11 @@ func budgetRefusal(consumer string, err error) (string, bool) {
 	}
 	return fmt.Sprintf("%v: consumer %s keeps as much on this provider as it may (its ConfigMaps, Secrets, Services, "+
 		"Ingresses, PersistentVolumeClaims, ShadowEndpointSlices and ShadowPods in its twin namespaces, and its ResourceSlices and "+
-		"NamespaceMaps, count together); delete some first [rule: %s]", err, consumer, budgetRule(exceeded)), true
+		"NamespaceMaps, count together); delete some first [rule: %s]", err, consumer, Rule(exceeded)), true
 }
 
-// budgetRule is the setting of the budget an quota.ExceededError is about.
-func budgetRule(e *quota.ExceededError) string {
+// Rule is the setting of the budget an quota.ExceededError is about.
+func Rule(e *quota.ExceededError) string {
 	if e.Resource == string(objectBytes) {
 		return tenantBytesRule
 	}
