@@ -28,6 +28,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
 	"github.com/liqo-go/liqo/pkg/webhook"
 	"github.com/liqo-go/liqo/pkg/webhook/budget"
+	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 )
 
 // SlicePolicy says what a provider does with a ResourceSlice asking for more
@@ -137,7 +138,7 @@ type Options struct {
 	IPAM ipam.Options
 	// PodPolicy is what consumers' pods may ask of this cluster as a
 	// provider.
-	PodPolicy webhook.PodPolicy
+	PodPolicy podpolicy.PodPolicy
 	// ReflectedPolicy is what consumers' reflected Services, Ingresses
 	// and Secrets may ask of this cluster as a provider.
 	ReflectedPolicy webhook.ReflectedPolicy

@@ -19,6 +19,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/testbed"
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
+	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 	"github.com/liqo-go/liqo/test/harness"
 )
 
@@ -26,7 +27,7 @@ import (
 // controller over the namespaces given (those of one consumer, so that
 // the other tests' ShadowPods get no pods), dropping the metadata-only
 // keys of policy as the controller manager does.
-func runShadowPods(t *testing.T, policy *PodPolicy, namespaces ...string) {
+func runShadowPods(t *testing.T, policy *podpolicy.PodPolicy, namespaces ...string) {
 	t.Helper()
 	scope := map[string]cache.Config{}
 	for _, ns := range namespaces {
@@ -143,10 +144,10 @@ func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 	critical.Spec.Pod.PriorityClassName = "system-node-critical"
 	wantDenied(t, "a system priority class", orca.Create(ctx, critical),
 		`spec.pod.priorityClassName "system-node-critical" is a system priority class: offloaded pods may not preempt the provider's own components `+
-			"[rule: "+priorityRule+"]")
+			"(--max-pod-priority, --allowed-priority-classes; never a system class)]")
 	sandboxed := shadowPod("sandboxed", twin("orca"), "orca", "100m", "")
 	sandboxed.Spec.Pod.RuntimeClassName = ptr.To("gvisor")
 	wantDenied(t, "a runtime class not offered", orca.Create(ctx, sandboxed),
 		`spec.pod.runtimeClassName "gvisor" is not offered by the provider, which offers nvidia: the provider decides the runtime of offloaded pods `+
-			"[rule: "+runtimeRule+"]")
+			"(--offered-runtime-classes)]")
 }

@@ -9,10 +9,10 @@
 //
 // shadowpod.validate.liqo.io admits, on a provider, the ShadowPods its
 // consumers create: only in their own twin namespaces, with their origin
-// label, asking nothing of the provider's PodPolicy forbids (the Pod
+// label, asking nothing of the provider's podpolicy.PodPolicy forbids (the Pod
 // Security Standards level, the provider's nodes, priority and runtime
 // classes, ServiceAccounts and tokens, volumes and annotations other
-// systems act upon: see PodPolicy.vet), with no negative or malformed
+// systems act upon: see podpolicy.PodPolicy.vet), with no negative or malformed
 // quantity, and within their Quota, counted as the scheduler counts the
 // real pod. A ShadowPod's resources never change once created,
 // as the real pod's do not. A dry run is answered as the real request would

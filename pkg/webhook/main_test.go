@@ -17,6 +17,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
 
@@ -40,7 +41,7 @@ var (
 func mainOptions() Options {
 	return Options{Addr: "127.0.0.1:0", Serving: ServingOptions{ClientCAFile: clientCAFile,
 		ClientNames: []string{testbed.WebhookClientName}, CheckInterval: time.Second},
-		Pods: PodPolicy{RuntimeClasses: []string{"nvidia"}, VirtualStorageClass: "liqo"},
+		Pods: podpolicy.PodPolicy{RuntimeClasses: []string{"nvidia"}, VirtualStorageClass: "liqo"},
 		// A provider serving its consumers' Ingresses on its nginx class,
 		// with one of nginx's annotations allowed besides the inert ones.
 		Reflected: ReflectedPolicy{VirtualStorageClass: "liqo", IngressClasses: []string{"nginx"},

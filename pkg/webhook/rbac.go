@@ -27,7 +27,7 @@ package webhook
 // +kubebuilder:rbac:groups=offloading.liqo.io,resources=shadowendpointslices;namespacemaps,verbs=list;watch
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=resourceslices,verbs=list;watch
 // The priority and runtime classes a consumer's pod names, read one at a
-// time (apiClasses).
+// time (podpolicy.APIClasses).
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get
 // +kubebuilder:rbac:groups=node.k8s.io,resources=runtimeclasses,verbs=get
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
@@ -56,7 +57,7 @@ type ReflectedPolicy struct {
 	// (k8gb.io/*, for the global ingress tutorial).
 	Annotations []string
 	// Labels consumers' reflected objects may carry besides unprefixed
-	// keys and the built-in inert ones (builtInLabels): exact keys, or
+	// keys and the built-in inert ones (podpolicy.BuiltInLabels): exact keys, or
 	// "<prefix>/*".
 	Labels []string
 	// VirtualStorageClass is this cluster's virtual StorageClass, which
@@ -111,7 +112,7 @@ func (p *ReflectedPolicy) Validate() error {
 		}
 	}
 	for _, a := range p.IngressAnnotations {
-		if err := validAnnotationPattern(a); err != nil {
+		if err := podpolicy.ValidAnnotationPattern(a); err != nil {
 			return fmt.Errorf("--denied-ingress-annotations: %w", err)
 		}
 	}
@@ -121,12 +122,12 @@ func (p *ReflectedPolicy) Validate() error {
 		}
 	}
 	for _, a := range p.Annotations {
-		if err := validAnnotationPattern(a); err != nil {
+		if err := podpolicy.ValidAnnotationPattern(a); err != nil {
 			return fmt.Errorf("--allowed-reflected-annotations: %w", err)
 		}
 	}
 	for _, l := range p.Labels {
-		if err := validAnnotationPattern(l); err != nil {
+		if err := podpolicy.ValidAnnotationPattern(l); err != nil {
 			return fmt.Errorf("--allowed-reflected-labels: %w", err)
 		}
 	}
@@ -208,13 +209,13 @@ func (p *ReflectedPolicy) vetIngress(ing *networkingv1.Ingress) []string {
 // or under one of their <prefix>/*.
 func (p *ReflectedPolicy) ingressAnnotationDenied(key string) bool {
 	prefix, _, found := strings.Cut(key, "/")
-	return slices.Contains(p.IngressAnnotations, key) || found && matchesAnnotation(p.IngressAnnotations, key, prefix)
+	return slices.Contains(p.IngressAnnotations, key) || found && podpolicy.MatchesAnnotation(p.IngressAnnotations, key, prefix)
 }
 
 // vetPVC lists what a consumer's PVC (the storage fabric's remote volume
-// of an offloaded pod) may not ask of the provider (vetClaimSpec).
+// of an offloaded pod) may not ask of the provider (podpolicy.VetClaimSpec).
 func (p *ReflectedPolicy) vetPVC(pvc *corev1.PersistentVolumeClaim) []string {
-	return vetClaimSpec(&pvc.Spec, field.NewPath("spec"), p.VirtualStorageClass)
+	return podpolicy.VetClaimSpec(&pvc.Spec, field.NewPath("spec"), p.VirtualStorageClass)
 }
 
 // vetIngressClass refuses an Ingress no allowed class serves. The class is
@@ -223,7 +224,7 @@ func (p *ReflectedPolicy) vetPVC(pvc *corev1.PersistentVolumeClaim) []string {
 // has no default IngressClass to fill in, and would be served by any
 // controller taking Ingresses without a class: refused too.
 func (p *ReflectedPolicy) vetIngressClass(ing *networkingv1.Ingress) []string {
-	allowed := "allows " + orNone(p.IngressClasses)
+	allowed := "allows " + podpolicy.OrNone(p.IngressClasses)
 	if len(p.IngressClasses) == 0 {
 		allowed = "serves no consumer's Ingress until its administrator names the ingress classes that may"
 	}
@@ -303,7 +304,7 @@ var reflectedKindMetadata = map[schema.GroupResource]kindMetadata{
 // calls it on every object it judges). Its
 // controllers, meshes, DNS and certificate issuers act on domain-prefixed
 // keys, and some select objects by labels across namespaces, so both are
-// allow-lists (keyRule): unprefixed and dotless-prefix keys, the built-in
+// allow-lists (podpolicy.RefusedKeys): unprefixed and dotless-prefix keys, the built-in
 // inert ones, and those the provider allows. Every object must carry the
 // consumer's origin label, as the reflection's do: the budget.ObjectBudget
 // counts a consumer's objects by it, and an object marked as liqo's
@@ -312,17 +313,19 @@ var reflectedKindMetadata = map[schema.GroupResource]kindMetadata{
 func (p *ReflectedPolicy) VetMetadata(consumer string, gr schema.GroupResource, obj metav1.Object) []string {
 	kind := reflectedKindMetadata[gr]
 	var bad []string
-	annotations := keyRule{builtIn: append(slices.Clone(builtInReflectedAnnotations), kind.annotations...), allowed: p.Annotations}
-	if refused := annotations.refused(obj.GetAnnotations(), field.NewPath("metadata", "annotations")); len(refused) > 0 {
+	refused, accepted := podpolicy.RefusedKeys(append(slices.Clone(builtInReflectedAnnotations), kind.annotations...), p.Annotations,
+		obj.GetAnnotations(), field.NewPath("metadata", "annotations"))
+	if len(refused) > 0 {
 		bad = append(bad, fmt.Sprintf("%s %s not allowed: a domain-prefixed annotation is one a system of the provider may act upon "+
 			"(ingress controllers, certificate issuers, DNS, meshes, Kubernetes, liqo); allowed are unprefixed keys, keys with a dotless "+
-			"prefix (checksum/config) and %s [rule: %s]", strings.Join(refused, ", "), isAre(refused), annotations.accepted(), reflectedAnnotationRule))
+			"prefix (checksum/config) and %s [rule: %s]", strings.Join(refused, ", "), podpolicy.IsAre(refused), accepted, reflectedAnnotationRule))
 	}
-	labels := keyRule{builtIn: append(slices.Clone(builtInLabels), kind.labels...), allowed: p.Labels}
-	if refused := labels.refused(obj.GetLabels(), field.NewPath("metadata", "labels")); len(refused) > 0 {
+	refused, accepted = podpolicy.RefusedKeys(append(slices.Clone(podpolicy.BuiltInLabels), kind.labels...), p.Labels,
+		obj.GetLabels(), field.NewPath("metadata", "labels"))
+	if len(refused) > 0 {
 		bad = append(bad, fmt.Sprintf("%s %s not allowed: a domain-prefixed label is one a system of the provider may select the object by "+
 			"(Kubernetes, meshes, liqo); allowed are unprefixed keys, keys with a dotless prefix and %s [rule: %s]",
-			strings.Join(refused, ", "), isAre(refused), labels.accepted(), reflectedLabelRule))
+			strings.Join(refused, ", "), podpolicy.IsAre(refused), accepted, reflectedLabelRule))
 	}
 	origin, marked := obj.GetLabels()[consts.OriginClusterIDLabel]
 	switch path := field.NewPath("metadata", "labels"); {

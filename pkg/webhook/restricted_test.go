@@ -14,6 +14,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/podsecurity"
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
+	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 )
 
 // hardened is a ShadowPod of consumer id meeting the restricted level.
@@ -33,7 +34,7 @@ func TestShadowPodRestrictedLevel(t *testing.T) {
 	ctx := context.Background()
 	consumer(t, "upsilon", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "pods", "100"))
 	v := directValidator()
-	v.policy = PodPolicy{Level: podsecurity.Restricted}
+	v.policy = podpolicy.PodPolicy{Level: podsecurity.Restricted}
 
 	wantRefused(t, "a pod without hardening", v.Handle(ctx, review(t, "upsilon", shadowPod("plain", twin("upsilon"), "upsilon", "", ""), nil, false, nil)),
 		"spec.pod.containers[0].securityContext.allowPrivilegeEscalation must be false",
@@ -50,7 +51,7 @@ func TestShadowPodRestrictedLevel(t *testing.T) {
 	}
 
 	// The same webhook at the default level admits the plain pod.
-	v.policy = PodPolicy{}
+	v.policy = podpolicy.PodPolicy{}
 	if resp := v.Handle(ctx, review(t, "upsilon", shadowPod("plain", twin("upsilon"), "upsilon", "", ""), nil, false, nil)); !resp.Allowed {
 		t.Errorf("a plain pod at baseline: %v", resp.Result)
 	}
@@ -73,7 +74,7 @@ func TestShadowPodPolicyOptions(t *testing.T) {
 		t.Cleanup(func() { _ = cl.Delete(context.Background(), o) })
 	}
 	v := directValidator()
-	v.policy = PodPolicy{PriorityClasses: []string{"chi-batch"}, RuntimeClasses: []string{"chi-gvisor"},
+	v.policy = podpolicy.PodPolicy{PriorityClasses: []string{"chi-batch"}, RuntimeClasses: []string{"chi-gvisor"},
 		Annotations: []string{"example.com/*"}, VolumeTypes: []string{"csi"}}
 	sp := shadowPod("allowed", twin("chi"), "chi", "", "")
 	sp.Annotations = map[string]string{"example.com/team": "shop"}
@@ -90,7 +91,7 @@ func TestShadowPodPolicyOptions(t *testing.T) {
 	wantRefused(t, "classes outside the lists", v.Handle(ctx, review(t, "chi", other, nil, false, nil)),
 		`spec.pod.priorityClassName must be empty or one of chi-batch, got "chi-other"`,
 		`spec.pod.runtimeClassName "chi-privileged" is not offered by the provider, which offers chi-gvisor`,
-		"[rule: "+priorityRule+"]", "[rule: "+runtimeRule+"]")
+		"(--max-pod-priority, --allowed-priority-classes; never a system class)]", "(--offered-runtime-classes)]")
 	other.Spec.Pod.PriorityClassName = "system-cluster-critical"
 	wantRefused(t, "a system class, whatever the list", v.Handle(ctx, review(t, "chi", other, nil, false, nil)),
 		`spec.pod.priorityClassName "system-cluster-critical" is a system priority class`)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/webhook/budget"
+	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
 
@@ -30,7 +31,7 @@ type Options struct {
 	AdvertiseHost string
 	// Pods is what consumers' pods may ask of this provider; the zero
 	// value is the safe default.
-	Pods PodPolicy
+	Pods podpolicy.PodPolicy
 	// Reflected is what consumers' reflected Services, Ingresses and
 	// Secrets may ask of this provider; the zero value is the safe default.
 	Reflected ReflectedPolicy

@@ -16,6 +16,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/webhook/budget"
+	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
 	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
@@ -29,12 +30,12 @@ type shadowPodValidator struct {
 	// api reads around the cache when it shows no Quota: one created an
 	// instant ago may not be in the cache yet, and denying then would fail
 	// pods that the next second would admit. It also reads the priority
-	// and runtime classes a consumer's pod names (apiClasses).
+	// and runtime classes a consumer's pod names (podpolicy.APIClasses).
 	api     client.Reader
 	ledger  *quota.Ledger[types.NamespacedName]
 	decoder admission.Decoder
 	// policy is what consumers' pods may ask of this provider.
-	policy PodPolicy
+	policy podpolicy.PodPolicy
 	// synced tells whether the ledger holds every stored ShadowPod.
 	synced func() bool
 	// budget holds consumers' ShadowPods, by size, to their budget.ObjectBudget:
@@ -81,7 +82,7 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 	}
 	var bad []string
 	if isConsumer {
-		if bad, err = v.policy.Vet(ctx, req.Namespace, sp.Labels, sp.Annotations, &sp.Spec.Pod, apiClasses{v.api}); err != nil {
+		if bad, err = v.policy.Vet(ctx, req.Namespace, sp.Labels, sp.Annotations, &sp.Spec.Pod, podpolicy.APIClasses(v.api)); err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
 	}

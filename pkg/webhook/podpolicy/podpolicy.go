@@ -1,4 +1,4 @@
-package webhook
+package podpolicy
 
 import (
 	"errors"
@@ -51,7 +51,7 @@ type PodPolicy struct {
 	// empty refuses them all. Annotations win over this list.
 	MetadataOnlyAnnotations []string
 	// Labels consumers' pods may carry besides the built-in ones
-	// (builtInLabels) and the metadata-only keys (kept off the pod):
+	// (BuiltInLabels) and the metadata-only keys (kept off the pod):
 	// exact keys, or "<prefix>/*".
 	Labels []string
 	// VolumeTypes consumers' pods may use besides the built-in ones
@@ -169,17 +169,17 @@ func (p *PodPolicy) Validate() error {
 		}
 	}
 	for _, a := range p.Annotations {
-		if err := validAnnotationPattern(a); err != nil {
+		if err := ValidAnnotationPattern(a); err != nil {
 			return fmt.Errorf("--allowed-pod-annotations: %w", err)
 		}
 	}
 	for _, a := range p.MetadataOnlyAnnotations {
-		if err := validAnnotationPattern(a); err != nil {
+		if err := ValidAnnotationPattern(a); err != nil {
 			return fmt.Errorf("--metadata-only-pod-annotations: %w", err)
 		}
 	}
 	for _, l := range p.Labels {
-		if err := validAnnotationPattern(l); err != nil {
+		if err := ValidAnnotationPattern(l); err != nil {
 			return fmt.Errorf("--allowed-pod-labels: %w", err)
 		}
 	}
@@ -232,8 +232,8 @@ func (f *priorityValue) Set(s string) error {
 
 func (f *priorityValue) Type() string { return "int32" }
 
-// validAnnotationPattern accepts an annotation key or "<prefix>/*".
-func validAnnotationPattern(a string) error {
+// ValidAnnotationPattern accepts an annotation key or "<prefix>/*".
+func ValidAnnotationPattern(a string) error {
 	if prefix, ok := strings.CutSuffix(a, "/*"); ok {
 		if errs := validation.IsDNS1123Subdomain(prefix); len(errs) > 0 {
 			return fmt.Errorf("%q: %q is no annotation prefix: %s", a, prefix, strings.Join(errs, "; "))

@@ -1,4 +1,4 @@
-package webhook
+package podpolicy
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ func (p *PodPolicy) vetVolumes(spec *corev1.PodSpec, path *field.Path) (bad, cla
 		v := &spec.Volumes[i]
 		t := podsecurity.VolumeType(&v.VolumeSource)
 		if e := v.Ephemeral; e != nil && e.VolumeClaimTemplate != nil {
-			claims = append(claims, vetClaimSpec(&e.VolumeClaimTemplate.Spec,
+			claims = append(claims, VetClaimSpec(&e.VolumeClaimTemplate.Spec,
 				path.Child("volumes").Index(i).Child("ephemeral", "volumeClaimTemplate", "spec"), p.VirtualStorageClass)...)
 		}
 		if t == "" || t == "hostPath" || slices.Contains(allowedVolumeTypes, t) || slices.Contains(p.VolumeTypes, t) {
@@ -44,14 +44,14 @@ func (p *PodPolicy) vetVolumes(spec *corev1.PodSpec, path *field.Path) (bad, cla
 	return bad, claims
 }
 
-// vetClaimSpec lists what a consumer's volume claim (a PVC of the storage
+// VetClaimSpec lists what a consumer's volume claim (a PVC of the storage
 // fabric's, or the template of an ephemeral volume) may not ask of the
 // provider: a given volume (volumeName, a selector: another tenant's
 // released volume, the provider's pre-made ones), another object's data
 // (dataSource, dataSourceRef), or the provider's own virtual class
 // (virtualClass: the volume would be offloaded again, to the provider's
 // providers). Its size is bound by the twin's ResourceQuota.
-func vetClaimSpec(spec *corev1.PersistentVolumeClaimSpec, path *field.Path, virtualClass string) []string {
+func VetClaimSpec(spec *corev1.PersistentVolumeClaimSpec, path *field.Path, virtualClass string) []string {
 	var bad []string
 	if spec.VolumeName != "" {
 		bad = append(bad, path.Child("volumeName").String()+" must not be set: the provider's provisioner makes the volume")

@@ -1,4 +1,4 @@
-package webhook
+package podpolicy
 
 import (
 	"context"
@@ -32,6 +32,9 @@ type Classes interface {
 type apiClasses struct{ reader client.Reader }
 
 var _ Classes = apiClasses{}
+
+// APIClasses are the classes reader reads from the API server.
+func APIClasses(reader client.Reader) Classes { return apiClasses{reader} }
 
 func (c apiClasses) Priority(ctx context.Context, name string) (int32, bool, error) {
 	var pc schedulingv1.PriorityClass

@@ -1,4 +1,4 @@
-package webhook
+package podpolicy
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ var builtInAnnotations = []string{
 	"prometheus.io/*",
 }
 
-// builtInLabels are the prefixed label keys (or <prefix>/* patterns) every
+// BuiltInLabels are the prefixed label keys (or <prefix>/* patterns) every
 // consumer's pod and reflected object may carry: the recommended
 // application labels and Helm's, which tools read and no controller acts
 // upon; the reflection's mark of origin (whose value the webhooks check is
@@ -42,7 +42,7 @@ var builtInAnnotations = []string{
 // on the pods they make, which on the provider could only select within
 // the twin namespace, where none of the provider's StatefulSets or Jobs
 // run.
-var builtInLabels = []string{
+var BuiltInLabels = []string{
 	"app.kubernetes.io/*",
 	"helm.sh/chart",
 	consts.OriginClusterIDLabel,
@@ -112,26 +112,26 @@ func (p *PodPolicy) vetAnnotations(annotations map[string]string) []string {
 	return []string{fmt.Sprintf("%s %s not allowed: a domain-prefixed annotation is one another system on the provider may act upon "+
 		"(CNI, Kubernetes, liqo); allowed are unprefixed keys, keys with a dotless prefix (checksum/config) and %s; "+
 		"kept on the ShadowPod but not on its pod: %s",
-		strings.Join(bad, ", "), isAre(bad), rule.accepted(), orNone(p.metadataOnly()))}
+		strings.Join(bad, ", "), IsAre(bad), rule.accepted(), OrNone(p.metadataOnly()))}
 }
 
 // vetLabels refuses the labels of a consumer's ShadowPod that systems of
-// the provider select pods by (keyRule, with builtInLabels), but those kept
+// the provider select pods by (keyRule, with BuiltInLabels), but those kept
 // off the real pod (the metadata-only keys: sidecar.istio.io/inject is a
 // label as much as an annotation).
 func (p *PodPolicy) vetLabels(labels map[string]string) []string {
-	rule := keyRule{builtIn: builtInLabels, allowed: p.Labels, metadataOnly: p.metadataOnly()}
+	rule := keyRule{builtIn: BuiltInLabels, allowed: p.Labels, metadataOnly: p.metadataOnly()}
 	bad := rule.refused(labels, field.NewPath("metadata", "labels"))
 	if len(bad) == 0 {
 		return nil
 	}
 	return []string{fmt.Sprintf("%s %s not allowed: a domain-prefixed label is one another system on the provider may select the pod by "+
 		"(Kubernetes, meshes, liqo); allowed are unprefixed keys, keys with a dotless prefix and %s; kept on the ShadowPod but not on its pod: %s",
-		strings.Join(bad, ", "), isAre(bad), rule.accepted(), orNone(p.metadataOnly()))}
+		strings.Join(bad, ", "), IsAre(bad), rule.accepted(), OrNone(p.metadataOnly()))}
 }
 
 // isAre is the verb for a list of len(items).
-func isAre(items []string) string {
+func IsAre(items []string) string {
 	if len(items) > 1 {
 		return "are"
 	}
@@ -163,9 +163,9 @@ func (r keyRule) fate(key string) annotationFate {
 	prefix, _, found := strings.Cut(key, "/")
 	switch {
 	case !found || !strings.Contains(prefix, "."),
-		matchesAnnotation(r.builtIn, key, prefix), matchesAnnotation(r.allowed, key, prefix):
+		MatchesAnnotation(r.builtIn, key, prefix), MatchesAnnotation(r.allowed, key, prefix):
 		return carried
-	case matchesAnnotation(r.metadataOnly, key, prefix):
+	case MatchesAnnotation(r.metadataOnly, key, prefix):
 		return metadataOnly
 	}
 	return refused
@@ -181,6 +181,16 @@ func (r keyRule) refused(m map[string]string, path *field.Path) []string {
 		}
 	}
 	return bad
+}
+
+// RefusedKeys lists, sorted, the keys of m (as paths under path) that
+// are refused by the allow-list of keys and patterns builtIn and allowed,
+// and what the list accepts, for a refusal to tell the consumer what it
+// may send: the rule of a pod's annotations and labels, for the other
+// objects consumers write.
+func RefusedKeys(builtIn, allowed []string, m map[string]string, path *field.Path) (refused []string, accepted string) {
+	r := keyRule{builtIn: builtIn, allowed: allowed}
+	return r.refused(m, path), r.accepted()
 }
 
 // accepted lists the keys and patterns the rule lets through, for a
@@ -203,16 +213,16 @@ func (p *PodPolicy) metadataOnly() []string {
 }
 
 // orNone lists items, or says there are none.
-func orNone(items []string) string {
+func OrNone(items []string) string {
 	if len(items) == 0 {
 		return "none"
 	}
 	return strings.Join(items, ", ")
 }
 
-// matchesAnnotation tells whether key (of the given prefix) is one of
+// MatchesAnnotation tells whether key (of the given prefix) is one of
 // patterns, or under one of their <prefix>/*.
-func matchesAnnotation(patterns []string, key, prefix string) bool {
+func MatchesAnnotation(patterns []string, key, prefix string) bool {
 	for _, pt := range patterns {
 		if pt == key || pt == prefix+"/*" {
 			return true
