@@ -18,6 +18,8 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
+	"github.com/liqo-go/liqo/pkg/webhook/podplacement"
 )
 
 // eventually polls cond until it holds, failing the test after 30 s.
@@ -101,7 +103,7 @@ func plainPod(ns string) *corev1.Pod {
 
 func TestPodPlacement(t *testing.T) {
 	ctx := context.Background()
-	southTerm := term(south)
+	southTerm := webhooktest.Term(webhooktest.South)
 	tests := []struct {
 		ns          string
 		spec        offv1beta1.NamespaceOffloadingSpec
@@ -110,25 +112,25 @@ func TestPodPlacement(t *testing.T) {
 		terms       []corev1.NodeSelectorTerm
 	}{
 		{"place-lar", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalAndRemotePodOffloadingStrategy},
-			plainPod, []corev1.Toleration{toleration}, nil},
+			plainPod, []corev1.Toleration{podplacement.VirtualNodeToleration()}, nil},
 		{"place-lar-selector", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalAndRemotePodOffloadingStrategy,
 			ClusterSelector: corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{southTerm}}},
-			plainPod, []corev1.Toleration{toleration}, []corev1.NodeSelectorTerm{term(notVirtual), term(south, isVirtual)}},
+			plainPod, []corev1.Toleration{podplacement.VirtualNodeToleration()}, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.NotVirtual), webhooktest.Term(webhooktest.South, webhooktest.IsVirtual)}},
 		{"place-remote", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.RemotePodOffloadingStrategy},
-			plainPod, []corev1.Toleration{toleration}, []corev1.NodeSelectorTerm{term(isVirtual)}},
+			plainPod, []corev1.Toleration{podplacement.VirtualNodeToleration()}, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.IsVirtual)}},
 		{"place-remote-selector", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.RemotePodOffloadingStrategy,
 			ClusterSelector: corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{southTerm}}},
-			plainPod, []corev1.Toleration{toleration}, []corev1.NodeSelectorTerm{term(south, isVirtual)}},
+			plainPod, []corev1.Toleration{podplacement.VirtualNodeToleration()}, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.South, webhooktest.IsVirtual)}},
 		{"place-local", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalPodOffloadingStrategy},
-			plainPod, nil, []corev1.NodeSelectorTerm{term(notVirtual)}},
+			plainPod, nil, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.NotVirtual)}},
 		// Seed 003: the manifest's empty selector and the test-offload pod,
-		// which keeps its single toleration.
+		// which keeps its single podplacement.VirtualNodeToleration().
 		{"place-seed", offv1beta1.NamespaceOffloadingSpec{NamespaceMappingStrategy: offv1beta1.DefaultNameMappingStrategy,
 			PodOffloadingStrategy: offv1beta1.LocalAndRemotePodOffloadingStrategy,
 			ClusterSelector:       corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{}}},
-			testOffloadPod, []corev1.Toleration{seedToleration}, nil},
+			testOffloadPod, []corev1.Toleration{webhooktest.SeedToleration}, nil},
 		// No strategy given: the CRD defaults it to LocalAndRemote.
-		{"place-default", offv1beta1.NamespaceOffloadingSpec{}, plainPod, []corev1.Toleration{toleration}, nil},
+		{"place-default", offv1beta1.NamespaceOffloadingSpec{}, plainPod, []corev1.Toleration{podplacement.VirtualNodeToleration()}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.ns, func(t *testing.T) {
@@ -151,7 +153,7 @@ func TestPodPlacement(t *testing.T) {
 			if !equality.Semantic.DeepEqual(ours, tt.tolerations) {
 				t.Errorf("tolerations = %+v, want %+v", ours, tt.tolerations)
 			}
-			if terms := requiredTerms(got); !equality.Semantic.DeepEqual(terms, tt.terms) {
+			if terms := podplacement.RequiredTerms(got); !equality.Semantic.DeepEqual(terms, tt.terms) {
 				t.Errorf("required node affinity = %+v, want %+v", terms, tt.terms)
 			}
 			if !equality.Semantic.DeepEqual(got.Spec.NodeSelector, pod.Spec.NodeSelector) {
@@ -175,8 +177,8 @@ func TestPodConflict(t *testing.T) {
 	if w := warnings.all(); !strings.Contains(w, "Local pod offloading strategy") || !strings.Contains(w, "stay Pending") {
 		t.Errorf("warnings = %q, want the conflict with the Local strategy", w)
 	}
-	if !strings.Contains(pod.Annotations[ConflictAnnotation], "Local") {
-		t.Errorf("annotation %s = %q", ConflictAnnotation, pod.Annotations[ConflictAnnotation])
+	if !strings.Contains(pod.Annotations[podplacement.ConflictAnnotation], "Local") {
+		t.Errorf("annotation %s = %q", podplacement.ConflictAnnotation, pod.Annotations[podplacement.ConflictAnnotation])
 	}
 
 	// kubectl describe lists the Events whose involvedObject.uid is the pod's.
@@ -187,7 +189,7 @@ func TestPodConflict(t *testing.T) {
 			return false, err
 		}
 		for _, e := range events.Items {
-			if e.Reason == ReasonOffloadingConflict && e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, "Local") {
+			if e.Reason == podplacement.ReasonOffloadingConflict && e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, "Local") {
 				return true, nil
 			}
 		}
@@ -198,8 +200,8 @@ func TestPodConflict(t *testing.T) {
 		if err != nil {
 			return false, err
 		}
-		_, marked := got.Labels[ConflictLabel]
-		return !marked && got.Annotations[ConflictAnnotation] != "", nil
+		_, marked := got.Labels[podplacement.ConflictLabel]
+		return !marked && got.Annotations[podplacement.ConflictAnnotation] != "", nil
 	})
 
 	// A pod that fits the strategy raises nothing.
@@ -234,7 +236,7 @@ func TestPodWithoutNamespaceOffloading(t *testing.T) {
 	if err := cl.Create(ctx, pod); err != nil {
 		t.Fatalf("the pod was refused once the NamespaceOffloading existed: %v", err)
 	}
-	if terms := requiredTerms(pod); !equality.Semantic.DeepEqual(terms, []corev1.NodeSelectorTerm{term(isVirtual)}) {
+	if terms := podplacement.RequiredTerms(pod); !equality.Semantic.DeepEqual(terms, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.IsVirtual)}) {
 		t.Errorf("the pod was not placed Remote: %+v", terms)
 	}
 }
@@ -269,7 +271,7 @@ func TestPodWhileUnoffloading(t *testing.T) {
 		if err := cl.Create(ctx, p); err != nil {
 			return false, err
 		}
-		if requiredTerms(p) == nil {
+		if podplacement.RequiredTerms(p) == nil {
 			return true, nil
 		}
 		// The cache had not seen the deletion yet: try again.

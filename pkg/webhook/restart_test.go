@@ -15,6 +15,7 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
+	"github.com/liqo-go/liqo/pkg/webhook/podplacement"
 )
 
 func registered(t *testing.T) (*admissionv1.MutatingWebhookConfiguration, *admissionv1.ValidatingWebhookConfiguration) {
@@ -114,7 +115,7 @@ func TestRestart(t *testing.T) {
 	if err := cl.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	if terms := requiredTerms(pod); !equality.Semantic.DeepEqual(terms, []corev1.NodeSelectorTerm{term(notVirtual)}) {
+	if terms := podplacement.RequiredTerms(pod); !equality.Semantic.DeepEqual(terms, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.NotVirtual)}) {
 		t.Errorf("the new server did not place the pod: %+v", terms)
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
+	"github.com/liqo-go/liqo/pkg/webhook/podplacement"
 )
 
 // registeredShadowPodWebhook is the ShadowPod webhook's URL and caBundle
@@ -241,7 +242,7 @@ func TestRegistrationFailover(t *testing.T) {
 		t.Fatalf("no pod created in an offloaded namespace within %s of the registered replica's end: %v", bound, last)
 	}
 	t.Logf("pods created again %s after the registered replica stopped", time.Since(stopped).Round(100*time.Millisecond))
-	if terms := requiredTerms(created); !equality.Semantic.DeepEqual(terms, []corev1.NodeSelectorTerm{term(notVirtual)}) {
+	if terms := podplacement.RequiredTerms(created); !equality.Semantic.DeepEqual(terms, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.NotVirtual)}) {
 		t.Errorf("the pod was not placed by the webhook: %+v", terms)
 	}
 	waitRegistered(t, running, 5*time.Second)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/webhook/budget"
+	"github.com/liqo-go/liqo/pkg/webhook/podplacement"
 	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
@@ -122,8 +123,8 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		return fmt.Errorf("watching consumers' objects for their budget: %w", err)
 	}
 	decoder := admission.NewDecoder(mgr.GetScheme())
-	srv.Register(podPath, auth.guard(&admission.Webhook{Handler: &podMutator{cache: mgr.GetClient(), api: mgr.GetAPIReader(), decoder: decoder}}))
-	srv.Register(daemonSetPath, auth.guard(&admission.Webhook{Handler: &daemonSetMutator{decoder: decoder}}))
+	srv.Register(podPath, auth.guard(&admission.Webhook{Handler: podplacement.NewPodMutator(mgr.GetClient(), mgr.GetAPIReader(), decoder)}))
+	srv.Register(daemonSetPath, auth.guard(&admission.Webhook{Handler: podplacement.NewDaemonSetMutator(decoder)}))
 	srv.Register(shadowPodPath, auth.guard(&admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), api: mgr.GetAPIReader(),
 		ledger: ledger, decoder: decoder, synced: synced, policy: o.Pods, budget: guard}}))
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &networkingv1.Ingress{}, ingressHostIndex, hostIndexKeys); err != nil {
@@ -150,7 +151,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	}); err != nil {
 		return err
 	}
-	if err := setupConflictReporter(mgr); err != nil {
+	if err := podplacement.SetupConflictReporter(mgr); err != nil {
 		return err
 	}
 	return usage.SetupWithManager(mgr)

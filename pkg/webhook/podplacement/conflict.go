@@ -1,4 +1,4 @@
-package webhook
+package podplacement
 
 import (
 	"context"
@@ -52,8 +52,8 @@ func (r *conflictReporter) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	return ctrl.Result{}, client.IgnoreNotFound(r.client.Patch(ctx, &pod, patch))
 }
 
-// setupConflictReporter runs the reporter, with its own narrow Pod cache.
-func setupConflictReporter(mgr manager.Manager) error {
+// SetupConflictReporter runs the reporter, with its own narrow Pod cache.
+func SetupConflictReporter(mgr manager.Manager) error {
 	marked, err := labels.NewRequirement(ConflictLabel, selection.Exists, nil)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package webhook
+package podplacement
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 )
 
-// virtualNodeToleration tolerates the taint every virtual node carries.
-func virtualNodeToleration() corev1.Toleration {
+// VirtualNodeToleration tolerates the taint every virtual node carries.
+func VirtualNodeToleration() corev1.Toleration {
 	return corev1.Toleration{Key: consts.VirtualNodeTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}
 }
 
@@ -82,7 +82,7 @@ func MutatePod(pod *corev1.Pod, spec *offv1beta1.NamespaceOffloadingSpec) (*core
 	out := pod.DeepCopy()
 	p := placementFor(spec)
 	if p.tolerate && !toleratesVirtualNodes(out.Spec.Tolerations) {
-		out.Spec.Tolerations = append(out.Spec.Tolerations, virtualNodeToleration())
+		out.Spec.Tolerations = append(out.Spec.Tolerations, VirtualNodeToleration())
 	}
 	if p.tolerate {
 		holdForPlacement(out)
@@ -91,7 +91,7 @@ func MutatePod(pod *corev1.Pod, spec *offv1beta1.NamespaceOffloadingSpec) (*core
 		return out, ""
 	}
 
-	own := requiredTerms(pod)
+	own := RequiredTerms(pod)
 	merged := p.terms
 	if own != nil {
 		merged = make([]corev1.NodeSelectorTerm, 0, len(own)*len(p.terms))
@@ -166,7 +166,7 @@ func toleratesVirtualNodes(ts []corev1.Toleration) bool {
 }
 
 // requiredTerms is the pod's required node affinity; nil when it has none.
-func requiredTerms(pod *corev1.Pod) []corev1.NodeSelectorTerm { return requiredTermsOf(&pod.Spec) }
+func RequiredTerms(pod *corev1.Pod) []corev1.NodeSelectorTerm { return requiredTermsOf(&pod.Spec) }
 
 func requiredTermsOf(spec *corev1.PodSpec) []corev1.NodeSelectorTerm {
 	a := spec.Affinity

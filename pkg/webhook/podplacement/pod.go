@@ -1,4 +1,4 @@
-package webhook
+package podplacement
 
 import (
 	"context"
@@ -37,6 +37,12 @@ type podMutator struct {
 }
 
 var _ admission.Handler = (*podMutator)(nil)
+
+// NewPodMutator is the handler placing pods, reading NamespaceOffloadings
+// from cache and confirming a miss through api.
+func NewPodMutator(cache, api client.Reader, decoder admission.Decoder) admission.Handler {
+	return &podMutator{cache: cache, api: api, decoder: decoder}
+}
 
 // Handle mutates one pod creation.
 func (m *podMutator) Handle(ctx context.Context, req admission.Request) admission.Response {

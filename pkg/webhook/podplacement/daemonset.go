@@ -1,4 +1,4 @@
-package webhook
+package podplacement
 
 import (
 	"context"
@@ -53,6 +53,12 @@ type daemonSetMutator struct {
 }
 
 var _ admission.Handler = (*daemonSetMutator)(nil)
+
+// NewDaemonSetMutator is the handler keeping DaemonSets' pods off virtual
+// nodes.
+func NewDaemonSetMutator(decoder admission.Decoder) admission.Handler {
+	return &daemonSetMutator{decoder: decoder}
+}
 
 // Handle mutates one DaemonSet creation or update.
 func (m *daemonSetMutator) Handle(_ context.Context, req admission.Request) admission.Response {
