@@ -17,8 +17,8 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowendpointslice"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
-	"github.com/liqo-go/liqo/pkg/webhook"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
+	"github.com/liqo-go/liqo/pkg/webhook/reflected"
 )
 
 // cacheByObject are the manager's cache options by kind: a cluster's
@@ -50,7 +50,7 @@ func cacheByObject() map[client.Object]cache.ByObject {
 		// same reason as the Pods.
 		&discoveryv1.EndpointSlice{}: shadowendpointslice.EndpointSliceCache(),
 		// Every Ingress, for the hosts they claim, and nothing else of them.
-		&networkingv1.Ingress{}: webhook.IngressCache(),
+		&networkingv1.Ingress{}: reflected.IngressCache(),
 	})
 	return byObject
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/webhook"
 	"github.com/liqo-go/liqo/pkg/webhook/budget"
 	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
+	"github.com/liqo-go/liqo/pkg/webhook/reflected"
 )
 
 // SlicePolicy says what a provider does with a ResourceSlice asking for more
@@ -141,7 +142,7 @@ type Options struct {
 	PodPolicy podpolicy.PodPolicy
 	// ReflectedPolicy is what consumers' reflected Services, Ingresses
 	// and Secrets may ask of this cluster as a provider.
-	ReflectedPolicy webhook.ReflectedPolicy
+	ReflectedPolicy reflected.ReflectedPolicy
 	// TenantObjects bounds what each consumer keeps on this cluster, as a
 	// provider, of the objects it writes in bulk.
 	TenantObjects budget.ObjectBudget

@@ -42,7 +42,7 @@ func emptyBudget() *budget.Guard {
 
 // blob is a ConfigMap as the reflection sends it, holding size bytes.
 func blob(name, namespace, origin string, size int) *corev1.ConfigMap {
-	cm := reflectedConfigMap(name, namespace, origin)
+	cm := webhooktest.ReflectedConfigMap(name, namespace, origin)
 	cm.Data = map[string]string{"blob": strings.Repeat("x", size)}
 	return cm
 }
@@ -70,7 +70,7 @@ func TestObjectBudgetBytes(t *testing.T) {
 	err := hog.Create(ctx, blob("blob-4", twins[1], "bytes-hog", kib900))
 	wantReflectedDenied(t, "a fifth ConfigMap of 900 KiB", err, "quota usage exceeded: bytes requested", "consumer bytes-hog",
 		"offloading.tenantObjects.maxBytes (--max-tenant-object-bytes)")
-	secret := &corev1.Secret{ObjectMeta: reflectedConfigMap("key", twins[0], "bytes-hog").ObjectMeta,
+	secret := &corev1.Secret{ObjectMeta: webhooktest.ReflectedConfigMap("key", twins[0], "bytes-hog").ObjectMeta,
 		Data: map[string][]byte{"key": make([]byte, 600<<10)}}
 	wantReflectedDenied(t, "a Secret of 600 KiB", hog.Create(ctx, secret), "quota usage exceeded: bytes requested")
 
@@ -143,8 +143,8 @@ func TestObjectBudgetCount(t *testing.T) {
 	// Its NamespaceMap counts: 1.
 	objects := []client.Object{replicaSlice("slice-0", "count-hog"), replicaSlice("slice-1", "count-hog")}
 	for i := range (testBudgetCount - 3) / 3 {
-		objects = append(objects, reflectedService(fmt.Sprint("svc-", i), twins[0], "count-hog"),
-			reflectedSlice(fmt.Sprint("slice-", i), twins[0], "count-hog"), reflectedConfigMap(fmt.Sprint("cm-", i), twins[0], "count-hog"))
+		objects = append(objects, webhooktest.ReflectedService(fmt.Sprint("svc-", i), twins[0], "count-hog"),
+			webhooktest.ReflectedSlice(fmt.Sprint("slice-", i), twins[0], "count-hog"), webhooktest.ReflectedConfigMap(fmt.Sprint("cm-", i), twins[0], "count-hog"))
 	}
 	if len(objects) != testBudgetCount-1 {
 		t.Fatalf("the test makes %d objects, want %d", len(objects), testBudgetCount-1)
@@ -156,20 +156,20 @@ func TestObjectBudgetCount(t *testing.T) {
 		})
 	}
 
-	wantReflectedDenied(t, "one ShadowEndpointSlice more", hog.Create(ctx, reflectedSlice("one-more", twins[0], "count-hog")),
+	wantReflectedDenied(t, "one ShadowEndpointSlice more", hog.Create(ctx, webhooktest.ReflectedSlice("one-more", twins[0], "count-hog")),
 		"quota usage exceeded: objects requested 1, used 60 of 60", "offloading.tenantObjects.maxCount (--max-tenant-objects)")
-	wantReflectedDenied(t, "one Service more", hog.Create(ctx, reflectedService("one-more", twins[0], "count-hog")), "objects requested 1")
+	wantReflectedDenied(t, "one Service more", hog.Create(ctx, webhooktest.ReflectedService("one-more", twins[0], "count-hog")), "objects requested 1")
 	err := hog.Create(ctx, replicaSlice("one-more", "count-hog"))
 	if !apierrors.IsForbidden(err) || !containsAll(err.Error(), `admission webhook "replica.validate.liqo.io" denied the request`,
 		"objects requested 1, used 60 of 60") {
 		t.Errorf("one ResourceSlice more: err = %v, want the replicas' webhook's refusal", err)
 	}
 
-	if err := hog.Delete(ctx, reflectedService("svc-0", twins[0], "count-hog")); err != nil {
+	if err := hog.Delete(ctx, webhooktest.ReflectedService("svc-0", twins[0], "count-hog")); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the place the delete freed", func(ctx context.Context) (bool, error) {
-		err := hog.Create(ctx, reflectedSlice("one-more", twins[0], "count-hog"))
+		err := hog.Create(ctx, webhooktest.ReflectedSlice("one-more", twins[0], "count-hog"))
 		return err == nil, err
 	})
 }
@@ -286,7 +286,7 @@ func TestEventBudget(t *testing.T) {
 func TestShadowEndpointSliceBounded(t *testing.T) {
 	ctx := context.Background()
 	hog, twins := reflectingConsumer(t, "slice-hog", "app")
-	wide := reflectedSlice("wide", twins[0], "slice-hog")
+	wide := webhooktest.ReflectedSlice("wide", twins[0], "slice-hog")
 	wide.Spec.Template.Endpoints = nil
 	for i := range 1001 {
 		wide.Spec.Template.Endpoints = append(wide.Spec.Template.Endpoints,

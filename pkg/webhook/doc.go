@@ -20,7 +20,7 @@
 //
 // reflected.validate.liqo.io admits, on a provider, the Services, Secrets
 // and Ingresses consumers write in their twin namespaces as the provider's
-// ReflectedPolicy allows: no external IPs, no Service type beyond ClusterIP
+// reflected.ReflectedPolicy allows: no external IPs, no Service type beyond ClusterIP
 // unless allowed, no ServiceAccount token Secret, and Ingresses naming
 // their own hosts (none another tenant or the provider serves), without
 // snippet annotations. Only consumer identities are judged.

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 // TestStrayGrantJudged: a consumer granted its offloading rights, by
@@ -69,8 +70,8 @@ func TestWebhooksFailClosed(t *testing.T) {
 	}
 	refused("a consumer's ConfigMap", ReflectedWebhookName, down.Create(ctx, blob("after", twins[0], "down-hog", 1<<10)))
 	refused("a consumer's Secret", ReflectedWebhookName, down.Create(ctx, &corev1.Secret{
-		ObjectMeta: reflectedConfigMap("after", twins[0], "down-hog").ObjectMeta, Data: map[string][]byte{"k": []byte("v")}}))
-	refused("a consumer's ShadowEndpointSlice", ReflectedWebhookName, down.Create(ctx, reflectedSlice("after", twins[0], "down-hog")))
+		ObjectMeta: webhooktest.ReflectedConfigMap("after", twins[0], "down-hog").ObjectMeta, Data: map[string][]byte{"k": []byte("v")}}))
+	refused("a consumer's ShadowEndpointSlice", ReflectedWebhookName, down.Create(ctx, webhooktest.ReflectedSlice("after", twins[0], "down-hog")))
 	refused("a consumer's ShadowPod", ShadowPodWebhookName, down.Create(ctx, shadowPod("after", twins[0], "down-hog", "", "")))
 	refused("a consumer's ResourceSlice", ReplicaWebhookName, down.Create(ctx, replicaSlice("after", "down-hog")))
 	tenant := consts.TenantNamespace("down-hog")

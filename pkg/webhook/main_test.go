@@ -19,6 +19,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/testbed"
 	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
+	"github.com/liqo-go/liqo/pkg/webhook/reflected"
 )
 
 var (
@@ -44,7 +45,7 @@ func mainOptions() Options {
 		Pods: podpolicy.PodPolicy{RuntimeClasses: []string{"nvidia"}, VirtualStorageClass: "liqo"},
 		// A provider serving its consumers' Ingresses on its nginx class,
 		// with one of nginx's annotations allowed besides the inert ones.
-		Reflected: ReflectedPolicy{VirtualStorageClass: "liqo", IngressClasses: []string{"nginx"},
+		Reflected: reflected.ReflectedPolicy{VirtualStorageClass: "liqo", IngressClasses: []string{"nginx"},
 			Annotations: []string{"nginx.ingress.kubernetes.io/rewrite-target"}},
 		Objects: testBudget()}
 }
@@ -112,7 +113,7 @@ func (r *runningManager) Stop() {
 
 func startManager(cfg *rest.Config, o Options) (*runningManager, error) {
 	byObject := shadowpod.Caches(quota.QuotaFields)
-	byObject[&networkingv1.Ingress{}] = IngressCache()
+	byObject[&networkingv1.Ingress{}] = reflected.IngressCache()
 	mgr, err := testbed.NewManager(cfg, cache.Options{ByObject: byObject})
 	if err != nil {
 		return nil, err

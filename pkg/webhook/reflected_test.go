@@ -9,9 +9,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +17,7 @@ import (
 	"github.com/liqo-go/liqo/apis"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 // reflectedDeniedBy is the prefix of the API server's error for the
@@ -80,41 +79,6 @@ func reflectingConsumer(t *testing.T, id string, locals ...string) (client.Clien
 	return c, twins
 }
 
-// reflectedService is a ClusterIP Service as the reflection sends it.
-func reflectedService(name, namespace, origin string) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace,
-			Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: origin}},
-		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": name},
-			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}},
-	}
-}
-
-// remotePVC is a PVC as the storage fabric's provisioner sends it.
-func remotePVC(name, namespace, origin string) *corev1.PersistentVolumeClaim {
-	return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace,
-		Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: origin}},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
-}
-
-// reflectedIngress routes hosts to Service web, as the reflection sends an
-// Ingress, with the class the provider's API server fills in when nginx is
-// its default (mainOptions allows it; TestIngressClasses sends one without).
-func reflectedIngress(name, namespace, origin string, hosts ...string) *networkingv1.Ingress {
-	pt := networkingv1.PathTypePrefix
-	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace,
-		Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: origin}},
-		Spec: networkingv1.IngressSpec{IngressClassName: ptr.To("nginx")}}
-	for _, h := range hosts {
-		ing.Spec.Rules = append(ing.Spec.Rules, networkingv1.IngressRule{Host: h,
-			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
-				Path: "/", PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-					Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}})
-	}
-	return ing
-}
-
 // wantReflectedDenied fails unless err is the reflected objects' webhook
 // refusing with a message containing every fragment.
 func wantReflectedDenied(t *testing.T, what string, err error, fragments ...string) {
@@ -149,13 +113,13 @@ func TestHostileReflectedObjects(t *testing.T) {
 	// Hosts others on this provider serve: another consumer's, in its
 	// twin, and the provider's own, in a namespace of its own.
 	_, lambdaTwins := reflectingConsumer(t, "lambda", "news")
-	if err := cl.Create(ctx, reflectedIngress("front", lambdaTwins[0], "lambda", "news.example.com", "*.lambda.example.com")); err != nil {
+	if err := cl.Create(ctx, webhooktest.ReflectedIngress("front", lambdaTwins[0], "lambda", "news.example.com", "*.lambda.example.com")); err != nil {
 		t.Fatal(err)
 	}
 	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "provider-apps"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := cl.Create(ctx, reflectedIngress("console", "provider-apps", "", "console.provider.example")); err != nil {
+	if err := cl.Create(ctx, webhooktest.ReflectedIngress("console", "provider-apps", "", "console.provider.example")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -163,7 +127,7 @@ func TestHostileReflectedObjects(t *testing.T) {
 	// behind: wait until it has both.
 	for _, host := range []string{"news.example.com", "console.provider.example"} {
 		eventually(t, "the webhook's cache to hold "+host, func(ctx context.Context) (bool, error) {
-			err := kappa.Create(ctx, reflectedIngress("probe", shop, "kappa", host), client.DryRunAll)
+			err := kappa.Create(ctx, webhooktest.ReflectedIngress("probe", shop, "kappa", host), client.DryRunAll)
 			return apierrors.IsForbidden(err), nil
 		})
 	}
@@ -174,77 +138,77 @@ func TestHostileReflectedObjects(t *testing.T) {
 		fragments []string
 	}{
 		{"a Service with external IPs (CVE-2020-8554)", func() client.Object {
-			s := reflectedService("ext-ips", shop, "kappa")
+			s := webhooktest.ReflectedService("ext-ips", shop, "kappa")
 			s.Spec.ExternalIPs = []string{"10.0.0.1"}
 			return s
 		}(), []string{"spec.externalIPs", "CVE-2020-8554"}},
 		{"an ExternalName Service", func() client.Object {
-			s := reflectedService("ext-name", shop, "kappa")
+			s := webhooktest.ReflectedService("ext-name", shop, "kappa")
 			s.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "kubernetes.default.svc.cluster.local"}
 			return s
 		}(), []string{"spec.type", "ExternalName"}},
 		{"a NodePort Service", func() client.Object {
-			s := reflectedService("node-port", shop, "kappa")
+			s := webhooktest.ReflectedService("node-port", shop, "kappa")
 			s.Spec.Type = corev1.ServiceTypeNodePort
 			return s
 		}(), []string{"spec.type", "NodePort"}},
 		{"a LoadBalancer Service", func() client.Object {
-			s := reflectedService("load-balancer", shop, "kappa")
+			s := webhooktest.ReflectedService("load-balancer", shop, "kappa")
 			s.Spec.Type = corev1.ServiceTypeLoadBalancer
 			return s
 		}(), []string{"spec.type", "LoadBalancer"}},
-		{"another consumer's host", reflectedIngress("steal", shop, "kappa", "shop.example.com", "news.example.com"),
+		{"another consumer's host", webhooktest.ReflectedIngress("steal", shop, "kappa", "shop.example.com", "news.example.com"),
 			[]string{"spec.rules[1].host", "news.example.com"}},
-		{"a host under another consumer's wildcard", reflectedIngress("steal-sub", shop, "kappa", "www.lambda.example.com"),
+		{"a host under another consumer's wildcard", webhooktest.ReflectedIngress("steal-sub", shop, "kappa", "www.lambda.example.com"),
 			[]string{"spec.rules[0].host", "www.lambda.example.com"}},
-		{"a wildcard over another consumer's host", reflectedIngress("steal-wild", shop, "kappa", "*.example.com"),
+		{"a wildcard over another consumer's host", webhooktest.ReflectedIngress("steal-wild", shop, "kappa", "*.example.com"),
 			[]string{"spec.rules[0].host", "*.example.com"}},
-		{"the provider's own host", reflectedIngress("steal-console", shop, "kappa", "console.provider.example"),
+		{"the provider's own host", webhooktest.ReflectedIngress("steal-console", shop, "kappa", "console.provider.example"),
 			[]string{"spec.rules[0].host", "console.provider.example"}},
 		{"another consumer's host in TLS only", func() client.Object {
-			ing := reflectedIngress("steal-tls", shop, "kappa", "shop.example.com")
+			ing := webhooktest.ReflectedIngress("steal-tls", shop, "kappa", "shop.example.com")
 			ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"news.example.com"}, SecretName: "tls"}}
 			return ing
 		}(), []string{"spec.tls[0].hosts[0]", "news.example.com"}},
-		{"a rule for every host", reflectedIngress("catch-all", shop, "kappa", ""), []string{"spec.rules[0].host"}},
+		{"a rule for every host", webhooktest.ReflectedIngress("catch-all", shop, "kappa", ""), []string{"spec.rules[0].host"}},
 		{"a default backend", func() client.Object {
-			ing := reflectedIngress("default-backend", shop, "kappa", "shop.example.com")
+			ing := webhooktest.ReflectedIngress("default-backend", shop, "kappa", "shop.example.com")
 			ing.Spec.DefaultBackend = &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
 				Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}
 			return ing
 		}(), []string{"spec.defaultBackend"}},
 		{"an nginx configuration snippet", func() client.Object {
-			ing := reflectedIngress("snippet", shop, "kappa", "shop.example.com")
+			ing := webhooktest.ReflectedIngress("snippet", shop, "kappa", "shop.example.com")
 			ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/configuration-snippet": "more_set_headers \"X: y\";"}
 			return ing
 		}(), []string{"metadata.annotations[nginx.ingress.kubernetes.io/configuration-snippet]"}},
 		{"an nginx server snippet", func() client.Object {
-			ing := reflectedIngress("server-snippet", shop, "kappa", "shop.example.com")
+			ing := webhooktest.ReflectedIngress("server-snippet", shop, "kappa", "shop.example.com")
 			ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/server-snippet": "location /x { return 200; }"}
 			return ing
 		}(), []string{"metadata.annotations[nginx.ingress.kubernetes.io/server-snippet]"}},
 		{"a PVC bound to a volume of the provider's choosing", func() client.Object {
-			p := remotePVC("claim-volume", shop, "kappa")
+			p := webhooktest.RemotePVC("claim-volume", shop, "kappa")
 			p.Spec.VolumeName = "pvc-of-another-tenant"
 			return p
 		}(), []string{"spec.volumeName"}},
 		{"a PVC selecting volumes", func() client.Object {
-			p := remotePVC("select-volume", shop, "kappa")
+			p := webhooktest.RemotePVC("select-volume", shop, "kappa")
 			p.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"tenant": "lambda"}}
 			return p
 		}(), []string{"spec.selector"}},
 		{"a PVC cloned from another", func() client.Object {
-			p := remotePVC("clone", shop, "kappa")
+			p := webhooktest.RemotePVC("clone", shop, "kappa")
 			p.Spec.DataSource = &corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: "data"}
 			return p
 		}(), []string{"spec.dataSource"}},
 		{"a PVC of no class, which binds a pre-made volume", func() client.Object {
-			p := remotePVC("no-class", shop, "kappa")
+			p := webhooktest.RemotePVC("no-class", shop, "kappa")
 			p.Spec.StorageClassName = ptr.To("")
 			return p
 		}(), []string{"spec.storageClassName", "pre-made volumes"}},
 		{"a PVC of the provider's virtual class", func() client.Object {
-			p := remotePVC("offload-again", shop, "kappa")
+			p := webhooktest.RemotePVC("offload-again", shop, "kappa")
 			p.Spec.StorageClassName = ptr.To("liqo")
 			return p
 		}(), []string{"spec.storageClassName", "virtual class"}},
@@ -264,7 +228,7 @@ func TestHostileReflectedObjects(t *testing.T) {
 
 	// An object admitted as it was may not be turned into a hostile one.
 	t.Run("a Service updated with external IPs", func(t *testing.T) {
-		s := reflectedService("turned", shop, "kappa")
+		s := webhooktest.ReflectedService("turned", shop, "kappa")
 		if err := kappa.Create(ctx, s); err != nil {
 			t.Fatal(err)
 		}
@@ -276,26 +240,26 @@ func TestHostileReflectedObjects(t *testing.T) {
 		name string
 		obj  client.Object
 	}{
-		{"a ClusterIP Service", reflectedService("web", shop, "kappa")},
+		{"a ClusterIP Service", webhooktest.ReflectedService("web", shop, "kappa")},
 		{"a headless Service", func() client.Object {
-			s := reflectedService("headless", shop, "kappa")
+			s := webhooktest.ReflectedService("headless", shop, "kappa")
 			s.Spec.ClusterIP = corev1.ClusterIPNone
 			return s
 		}()},
 		{"an Ingress for the consumer's own host", func() client.Object {
-			ing := reflectedIngress("front", shop, "kappa", "shop.example.com", "*.kappa.example.com")
+			ing := webhooktest.ReflectedIngress("front", shop, "kappa", "shop.example.com", "*.kappa.example.com")
 			ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"shop.example.com"}, SecretName: "tls"}}
 			ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/rewrite-target": "/"}
 			return ing
 		}()},
 		// The same consumer may split a host between its namespaces.
-		{"the consumer's host in another of its twins", reflectedIngress("front", blog, "kappa", "shop.example.com")},
-		{"an Opaque Secret", &corev1.Secret{ObjectMeta: reflectedConfigMap("creds", shop, "kappa").ObjectMeta,
+		{"the consumer's host in another of its twins", webhooktest.ReflectedIngress("front", blog, "kappa", "shop.example.com")},
+		{"an Opaque Secret", &corev1.Secret{ObjectMeta: webhooktest.ReflectedConfigMap("creds", shop, "kappa").ObjectMeta,
 			Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"password": []byte("s3cret")}}},
-		{"a TLS Secret", &corev1.Secret{ObjectMeta: reflectedConfigMap("tls", shop, "kappa").ObjectMeta, Type: corev1.SecretTypeTLS,
+		{"a TLS Secret", &corev1.Secret{ObjectMeta: webhooktest.ReflectedConfigMap("tls", shop, "kappa").ObjectMeta, Type: corev1.SecretTypeTLS,
 			Data: map[string][]byte{corev1.TLSCertKey: []byte("cert"), corev1.TLSPrivateKeyKey: []byte("key")}}},
-		{"a PVC as the storage fabric sends it", remotePVC("data-db-0", shop, "kappa")},
-		{"a ConfigMap", reflectedConfigMap("settings", shop, "kappa")},
+		{"a PVC as the storage fabric sends it", webhooktest.RemotePVC("data-db-0", shop, "kappa")},
+		{"a ConfigMap", webhooktest.ReflectedConfigMap("settings", shop, "kappa")},
 	}
 	for _, o := range ordinary {
 		t.Run(o.name, func(t *testing.T) {
@@ -320,7 +284,7 @@ func TestHostileReflectedObjects(t *testing.T) {
 	// twin is theirs to decide. (A NodePort would not do here: the twin's
 	// ResourceQuota allows none until the administrator raises it.)
 	t.Run("an administrator's Service with externalIPs in a twin", func(t *testing.T) {
-		s := reflectedService("admin-external-ip", shop, "kappa")
+		s := webhooktest.ReflectedService("admin-external-ip", shop, "kappa")
 		s.Spec.ExternalIPs = []string{"192.0.2.10"}
 		if err := cl.Create(ctx, s); err != nil {
 			t.Errorf("an administrator's Service with externalIPs: %v", err)

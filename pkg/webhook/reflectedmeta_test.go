@@ -12,9 +12,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 // withMeta adds labels and annotations (key, value pairs) to o.
@@ -37,25 +37,6 @@ func withMeta[T client.Object](o T, labels, annotations map[string]string) T {
 	return o
 }
 
-// reflectedSlice is a ShadowEndpointSlice as the reflection sends one of
-// Service web's slices.
-func reflectedSlice(name, namespace, origin string) *offv1beta1.ShadowEndpointSlice {
-	return &offv1beta1.ShadowEndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{
-			discoveryv1.LabelServiceName: "web", consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: origin}},
-		Spec: offv1beta1.ShadowEndpointSliceSpec{Template: offv1beta1.EndpointSliceTemplate{AddressType: discoveryv1.AddressTypeIPv4,
-			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.70.0.5"}}},
-			Ports:     []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}}}},
-	}
-}
-
-// reflectedConfigMap is a ConfigMap as the reflection sends it.
-func reflectedConfigMap(name, namespace, origin string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace,
-		Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.OriginClusterIDLabel: origin}},
-		Data: map[string]string{"mode": "production"}}
-}
-
 // TestHostileReflectedMetadata sends, as a consumer with its twin's real
 // grant, reflected objects whose labels and annotations ask systems of the
 // provider to act for it (issue 30, finding 6): each refused naming the key
@@ -66,7 +47,7 @@ func TestHostileReflectedMetadata(t *testing.T) {
 	marten, twins := reflectingConsumer(t, "marten", "shop")
 	shop := twins[0]
 	ing := func(name string, annotations map[string]string) client.Object {
-		return withMeta(reflectedIngress(name, shop, "marten", name+".marten.example.com"), nil, annotations)
+		return withMeta(webhooktest.ReflectedIngress(name, shop, "marten", name+".marten.example.com"), nil, annotations)
 	}
 	const annotationRule, labelRule = "--allowed-reflected-annotations", "--allowed-reflected-labels"
 
@@ -92,7 +73,7 @@ func TestHostileReflectedMetadata(t *testing.T) {
 			[]string{"metadata.annotations[cert-manager.io/cluster-issuer]", annotationRule}},
 		{"external-dns's hostname on an Ingress", ing("dns", map[string]string{"external-dns.alpha.kubernetes.io/hostname": "console.provider.example"}),
 			[]string{"metadata.annotations[external-dns.alpha.kubernetes.io/hostname]", annotationRule}},
-		{"external-dns's hostname on a Service", withMeta(reflectedService("dns", shop, "marten"), nil,
+		{"external-dns's hostname on a Service", withMeta(webhooktest.ReflectedService("dns", shop, "marten"), nil,
 			map[string]string{"external-dns.alpha.kubernetes.io/hostname": "api.provider.example"}),
 			[]string{"metadata.annotations[external-dns.alpha.kubernetes.io/hostname]", annotationRule}},
 		{"cert-manager's CA injection from a Secret", withMeta(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ca", Namespace: shop}}, nil,
@@ -101,44 +82,44 @@ func TestHostileReflectedMetadata(t *testing.T) {
 
 		// Ingress classes: only the provider's choice of controllers.
 		{"an ingress class not allowed", func() client.Object {
-			i := reflectedIngress("internal", shop, "marten", "internal.marten.example.com")
+			i := webhooktest.ReflectedIngress("internal", shop, "marten", "internal.marten.example.com")
 			i.Spec.IngressClassName = ptr.To("internal")
 			return i
 		}(), []string{`spec.ingressClassName "internal" is not allowed on this provider, which allows nginx`, "--allowed-ingress-classes"}},
 		{"a legacy class annotation not allowed", func() client.Object {
-			i := reflectedIngress("legacy", shop, "marten", "legacy.marten.example.com")
+			i := webhooktest.ReflectedIngress("legacy", shop, "marten", "legacy.marten.example.com")
 			i.Spec.IngressClassName = nil
-			i.Annotations = map[string]string{ingressClassAnnotation: "internal"}
+			i.Annotations = map[string]string{"kubernetes.io/ingress.class": "internal"}
 			return i
 		}(), []string{`metadata.annotations[kubernetes.io/ingress.class] "internal" is not allowed`, "--allowed-ingress-classes"}},
 		// No default class on this provider yet (TestIngressClasses
 		// makes one): a controller taking class-less Ingresses would
 		// serve it.
 		{"an Ingress without a class", func() client.Object {
-			i := reflectedIngress("classless", shop, "marten", "classless.marten.example.com")
+			i := webhooktest.ReflectedIngress("classless", shop, "marten", "classless.marten.example.com")
 			i.Spec.IngressClassName = nil
 			return i
 		}(), []string{"spec.ingressClassName is not set", "--allowed-ingress-classes"}},
 
 		// Labels the provider's systems select objects by.
-		{"a Service handed to another service proxy", withMeta(reflectedService("proxied", shop, "marten"),
+		{"a Service handed to another service proxy", withMeta(webhooktest.ReflectedService("proxied", shop, "marten"),
 			map[string]string{"service.kubernetes.io/service-proxy-name": "other-proxy"}, nil),
 			[]string{"metadata.labels[service.kubernetes.io/service-proxy-name]", labelRule}},
-		{"a ConfigMap marked as a replica of liqo's", withMeta(reflectedConfigMap("replica", shop, "marten"),
+		{"a ConfigMap marked as a replica of liqo's", withMeta(webhooktest.ReflectedConfigMap("replica", shop, "marten"),
 			map[string]string{consts.ReplicationLabel: "true"}, nil),
 			[]string{"metadata.labels[liqo.io/replication]", labelRule}},
 		{"a Secret marked as the provider's nonce", withMeta(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "nonce", Namespace: shop}},
 			map[string]string{consts.NonceSecretLabel: "issued"}, nil),
 			[]string{"metadata.labels[liqo.io/nonce]", labelRule}},
-		{"an EndpointSlice handed to the provider's EndpointSlice controller", withMeta(reflectedSlice("spoofed", shop, "marten"),
+		{"an EndpointSlice handed to the provider's EndpointSlice controller", withMeta(webhooktest.ReflectedSlice("spoofed", shop, "marten"),
 			map[string]string{discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"}, nil),
 			[]string{"metadata.labels[endpointslice.kubernetes.io/managed-by]", labelRule}},
-		{"an EndpointSlice with a mesh annotation", withMeta(reflectedSlice("meshed", shop, "marten"), nil,
+		{"an EndpointSlice with a mesh annotation", withMeta(webhooktest.ReflectedSlice("meshed", shop, "marten"), nil,
 			map[string]string{"networking.istio.io/exportTo": "*"}),
 			[]string{"metadata.annotations[networking.istio.io/exportTo]", annotationRule}},
 
 		// The reflection's own marks must name the consumer.
-		{"a Service claiming another consumer's origin", reflectedService("spoof-origin", shop, "lambda"),
+		{"a Service claiming another consumer's origin", webhooktest.ReflectedService("spoof-origin", shop, "lambda"),
 			[]string{`metadata.labels[liqo.io/origin-cluster-id] "lambda" must be "marten"`, "origin rule"}},
 		{"a ConfigMap passing for one of the provider's own", withMeta(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ours", Namespace: shop}},
 			map[string]string{consts.ManagedByLabel: consts.ManagedByValue}, nil),
@@ -159,7 +140,7 @@ func TestHostileReflectedMetadata(t *testing.T) {
 
 	// An admitted object may not gain a hostile key by an update.
 	t.Run("a ConfigMap updated with a liqo label", func(t *testing.T) {
-		cm := reflectedConfigMap("turned", shop, "marten")
+		cm := webhooktest.ReflectedConfigMap("turned", shop, "marten")
 		if err := marten.Create(ctx, cm); err != nil {
 			t.Fatal(err)
 		}
@@ -175,15 +156,15 @@ func TestHostileReflectedMetadata(t *testing.T) {
 		name string
 		obj  client.Object
 	}{
-		{"a Helm chart's Service, scraped by Prometheus", withMeta(reflectedService("web", shop, "marten"), helm,
+		{"a Helm chart's Service, scraped by Prometheus", withMeta(webhooktest.ReflectedService("web", shop, "marten"), helm,
 			map[string]string{"meta.helm.sh/release-name": "shop", "prometheus.io/scrape": "true", "prometheus.io/port": "9090"})},
-		{"a Helm chart's ConfigMap", withMeta(reflectedConfigMap("settings", shop, "marten"), helm, helmAnnotations)},
-		{"an Ingress of the allowed class with an allowed annotation", withMeta(reflectedIngress("front", shop, "marten", "front.marten.example.com"), helm,
+		{"a Helm chart's ConfigMap", withMeta(webhooktest.ReflectedConfigMap("settings", shop, "marten"), helm, helmAnnotations)},
+		{"an Ingress of the allowed class with an allowed annotation", withMeta(webhooktest.ReflectedIngress("front", shop, "marten", "front.marten.example.com"), helm,
 			map[string]string{"nginx.ingress.kubernetes.io/rewrite-target": "/", "meta.helm.sh/release-name": "shop"})},
 		{"an Ingress of the allowed class by the legacy annotation", func() client.Object {
-			i := reflectedIngress("legacy-nginx", shop, "marten", "legacy-nginx.marten.example.com")
+			i := webhooktest.ReflectedIngress("legacy-nginx", shop, "marten", "legacy-nginx.marten.example.com")
 			i.Spec.IngressClassName = nil
-			i.Annotations = map[string]string{ingressClassAnnotation: "nginx"}
+			i.Annotations = map[string]string{"kubernetes.io/ingress.class": "nginx"}
 			return i
 		}()},
 		{"a pod's token Secret as the reflection sends it", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-token", Namespace: shop,
@@ -196,9 +177,9 @@ func TestHostileReflectedMetadata(t *testing.T) {
 			Annotations: map[string]string{"cert-manager.io/certificate-name": "front", "cert-manager.io/issuer-name": "letsencrypt",
 				"cert-manager.io/issuer-kind": "ClusterIssuer", "cert-manager.io/common-name": "front.marten.example.com"}},
 			Type: corev1.SecretTypeTLS, Data: map[string][]byte{corev1.TLSCertKey: []byte("cert"), corev1.TLSPrivateKeyKey: []byte("key")}}},
-		{"a headless Service's EndpointSlice", withMeta(reflectedSlice("web-abcde", shop, "marten"),
+		{"a headless Service's EndpointSlice", withMeta(webhooktest.ReflectedSlice("web-abcde", shop, "marten"),
 			map[string]string{corev1.IsHeadlessService: "", "app.kubernetes.io/name": "web"}, nil)},
-		{"a user's reflection marks", withMeta(reflectedConfigMap("marked", shop, "marten"), nil,
+		{"a user's reflection marks", withMeta(webhooktest.ReflectedConfigMap("marked", shop, "marten"), nil,
 			map[string]string{forge.AllowReflectionAnnotation: "", "kubernetes.io/description": "settings of the shop"})},
 	}
 	for _, o := range ordinary {
@@ -224,7 +205,7 @@ func TestIngressClasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cl.Delete(context.Background(), class) })
-	ing := reflectedIngress("front", twins[0], "newt", "front.newt.example.com")
+	ing := webhooktest.ReflectedIngress("front", twins[0], "newt", "front.newt.example.com")
 	ing.Spec.IngressClassName = nil
 	if err := newt.Create(ctx, ing); err != nil {
 		t.Fatalf("an Ingress without a class where nginx is the default: %v", err)

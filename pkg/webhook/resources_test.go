@@ -69,25 +69,6 @@ func review(t *testing.T, id string, sp, old *offv1beta1.ShadowPod, dryRun bool,
 	return admission.Request{AdmissionRequest: req}
 }
 
-// wantRefused fails unless resp refuses the request with a message
-// containing every fragment.
-func wantRefused(t *testing.T, what string, resp admission.Response, fragments ...string) {
-	t.Helper()
-	msg := ""
-	if resp.Result != nil {
-		msg = resp.Result.Message
-	}
-	if resp.Allowed {
-		t.Errorf("%s: admitted, want a refusal containing %q", what, fragments)
-		return
-	}
-	for _, f := range fragments {
-		if !strings.Contains(msg, f) {
-			t.Errorf("%s: refused with %q, want it to contain %q", what, msg, f)
-		}
-	}
-}
-
 // withContainers is a ShadowPod of consumer id running cs.
 func withContainers(id, name string, cs ...corev1.Container) *offv1beta1.ShadowPod {
 	sp := shadowPod(name, twin(id), id, "", "")
@@ -152,7 +133,7 @@ func TestShadowPodRefusesNegativeResources(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantRefused(t, tt.name, v.Handle(ctx, review(t, "mu", tt.sp, nil, false, tt.edit)), tt.fragments...)
+			webhooktest.WantRefused(t, tt.name, v.Handle(ctx, review(t, "mu", tt.sp, nil, false, tt.edit)), tt.fragments...)
 		})
 	}
 	// What the quota allows still passes.
@@ -233,7 +214,7 @@ func TestShadowPodResourcesImmutable(t *testing.T) {
 				}
 				return
 			}
-			wantRefused(t, tt.name, resp, tt.fragments...)
+			webhooktest.WantRefused(t, tt.name, resp, tt.fragments...)
 		})
 	}
 }

@@ -36,7 +36,7 @@ func TestShadowPodRestrictedLevel(t *testing.T) {
 	v := directValidator()
 	v.policy = podpolicy.PodPolicy{Level: podsecurity.Restricted}
 
-	wantRefused(t, "a pod without hardening", v.Handle(ctx, review(t, "upsilon", shadowPod("plain", twin("upsilon"), "upsilon", "", ""), nil, false, nil)),
+	webhooktest.WantRefused(t, "a pod without hardening", v.Handle(ctx, review(t, "upsilon", shadowPod("plain", twin("upsilon"), "upsilon", "", ""), nil, false, nil)),
 		"spec.pod.containers[0].securityContext.allowPrivilegeEscalation must be false",
 		"spec.pod.containers[0].securityContext.runAsNonRoot must be true",
 		"spec.pod.containers[0].securityContext.seccompProfile.type must be RuntimeDefault or Localhost",
@@ -44,7 +44,7 @@ func TestShadowPodRestrictedLevel(t *testing.T) {
 		"Pod Security restricted")
 	root := hardened("upsilon", "root")
 	root.Spec.Pod.SecurityContext.RunAsUser = ptr.To[int64](0)
-	wantRefused(t, "a pod running as root", v.Handle(ctx, review(t, "upsilon", root, nil, false, nil)),
+	webhooktest.WantRefused(t, "a pod running as root", v.Handle(ctx, review(t, "upsilon", root, nil, false, nil)),
 		"spec.pod.securityContext.runAsUser must not be 0")
 	if resp := v.Handle(ctx, review(t, "upsilon", hardened("upsilon", "hardened"), nil, false, nil)); !resp.Allowed {
 		t.Errorf("a hardened pod at restricted: %v", resp.Result)
@@ -88,11 +88,11 @@ func TestShadowPodPolicyOptions(t *testing.T) {
 	other.Name = "other"
 	other.Spec.Pod.PriorityClassName = "chi-other"
 	other.Spec.Pod.RuntimeClassName = ptr.To("chi-privileged")
-	wantRefused(t, "classes outside the lists", v.Handle(ctx, review(t, "chi", other, nil, false, nil)),
+	webhooktest.WantRefused(t, "classes outside the lists", v.Handle(ctx, review(t, "chi", other, nil, false, nil)),
 		`spec.pod.priorityClassName must be empty or one of chi-batch, got "chi-other"`,
 		`spec.pod.runtimeClassName "chi-privileged" is not offered by the provider, which offers chi-gvisor`,
 		"(--max-pod-priority, --allowed-priority-classes; never a system class)]", "(--offered-runtime-classes)]")
 	other.Spec.Pod.PriorityClassName = "system-cluster-critical"
-	wantRefused(t, "a system class, whatever the list", v.Handle(ctx, review(t, "chi", other, nil, false, nil)),
+	webhooktest.WantRefused(t, "a system class, whatever the list", v.Handle(ctx, review(t, "chi", other, nil, false, nil)),
 		`spec.pod.priorityClassName "system-cluster-critical" is a system priority class`)
 }

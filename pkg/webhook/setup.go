@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -20,6 +19,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/webhook/podplacement"
 	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
+	"github.com/liqo-go/liqo/pkg/webhook/reflected"
 )
 
 // Options configure the webhook server.
@@ -35,7 +35,7 @@ type Options struct {
 	Pods podpolicy.PodPolicy
 	// Reflected is what consumers' reflected Services, Ingresses and
 	// Secrets may ask of this provider; the zero value is the safe default.
-	Reflected ReflectedPolicy
+	Reflected reflected.ReflectedPolicy
 	// Objects bounds what each consumer keeps here of the objects it
 	// writes in bulk; budget.DefaultObjectBudget if zero.
 	Objects budget.ObjectBudget
@@ -127,14 +127,12 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	srv.Register(daemonSetPath, auth.guard(&admission.Webhook{Handler: podplacement.NewDaemonSetMutator(decoder)}))
 	srv.Register(shadowPodPath, auth.guard(&admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), api: mgr.GetAPIReader(),
 		ledger: ledger, decoder: decoder, synced: synced, policy: o.Pods, budget: guard}}))
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &networkingv1.Ingress{}, ingressHostIndex, hostIndexKeys); err != nil {
+	if err := reflected.IndexIngressHosts(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("indexing the Ingresses by host: %w", err)
 	}
-	srv.Register(reflectedPath, auth.guard(&admission.Webhook{Handler: &reflectedValidator{reader: mgr.GetClient(), decoder: decoder,
-		policy: o.Reflected, budget: guard}}))
-	srv.Register(replicaPath, auth.guard(&admission.Webhook{Handler: &replicaValidator{decoder: decoder, budget: guard}}))
-	srv.Register(eventPath, auth.guard(&admission.Webhook{Handler: &eventValidator{ledger: &quota.Ledger[budget.ObjectKey]{TTL: EventTTL},
-		budget: guard.Budget()}}))
+	srv.Register(reflectedPath, auth.guard(&admission.Webhook{Handler: reflected.NewValidator(mgr.GetClient(), decoder, o.Reflected, guard)}))
+	srv.Register(replicaPath, auth.guard(&admission.Webhook{Handler: reflected.NewReplicaValidator(decoder, guard)}))
+	srv.Register(eventPath, auth.guard(&admission.Webhook{Handler: reflected.NewEventValidator(guard.Budget())}))
 	if err := mgr.Add(srv); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package webhook
+package reflected
 
 import (
 	"context"
@@ -41,6 +41,12 @@ type replicaValidator struct {
 }
 
 var _ admission.Handler = (*replicaValidator)(nil)
+
+// NewReplicaValidator is the handler of the replicas consumers write,
+// holding them to guard's budget.
+func NewReplicaValidator(decoder admission.Decoder, guard *budget.Guard) admission.Handler {
+	return &replicaValidator{decoder: decoder, budget: guard}
+}
 
 // Handle validates one create, update or delete of a NamespaceMap or a
 // ResourceSlice by a consumer.

@@ -1,4 +1,4 @@
-package webhook
+package reflected
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/liqo-go/liqo/apis"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
@@ -63,7 +65,7 @@ func TestReplicaWrites(t *testing.T) {
 			"is not in group " + consts.ConsumerGroup},
 		{"an administrator is not judged", admin, admissionv1.Update, "namespacemaps", tenant, own, own, ""},
 	}
-	v := &replicaValidator{decoder: admission.NewDecoder(apis.NewScheme()), budget: emptyBudget()}
+	v := NewReplicaValidator(admission.NewDecoder(apis.NewScheme()), budget.New(budget.DefaultObjectBudget()))
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			resp := v.Handle(context.Background(), replicaReview(t, c.user, c.op, c.resource, c.namespace, c.before, c.after))
@@ -73,7 +75,7 @@ func TestReplicaWrites(t *testing.T) {
 				}
 				return
 			}
-			wantRefused(t, c.name, resp, c.refusal)
+			webhooktest.WantRefused(t, c.name, resp, c.refusal)
 		})
 	}
 }

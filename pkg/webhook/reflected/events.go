@@ -1,4 +1,4 @@
-package webhook
+package reflected
 
 import (
 	"context"
@@ -44,6 +44,12 @@ type eventValidator struct {
 }
 
 var _ admission.Handler = (*eventValidator)(nil)
+
+// NewEventValidator is the handler of the Events consumers record, each
+// counted for EventTTL against objects.
+func NewEventValidator(objects budget.ObjectBudget) admission.Handler {
+	return &eventValidator{ledger: &quota.Ledger[budget.ObjectKey]{TTL: EventTTL}, budget: objects}
+}
 
 // Handle validates a consumer's create or update of an Event.
 func (v *eventValidator) Handle(_ context.Context, req admission.Request) admission.Response {

@@ -1,28 +1,20 @@
-package webhook
+package reflected
 
 import (
-	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
-	admissionv1 "k8s.io/api/admission/v1"
-	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/liqo-go/liqo/apis"
-	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 // TestReflectedPolicyWidens checks what each option lets through, and that
 // without it the same object is refused naming the field.
 func TestReflectedPolicyWidens(t *testing.T) {
 	service := func(edit func(*corev1.Service)) *corev1.Service {
-		s := reflectedService("web", "shop-kappa", "kappa")
+		s := webhooktest.ReflectedService("web", "shop-kappa", "kappa")
 		s.Spec.Type = corev1.ServiceTypeClusterIP
 		edit(s)
 		return s
@@ -65,7 +57,7 @@ func TestReflectedPolicyWidens(t *testing.T) {
 	}
 
 	// Denied annotations narrow; snippets stay refused whatever the policy.
-	ing := reflectedIngress("front", "shop-kappa", "kappa", "shop.example.com")
+	ing := webhooktest.ReflectedIngress("front", "shop-kappa", "kappa", "shop.example.com")
 	ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/auth-url": "http://169.254.169.254/", "example.com/team": "shop",
 		"haproxy.org/backend-config-snippet": "x"}
 	if bad := strings.Join((&ReflectedPolicy{}).vetIngress(ing), "\n"); strings.Contains(bad, "auth-url") || strings.Contains(bad, "example.com/team") ||
@@ -137,51 +129,5 @@ func TestHostOverlap(t *testing.T) {
 		if got := overlap(tt.a, tt.b); got != tt.want {
 			t.Errorf("overlap(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
 		}
-	}
-}
-
-// serviceReview is user's admission request creating s.
-func serviceReview(t *testing.T, user authnv1.UserInfo, s *corev1.Service) admission.Request {
-	t.Helper()
-	s = s.DeepCopy()
-	s.APIVersion, s.Kind = "v1", "Service"
-	raw, err := json.Marshal(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UID: "test",
-		Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Service"}, Resource: metav1.GroupVersionResource{Version: "v1", Resource: "services"},
-		Name: s.Name, Namespace: s.Namespace, Operation: admissionv1.Create, UserInfo: user, Object: runtime.RawExtension{Raw: raw}}}
-}
-
-// TestReflectedIdentities sends to the handler what RBAC stops before it:
-// a consumer writing outside its twins and half consumer identities, which
-// must be refused there too; an administrator is not judged.
-func TestReflectedIdentities(t *testing.T) {
-	ctx := context.Background()
-	_, twins := reflectingConsumer(t, "iota", "shop")
-	v := &reflectedValidator{reader: cl, decoder: admission.NewDecoder(apis.NewScheme()), budget: emptyBudget()}
-	consumerOf := func(id string) authnv1.UserInfo {
-		return authnv1.UserInfo{Username: consts.ConsumerUser(id), Groups: []string{consts.ConsumerGroup}}
-	}
-	nodePort := reflectedService("web", twins[0], "iota")
-	nodePort.Spec.Type = corev1.ServiceTypeNodePort
-
-	wantRefused(t, "a Service in another consumer's twin", v.Handle(ctx, serviceReview(t, consumerOf("theta"), reflectedService("web", twins[0], "theta"))),
-		"consumer theta may not write services in namespace shop-iota, which is not one of its twin namespaces")
-	wantRefused(t, "a Service outside any twin", v.Handle(ctx, serviceReview(t, consumerOf("iota"), reflectedService("web", "default", "iota"))),
-		"consumer iota may not write services in namespace default")
-	wantRefused(t, "a consumer name without the group",
-		v.Handle(ctx, serviceReview(t, authnv1.UserInfo{Username: consts.ConsumerUser("iota")}, reflectedService("web", twins[0], "iota"))),
-		"is not in group "+consts.ConsumerGroup)
-	wantRefused(t, "the group without a consumer name",
-		v.Handle(ctx, serviceReview(t, authnv1.UserInfo{Username: "mallory", Groups: []string{consts.ConsumerGroup}}, reflectedService("web", twins[0], "iota"))),
-		"is not named "+consts.ConsumerUser(""))
-	wantRefused(t, "the consumer's NodePort Service", v.Handle(ctx, serviceReview(t, consumerOf("iota"), nodePort)), "spec.type NodePort")
-	if resp := v.Handle(ctx, serviceReview(t, authnv1.UserInfo{Username: "kubernetes-admin", Groups: []string{"system:masters"}}, nodePort)); !resp.Allowed {
-		t.Errorf("an administrator's NodePort Service refused: %+v", resp.Result)
-	}
-	if resp := v.Handle(ctx, serviceReview(t, consumerOf("iota"), reflectedService("web", twins[0], "iota"))); !resp.Allowed {
-		t.Errorf("the consumer's ClusterIP Service refused: %+v", resp.Result)
 	}
 }

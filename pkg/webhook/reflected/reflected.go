@@ -1,4 +1,4 @@
-package webhook
+package reflected
 
 import (
 	"context"
@@ -42,6 +42,19 @@ type reflectedValidator struct {
 }
 
 var _ admission.Handler = (*reflectedValidator)(nil)
+
+// NewValidator is the handler of the reflected objects consumers write,
+// reading namespaces and Ingresses (indexed by IndexIngressHosts) from
+// reader, holding them to policy and to guard's budget.
+func NewValidator(reader client.Reader, decoder admission.Decoder, policy ReflectedPolicy, guard *budget.Guard) admission.Handler {
+	return &reflectedValidator{reader: reader, decoder: decoder, policy: policy, budget: guard}
+}
+
+// IndexIngressHosts indexes the Ingresses of indexer's cache by the hosts
+// they claim, for the validator to find a host's other claimants.
+func IndexIngressHosts(ctx context.Context, indexer client.FieldIndexer) error {
+	return indexer.IndexField(ctx, &networkingv1.Ingress{}, ingressHostIndex, hostIndexKeys)
+}
 
 // Handle validates one create or update of a reflected object.
 func (v *reflectedValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
