@@ -21,16 +21,18 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
+	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
+	"github.com/liqo-go/liqo/pkg/webhook/shadowpod"
 )
 
 // directValidator is the ShadowPod validator called without the API server
 // and with a ledger of its own: it receives what a hostile client could
 // send, even what the CRD's schema would stop first, and the tests read its
 // answer rather than the API server's.
-func directValidator() *shadowPodValidator {
-	return &shadowPodValidator{reader: cl, api: cl, ledger: &quota.Ledger[types.NamespacedName]{},
-		decoder: admission.NewDecoder(apis.NewScheme()), synced: func() bool { return true }, budget: emptyBudget()}
+func directValidator(policy podpolicy.PodPolicy) admission.Handler {
+	return shadowpod.NewValidator(cl, cl, admission.NewDecoder(apis.NewScheme()), &quota.Ledger[types.NamespacedName]{}, func() bool { return true },
+		policy, emptyBudget())
 }
 
 // review is consumer id's admission request creating sp, or updating old
@@ -88,7 +90,7 @@ func named(name string, c corev1.Container) corev1.Container {
 func TestShadowPodRefusesNegativeResources(t *testing.T) {
 	ctx := context.Background()
 	consumer(t, "mu", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "1", "memory", "1Gi", "pods", "10", "nvidia.com/gpu", "2"))
-	v := directValidator()
+	v := directValidator(podpolicy.PodPolicy{})
 	big := named("app", webhooktest.Container(webhooktest.List("cpu", "64"), nil))
 	tests := []struct {
 		name      string
@@ -169,7 +171,7 @@ func TestShadowPodNegativeRequestThroughAPIServer(t *testing.T) {
 func TestShadowPodResourcesImmutable(t *testing.T) {
 	ctx := context.Background()
 	consumer(t, "xi", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "2", "memory", "1Gi", "pods", "10"))
-	v := directValidator()
+	v := directValidator(podpolicy.PodPolicy{})
 	old := withContainers("xi", "web", named("app", webhooktest.Container(webhooktest.List("cpu", "1"), webhooktest.List("cpu", "1"))))
 	old.Spec.Pod.InitContainers = []corev1.Container{named("setup", webhooktest.Container(webhooktest.List("cpu", "1"), nil))}
 	change := func(f func(sp *offv1beta1.ShadowPod)) *offv1beta1.ShadowPod {
@@ -253,7 +255,7 @@ func TestShadowPodDryRun(t *testing.T) {
 		t.Errorf("a real ShadowPod filling the quota after a dry run of the same size: %v", err)
 	}
 	// Straight to the webhook, many dry runs of one name hold nothing either.
-	v := directValidator()
+	v := directValidator(podpolicy.PodPolicy{})
 	fits := shadowPod("fits", twin("pi"), "pi", "1", "")
 	for i := range 3 {
 		if resp := v.Handle(ctx, review(t, "pi", fits, nil, true, nil)); !resp.Allowed {

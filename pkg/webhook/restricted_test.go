@@ -33,8 +33,7 @@ func hardened(id, name string) *offv1beta1.ShadowPod {
 func TestShadowPodRestrictedLevel(t *testing.T) {
 	ctx := context.Background()
 	consumer(t, "upsilon", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "pods", "100"))
-	v := directValidator()
-	v.policy = podpolicy.PodPolicy{Level: podsecurity.Restricted}
+	v := directValidator(podpolicy.PodPolicy{Level: podsecurity.Restricted})
 
 	webhooktest.WantRefused(t, "a pod without hardening", v.Handle(ctx, review(t, "upsilon", shadowPod("plain", twin("upsilon"), "upsilon", "", ""), nil, false, nil)),
 		"spec.pod.containers[0].securityContext.allowPrivilegeEscalation must be false",
@@ -51,7 +50,7 @@ func TestShadowPodRestrictedLevel(t *testing.T) {
 	}
 
 	// The same webhook at the default level admits the plain pod.
-	v.policy = podpolicy.PodPolicy{}
+	v = directValidator(podpolicy.PodPolicy{})
 	if resp := v.Handle(ctx, review(t, "upsilon", shadowPod("plain", twin("upsilon"), "upsilon", "", ""), nil, false, nil)); !resp.Allowed {
 		t.Errorf("a plain pod at baseline: %v", resp.Result)
 	}
@@ -73,9 +72,8 @@ func TestShadowPodPolicyOptions(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = cl.Delete(context.Background(), o) })
 	}
-	v := directValidator()
-	v.policy = podpolicy.PodPolicy{PriorityClasses: []string{"chi-batch"}, RuntimeClasses: []string{"chi-gvisor"},
-		Annotations: []string{"example.com/*"}, VolumeTypes: []string{"csi"}}
+	v := directValidator(podpolicy.PodPolicy{PriorityClasses: []string{"chi-batch"}, RuntimeClasses: []string{"chi-gvisor"},
+		Annotations: []string{"example.com/*"}, VolumeTypes: []string{"csi"}})
 	sp := shadowPod("allowed", twin("chi"), "chi", "", "")
 	sp.Annotations = map[string]string{"example.com/team": "shop"}
 	sp.Spec.Pod.PriorityClassName = "chi-batch"

@@ -20,6 +20,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
 	"github.com/liqo-go/liqo/pkg/webhook/reflected"
+	"github.com/liqo-go/liqo/pkg/webhook/shadowpod"
 )
 
 // Options configure the webhook server.
@@ -125,8 +126,7 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	decoder := admission.NewDecoder(mgr.GetScheme())
 	srv.Register(podPath, auth.guard(&admission.Webhook{Handler: podplacement.NewPodMutator(mgr.GetClient(), mgr.GetAPIReader(), decoder)}))
 	srv.Register(daemonSetPath, auth.guard(&admission.Webhook{Handler: podplacement.NewDaemonSetMutator(decoder)}))
-	srv.Register(shadowPodPath, auth.guard(&admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), api: mgr.GetAPIReader(),
-		ledger: ledger, decoder: decoder, synced: synced, policy: o.Pods, budget: guard}}))
+	srv.Register(shadowPodPath, auth.guard(&admission.Webhook{Handler: shadowpod.NewValidator(mgr.GetClient(), mgr.GetAPIReader(), decoder, ledger, synced, o.Pods, guard)}))
 	if err := reflected.IndexIngressHosts(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("indexing the Ingresses by host: %w", err)
 	}

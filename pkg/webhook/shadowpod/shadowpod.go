@@ -1,4 +1,4 @@
-package webhook
+package shadowpod
 
 import (
 	"context"
@@ -44,6 +44,15 @@ type shadowPodValidator struct {
 }
 
 var _ admission.Handler = (*shadowPodValidator)(nil)
+
+// NewValidator is the ShadowPod handler: reading namespaces and Quotas
+// from reader and around it from api, reserving in ledger once synced says
+// it holds every stored ShadowPod, holding pods to policy and their size
+// to guard's budget.
+func NewValidator(reader, api client.Reader, decoder admission.Decoder, ledger *quota.Ledger[types.NamespacedName], synced func() bool,
+	policy podpolicy.PodPolicy, guard *budget.Guard) admission.Handler {
+	return &shadowPodValidator{reader: reader, api: api, decoder: decoder, ledger: ledger, synced: synced, policy: policy, budget: guard}
+}
 
 // Handle validates one ShadowPod create or update.
 func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
