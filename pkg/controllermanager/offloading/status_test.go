@@ -115,8 +115,15 @@ func TestReadyCondition(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := readyCondition(c.phase, c.conds, c.pending, 3)
-			if got.Status != c.status || got.Reason != string(c.phase) || got.ObservedGeneration != 3 || !strings.Contains(got.Message, c.message) {
+			got := readyCondition(c.phase, c.conds, c.pending)
+			status := metav1.ConditionFalse
+			switch {
+			case got.Unknown:
+				status = metav1.ConditionUnknown
+			case got.OK:
+				status = metav1.ConditionTrue
+			}
+			if status != c.status || got.Type != ReadyCondition || got.Reason != string(c.phase) || !strings.Contains(got.Message, c.message) {
 				t.Fatalf("got %+v, want status %s reason %s and a message with %q", got, c.status, c.phase, c.message)
 			}
 		})

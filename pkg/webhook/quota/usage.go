@@ -19,6 +19,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
@@ -152,9 +153,9 @@ func (w *UsageWriter) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 		if SameAmounts(q.Status.Used, used) {
 			continue
 		}
-		patch := client.MergeFrom(q.DeepCopy())
+		before := q.DeepCopy()
 		q.Status.Used = used
-		if err := w.client.Status().Patch(ctx, &q, patch); client.IgnoreNotFound(err) != nil {
+		if err := kit.PatchStatus(ctx, w.client, &q, before); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
