@@ -9,14 +9,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/webhook/budget"
@@ -40,13 +38,6 @@ func emptyBudget() *budget.Guard {
 	return budget.New(budget.DefaultObjectBudget())
 }
 
-// blob is a ConfigMap as the reflection sends it, holding size bytes.
-func blob(name, namespace, origin string, size int) *corev1.ConfigMap {
-	cm := webhooktest.ReflectedConfigMap(name, namespace, origin)
-	cm.Data = map[string]string{"blob": strings.Repeat("x", size)}
-	return cm
-}
-
 const kib900 = 900 << 10
 
 // TestObjectBudgetBytes fills a consumer's byte budget with ConfigMaps of
@@ -56,26 +47,26 @@ const kib900 = 900 << 10
 // is given again.
 func TestObjectBudgetBytes(t *testing.T) {
 	ctx := context.Background()
-	hog, twins := reflectingConsumer(t, "bytes-hog", "big", "more")
+	hog, twins := webhooktest.ReflectingConsumer(t, "bytes-hog", "big", "more")
 	for i := range 4 {
-		if err := hog.Create(ctx, blob(fmt.Sprint("blob-", i), twins[i%2], "bytes-hog", kib900)); err != nil {
+		if err := hog.Create(ctx, webhooktest.Blob(fmt.Sprint("blob-", i), twins[i%2], "bytes-hog", kib900)); err != nil {
 			t.Fatalf("ConfigMap %d of 900 KiB, within the budget: %v", i, err)
 		}
 	}
-	small := blob("small", twins[0], "bytes-hog", 1024)
+	small := webhooktest.Blob("small", twins[0], "bytes-hog", 1024)
 	if err := hog.Create(ctx, small); err != nil {
 		t.Fatalf("a small ConfigMap in what is left: %v", err)
 	}
 
-	err := hog.Create(ctx, blob("blob-4", twins[1], "bytes-hog", kib900))
-	wantReflectedDenied(t, "a fifth ConfigMap of 900 KiB", err, "quota usage exceeded: bytes requested", "consumer bytes-hog",
+	err := hog.Create(ctx, webhooktest.Blob("blob-4", twins[1], "bytes-hog", kib900))
+	webhooktest.WantReflectedDenied(t, "a fifth ConfigMap of 900 KiB", err, "quota usage exceeded: bytes requested", "consumer bytes-hog",
 		"offloading.tenantObjects.maxBytes (--max-tenant-object-bytes)")
 	secret := &corev1.Secret{ObjectMeta: webhooktest.ReflectedConfigMap("key", twins[0], "bytes-hog").ObjectMeta,
 		Data: map[string][]byte{"key": make([]byte, 600<<10)}}
-	wantReflectedDenied(t, "a Secret of 600 KiB", hog.Create(ctx, secret), "quota usage exceeded: bytes requested")
+	webhooktest.WantReflectedDenied(t, "a Secret of 600 KiB", hog.Create(ctx, secret), "quota usage exceeded: bytes requested")
 
 	small.Data["blob"] = strings.Repeat("y", kib900)
-	wantReflectedDenied(t, "a small ConfigMap grown to 900 KiB", hog.Update(ctx, small), "quota usage exceeded: bytes requested")
+	webhooktest.WantReflectedDenied(t, "a small ConfigMap grown to 900 KiB", hog.Update(ctx, small), "quota usage exceeded: bytes requested")
 
 	// Over the budget or not, what does not grow passes.
 	var first corev1.ConfigMap
@@ -86,48 +77,18 @@ func TestObjectBudgetBytes(t *testing.T) {
 	if err := hog.Update(ctx, &first); err != nil {
 		t.Fatalf("shrinking a ConfigMap: %v", err)
 	}
-	eventually(t, "the space the shrink freed", func(ctx context.Context) (bool, error) {
-		err := hog.Create(ctx, blob("blob-4", twins[1], "bytes-hog", kib900))
+	webhooktest.Eventually(t, "the space the shrink freed", func(ctx context.Context) (bool, error) {
+		err := hog.Create(ctx, webhooktest.Blob("blob-4", twins[1], "bytes-hog", kib900))
 		return err == nil, err
 	})
-	wantReflectedDenied(t, "a sixth ConfigMap of 900 KiB", hog.Create(ctx, blob("blob-5", twins[0], "bytes-hog", kib900)), "bytes requested")
-	if err := hog.Delete(ctx, blob("blob-1", twins[1], "bytes-hog", 0)); err != nil {
+	webhooktest.WantReflectedDenied(t, "a sixth ConfigMap of 900 KiB", hog.Create(ctx, webhooktest.Blob("blob-5", twins[0], "bytes-hog", kib900)), "bytes requested")
+	if err := hog.Delete(ctx, webhooktest.Blob("blob-1", twins[1], "bytes-hog", 0)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the space the delete freed", func(ctx context.Context) (bool, error) {
-		err := hog.Create(ctx, blob("blob-5", twins[0], "bytes-hog", kib900))
+	webhooktest.Eventually(t, "the space the delete freed", func(ctx context.Context) (bool, error) {
+		err := hog.Create(ctx, webhooktest.Blob("blob-5", twins[0], "bytes-hog", kib900))
 		return err == nil, err
 	})
-}
-
-// remoteControlPlane binds consumer id in its tenant namespace to the
-// replicas' rights of the ClusterRole a provider grants it there
-// (liqo-remote-controlplane, whose rules this package cannot import).
-func remoteControlPlane(t *testing.T, id string) {
-	t.Helper()
-	ctx := context.Background()
-	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "liqo-remote-controlplane"}, Rules: []rbacv1.PolicyRule{
-		{APIGroups: []string{authv1beta1.GroupVersion.Group}, Resources: []string{"resourceslices"}, Verbs: all},
-		{APIGroups: []string{"offloading.liqo.io"}, Resources: []string{"namespacemaps"}, Verbs: all},
-		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-	}}
-	if err := cl.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "liqo-consumer", Namespace: consts.TenantNamespace(id)},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: consts.ConsumerUser(id)}}}
-	if err := cl.Create(ctx, rb); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// replicaSlice is a ResourceSlice as a consumer's replicator writes it.
-func replicaSlice(name, id string) *authv1beta1.ResourceSlice {
-	return &authv1beta1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: consts.TenantNamespace(id),
-		Labels: map[string]string{consts.ReplicationLabel: "true", consts.OriginClusterIDLabel: id}},
-		Spec: authv1beta1.ResourceSliceSpec{Class: authv1beta1.DefaultResourceSliceClass}}
 }
 
 // TestObjectBudgetCount fills a consumer's object count with every kind it
@@ -138,10 +99,10 @@ func replicaSlice(name, id string) *authv1beta1.ResourceSlice {
 // deleted object's place is given again.
 func TestObjectBudgetCount(t *testing.T) {
 	ctx := context.Background()
-	hog, twins := reflectingConsumer(t, "count-hog", "many")
-	remoteControlPlane(t, "count-hog")
+	hog, twins := webhooktest.ReflectingConsumer(t, "count-hog", "many")
+	webhooktest.RemoteControlPlane(t, "count-hog")
 	// Its NamespaceMap counts: 1.
-	objects := []client.Object{replicaSlice("slice-0", "count-hog"), replicaSlice("slice-1", "count-hog")}
+	objects := []client.Object{webhooktest.ReplicaSlice("slice-0", "count-hog"), webhooktest.ReplicaSlice("slice-1", "count-hog")}
 	for i := range (testBudgetCount - 3) / 3 {
 		objects = append(objects, webhooktest.ReflectedService(fmt.Sprint("svc-", i), twins[0], "count-hog"),
 			webhooktest.ReflectedSlice(fmt.Sprint("slice-", i), twins[0], "count-hog"), webhooktest.ReflectedConfigMap(fmt.Sprint("cm-", i), twins[0], "count-hog"))
@@ -150,17 +111,17 @@ func TestObjectBudgetCount(t *testing.T) {
 		t.Fatalf("the test makes %d objects, want %d", len(objects), testBudgetCount-1)
 	}
 	for _, o := range objects {
-		eventually(t, "the RBAC of "+o.GetName(), func(ctx context.Context) (bool, error) {
+		webhooktest.Eventually(t, "the RBAC of "+o.GetName(), func(ctx context.Context) (bool, error) {
 			err := hog.Create(ctx, o)
 			return err == nil, err
 		})
 	}
 
-	wantReflectedDenied(t, "one ShadowEndpointSlice more", hog.Create(ctx, webhooktest.ReflectedSlice("one-more", twins[0], "count-hog")),
+	webhooktest.WantReflectedDenied(t, "one ShadowEndpointSlice more", hog.Create(ctx, webhooktest.ReflectedSlice("one-more", twins[0], "count-hog")),
 		"quota usage exceeded: objects requested 1, used 60 of 60", "offloading.tenantObjects.maxCount (--max-tenant-objects)")
-	wantReflectedDenied(t, "one Service more", hog.Create(ctx, webhooktest.ReflectedService("one-more", twins[0], "count-hog")), "objects requested 1")
-	err := hog.Create(ctx, replicaSlice("one-more", "count-hog"))
-	if !apierrors.IsForbidden(err) || !containsAll(err.Error(), `admission webhook "replica.validate.liqo.io" denied the request`,
+	webhooktest.WantReflectedDenied(t, "one Service more", hog.Create(ctx, webhooktest.ReflectedService("one-more", twins[0], "count-hog")), "objects requested 1")
+	err := hog.Create(ctx, webhooktest.ReplicaSlice("one-more", "count-hog"))
+	if !apierrors.IsForbidden(err) || !webhooktest.ContainsAll(err.Error(), `admission webhook "replica.validate.liqo.io" denied the request`,
 		"objects requested 1, used 60 of 60") {
 		t.Errorf("one ResourceSlice more: err = %v, want the replicas' webhook's refusal", err)
 	}
@@ -168,7 +129,7 @@ func TestObjectBudgetCount(t *testing.T) {
 	if err := hog.Delete(ctx, webhooktest.ReflectedService("svc-0", twins[0], "count-hog")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the place the delete freed", func(ctx context.Context) (bool, error) {
+	webhooktest.Eventually(t, "the place the delete freed", func(ctx context.Context) (bool, error) {
 		err := hog.Create(ctx, webhooktest.ReflectedSlice("one-more", twins[0], "count-hog"))
 		return err == nil, err
 	})
@@ -177,13 +138,13 @@ func TestObjectBudgetCount(t *testing.T) {
 // TestObjectBudgetConcurrent sends a burst of creates at once, each
 // fitting alone: no more than the budget holds may pass.
 func TestObjectBudgetConcurrent(t *testing.T) {
-	hog, twins := reflectingConsumer(t, "burst-hog", "burst")
+	hog, twins := webhooktest.ReflectingConsumer(t, "burst-hog", "burst")
 	const burst = 16
 	var wg sync.WaitGroup
 	errs := make([]error, burst)
 	for i := range burst {
 		wg.Go(func() {
-			errs[i] = hog.Create(context.Background(), blob(fmt.Sprint("blob-", i), twins[0], "burst-hog", kib900))
+			errs[i] = hog.Create(context.Background(), webhooktest.Blob(fmt.Sprint("blob-", i), twins[0], "burst-hog", kib900))
 		})
 	}
 	wg.Wait()
@@ -224,10 +185,10 @@ func TestObjectBudgetConcurrent(t *testing.T) {
 // webhook naming the rule, before its quota is looked at.
 func TestObjectBudgetShadowPodBytes(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "pod-hog", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "100", "pods", "100"))
-	hog := asConsumer(t, "pod-hog", twin("pod-hog"))
+	webhooktest.Consumer(t, "pod-hog", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "100", "pods", "100"))
+	hog := webhooktest.AsConsumer(t, "pod-hog", webhooktest.Twin("pod-hog"))
 	large := func(name string) *offv1beta1.ShadowPod {
-		sp := shadowPod(name, twin("pod-hog"), "pod-hog", "", "")
+		sp := webhooktest.ShadowPod(name, webhooktest.Twin("pod-hog"), "pod-hog", "", "")
 		sp.Spec.Pod.Containers[0].Env = []corev1.EnvVar{{Name: "BLOB", Value: strings.Repeat("x", kib900)}}
 		return sp
 	}
@@ -237,11 +198,11 @@ func TestObjectBudgetShadowPodBytes(t *testing.T) {
 		}
 	}
 	err := hog.Create(ctx, large("large-4"))
-	if !apierrors.IsForbidden(err) || !containsAll(err.Error(), `admission webhook "shadowpod.validate.liqo.io" denied the request`,
+	if !apierrors.IsForbidden(err) || !webhooktest.ContainsAll(err.Error(), `admission webhook "shadowpod.validate.liqo.io" denied the request`,
 		"quota usage exceeded: bytes requested", "offloading.tenantObjects.maxBytes") {
 		t.Errorf("a fifth ShadowPod of 900 KiB: err = %v, want the ShadowPod webhook's refusal naming the byte budget", err)
 	}
-	if err := hog.Create(ctx, shadowPod("small", twin("pod-hog"), "pod-hog", "", "")); err != nil {
+	if err := hog.Create(ctx, webhooktest.ShadowPod("small", webhooktest.Twin("pod-hog"), "pod-hog", "", "")); err != nil {
 		t.Errorf("a small ShadowPod in what is left: %v", err)
 	}
 }
@@ -252,8 +213,8 @@ func TestObjectBudgetShadowPodBytes(t *testing.T) {
 // repeating an Event already counted still passes.
 func TestEventBudget(t *testing.T) {
 	ctx := context.Background()
-	hog, _ := reflectingConsumer(t, "event-hog", "app")
-	remoteControlPlane(t, "event-hog")
+	hog, _ := webhooktest.ReflectingConsumer(t, "event-hog", "app")
+	webhooktest.RemoteControlPlane(t, "event-hog")
 	tenant := consts.TenantNamespace("event-hog")
 	event := func(name string) *corev1.Event {
 		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tenant},
@@ -263,13 +224,13 @@ func TestEventBudget(t *testing.T) {
 	// 60 Events of 64 KiB fit in 4 MiB, with a little to spare.
 	for i := range testBudgetCount {
 		e := event(fmt.Sprint("flood-", i))
-		eventually(t, "the RBAC of the Events", func(ctx context.Context) (bool, error) {
+		webhooktest.Eventually(t, "the RBAC of the Events", func(ctx context.Context) (bool, error) {
 			err := hog.Create(ctx, e)
 			return err == nil, err
 		})
 	}
 	err := hog.Create(ctx, event("one-more"))
-	if !apierrors.IsForbidden(err) || !containsAll(err.Error(), `admission webhook "event.validate.liqo.io" denied the request`,
+	if !apierrors.IsForbidden(err) || !webhooktest.ContainsAll(err.Error(), `admission webhook "event.validate.liqo.io" denied the request`,
 		"objects requested 1, used 60 of 60", "recorded as many Events", "--max-tenant-objects") {
 		t.Errorf("one Event more: err = %v, want the Events' webhook's refusal", err)
 	}
@@ -285,7 +246,7 @@ func TestEventBudget(t *testing.T) {
 // the provider could never keep is refused when written, by the CRD.
 func TestShadowEndpointSliceBounded(t *testing.T) {
 	ctx := context.Background()
-	hog, twins := reflectingConsumer(t, "slice-hog", "app")
+	hog, twins := webhooktest.ReflectingConsumer(t, "slice-hog", "app")
 	wide := webhooktest.ReflectedSlice("wide", twins[0], "slice-hog")
 	wide.Spec.Template.Endpoints = nil
 	for i := range 1001 {

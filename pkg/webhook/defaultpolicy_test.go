@@ -63,8 +63,8 @@ func runShadowPods(t *testing.T, policy *podpolicy.PodPolicy, namespaces ...stri
 func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	consumer(t, "orca", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "10", "memory", "10Gi", "pods", "100"))
-	orca := asConsumer(t, "orca", twin("orca"))
+	webhooktest.Consumer(t, "orca", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "10", "memory", "10Gi", "pods", "100"))
+	orca := webhooktest.AsConsumer(t, "orca", webhooktest.Twin("orca"))
 	for _, o := range []client.Object{
 		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "consumer-batch"}, Value: 1000},
 		&nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "nvidia"}, Handler: "nvidia"},
@@ -76,18 +76,18 @@ func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 		t.Cleanup(func() { _ = cl.Delete(context.Background(), o) })
 	}
 	policy := mainOptions().Pods
-	runShadowPods(t, &policy, twin("orca"), consts.TenantNamespace("orca"))
+	runShadowPods(t, &policy, webhooktest.Twin("orca"), consts.TenantNamespace("orca"))
 
-	scraped := shadowPod("scraped", twin("orca"), "orca", "100m", "")
+	scraped := webhooktest.ShadowPod("scraped", webhooktest.Twin("orca"), "orca", "100m", "")
 	scraped.Annotations = map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "9090"}
-	meshed := shadowPod("meshed", twin("orca"), "orca", "100m", "")
+	meshed := webhooktest.ShadowPod("meshed", webhooktest.Twin("orca"), "orca", "100m", "")
 	meshed.Labels["sidecar.istio.io/inject"] = "true"
 	meshed.Annotations = map[string]string{"sidecar.istio.io/inject": "true", "iam.amazonaws.com/role": "reader", "team": "shop"}
-	batch := shadowPod("batch", twin("orca"), "orca", "100m", "")
+	batch := webhooktest.ShadowPod("batch", webhooktest.Twin("orca"), "orca", "100m", "")
 	batch.Spec.Pod.PriorityClassName = "consumer-batch"
-	gpu := shadowPod("gpu", twin("orca"), "orca", "100m", "")
+	gpu := webhooktest.ShadowPod("gpu", webhooktest.Twin("orca"), "orca", "100m", "")
 	gpu.Spec.Pod.RuntimeClassName = ptr.To("nvidia")
-	scratch := shadowPod("scratch", twin("orca"), "orca", "100m", "")
+	scratch := webhooktest.ShadowPod("scratch", webhooktest.Twin("orca"), "orca", "100m", "")
 	scratch.Spec.Pod.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
 		VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
@@ -102,7 +102,7 @@ func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 		t.Helper()
 		var p corev1.Pod
 		harness.Eventually(ctx, t, "pod "+name, func() (bool, error) {
-			err := cl.Get(ctx, types.NamespacedName{Namespace: twin("orca"), Name: name}, &p)
+			err := cl.Get(ctx, types.NamespacedName{Namespace: webhooktest.Twin("orca"), Name: name}, &p)
 			return err == nil && ok(&p), client.IgnoreNotFound(err)
 		})
 		return &p
@@ -136,18 +136,18 @@ func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 	}
 	pod("scratch", func(*corev1.Pod) bool { return true })
 	harness.Eventually(ctx, t, "the ephemeral volume's claim in the twin namespace", func() (bool, error) {
-		err := cl.Get(ctx, types.NamespacedName{Namespace: twin("orca"), Name: "scratch-data"}, &corev1.PersistentVolumeClaim{})
+		err := cl.Get(ctx, types.NamespacedName{Namespace: webhooktest.Twin("orca"), Name: "scratch-data"}, &corev1.PersistentVolumeClaim{})
 		return err == nil, client.IgnoreNotFound(err)
 	})
 
-	critical := shadowPod("critical", twin("orca"), "orca", "100m", "")
+	critical := webhooktest.ShadowPod("critical", webhooktest.Twin("orca"), "orca", "100m", "")
 	critical.Spec.Pod.PriorityClassName = "system-node-critical"
-	wantDenied(t, "a system priority class", orca.Create(ctx, critical),
+	webhooktest.WantDenied(t, "a system priority class", orca.Create(ctx, critical),
 		`spec.pod.priorityClassName "system-node-critical" is a system priority class: offloaded pods may not preempt the provider's own components `+
 			"(--max-pod-priority, --allowed-priority-classes; never a system class)]")
-	sandboxed := shadowPod("sandboxed", twin("orca"), "orca", "100m", "")
+	sandboxed := webhooktest.ShadowPod("sandboxed", webhooktest.Twin("orca"), "orca", "100m", "")
 	sandboxed.Spec.Pod.RuntimeClassName = ptr.To("gvisor")
-	wantDenied(t, "a runtime class not offered", orca.Create(ctx, sandboxed),
+	webhooktest.WantDenied(t, "a runtime class not offered", orca.Create(ctx, sandboxed),
 		`spec.pod.runtimeClassName "gvisor" is not offered by the provider, which offers nvidia: the provider decides the runtime of offloaded pods `+
 			"(--offered-runtime-classes)]")
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 // TestEventsAboutProviderObjects records, as a consumer with its own
@@ -20,8 +21,8 @@ import (
 // stored; an Event about the consumer's own slice passes.
 func TestEventsAboutProviderObjects(t *testing.T) {
 	ctx := context.Background()
-	liar, _ := reflectingConsumer(t, "event-liar", "app")
-	remoteControlPlane(t, "event-liar")
+	liar, _ := webhooktest.ReflectingConsumer(t, "event-liar", "app")
+	webhooktest.RemoteControlPlane(t, "event-liar")
 	tenant := consts.TenantNamespace("event-liar")
 	event := func(name string, edit func(e *corev1.Event)) *corev1.Event {
 		e := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tenant},
@@ -32,7 +33,7 @@ func TestEventsAboutProviderObjects(t *testing.T) {
 		}
 		return e
 	}
-	eventually(t, "the RBAC of the Events", func(ctx context.Context) (bool, error) {
+	webhooktest.Eventually(t, "the RBAC of the Events", func(ctx context.Context) (bool, error) {
 		err := liar.Create(ctx, event("own", nil))
 		return err == nil, err
 	})
@@ -60,7 +61,7 @@ func TestEventsAboutProviderObjects(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := event("lie", tc.edit)
 			err := liar.Create(ctx, e)
-			if !apierrors.IsForbidden(err) || !containsAll(err.Error(), `admission webhook "event.validate.liqo.io" denied the request`,
+			if !apierrors.IsForbidden(err) || !webhooktest.ContainsAll(err.Error(), `admission webhook "event.validate.liqo.io" denied the request`,
 				tc.field, "[rule: the provider's Event rule") {
 				t.Errorf("err = %v, want the Events' webhook's refusal naming %q", err, tc.field)
 			}

@@ -242,15 +242,15 @@ var providerCases = []hostileCase{
 // naming the field at fault.
 func TestHostileShadowPods(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "sigma", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "memory", "10Gi", "pods", "100"))
-	sigma := asConsumer(t, "sigma", twin("sigma"))
+	webhooktest.Consumer(t, "sigma", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "memory", "10Gi", "pods", "100"))
+	sigma := webhooktest.AsConsumer(t, "sigma", webhooktest.Twin("sigma"))
 	for i, tc := range append(append([]hostileCase{}, baselineCases...), providerCases...) {
 		t.Run(tc.name, func(t *testing.T) {
 			// Each its own name: one admitted by mistake must not make
 			// the next fail for another reason.
-			sp := shadowPod(fmt.Sprintf("hostile-%d", i), twin("sigma"), "sigma", "", "")
+			sp := webhooktest.ShadowPod(fmt.Sprintf("hostile-%d", i), webhooktest.Twin("sigma"), "sigma", "", "")
 			tc.edit(sp)
-			wantDenied(t, tc.name, sigma.Create(ctx, sp), tc.field)
+			webhooktest.WantDenied(t, tc.name, sigma.Create(ctx, sp), tc.field)
 		})
 	}
 }

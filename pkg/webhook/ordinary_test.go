@@ -90,23 +90,23 @@ func deploymentPod() *corev1.Pod {
 // the consumer's own credentials send them.
 func TestOrdinaryShadowPodsAdmitted(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "tau", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "10", "memory", "10Gi", "pods", "100"))
-	tau := asConsumer(t, "tau", twin("tau"))
+	webhooktest.Consumer(t, "tau", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "10", "memory", "10Gi", "pods", "100"))
+	tau := webhooktest.AsConsumer(t, "tau", webhooktest.Twin("tau"))
 
 	// What tau's reflection makes of a Deployment's pod: the local
 	// scheduling constraints, priority and ServiceAccount dropped, tokens
 	// mounted from Secrets, the home API server's host alias and variables
 	// added (with the network fabric).
-	reflected := forge.ShadowPod(deploymentPod(), "tau", twin("tau"), netip.MustParseAddr("10.70.0.1"))
+	reflected := forge.ShadowPod(deploymentPod(), "tau", webhooktest.Twin("tau"), netip.MustParseAddr("10.70.0.1"))
 	// A pod keeping constraints of its own that concern only itself: its
 	// replicas spread over the provider's nodes, a custom taint tolerated,
 	// Helm's checksum annotation.
-	spread := shadowPod("spread", twin("tau"), "tau", "100m", "200m")
+	spread := webhooktest.ShadowPod("spread", webhooktest.Twin("tau"), "tau", "100m", "200m")
 	spread.Labels["app"] = "spread"
 	spread.Annotations = map[string]string{"checksum/secret": "abc", "description": "a replica"}
 	spread.Spec.Pod.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: "kubernetes.io/hostname",
-			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "spread"}}, Namespaces: []string{twin("tau")}}}}}
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "spread"}}, Namespaces: []string{webhooktest.Twin("tau")}}}}}
 	spread.Spec.Pod.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname",
 		WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "spread"}}}}
 	spread.Spec.Pod.Tolerations = []corev1.Toleration{{Key: "example.com/batch", Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule}}
@@ -116,21 +116,21 @@ func TestOrdinaryShadowPodsAdmitted(t *testing.T) {
 
 	// A StatefulSet's replica from a Helm chart, in Istio's mesh: its
 	// controllers' labels, Helm's, and the mesh's (kept off the pod).
-	stateful := shadowPod("db-0", twin("tau"), "tau", "100m", "200m")
+	stateful := webhooktest.ShadowPod("db-0", webhooktest.Twin("tau"), "tau", "100m", "200m")
 	for k, v := range map[string]string{"app.kubernetes.io/name": "db", "helm.sh/chart": "db-1.2.3", "controller-revision-hash": "db-5f6b",
 		"statefulset.kubernetes.io/pod-name": "db-0", "apps.kubernetes.io/pod-index": "0", "security.istio.io/tlsMode": "istio",
 		"service.istio.io/canonical-name": "db", "sidecar.istio.io/inject": "true"} {
 		stateful.Labels[k] = v
 	}
 	// A Job's pod.
-	job := shadowPod("report-x7k2p", twin("tau"), "tau", "100m", "200m")
+	job := webhooktest.ShadowPod("report-x7k2p", webhooktest.Twin("tau"), "tau", "100m", "200m")
 	for k, v := range map[string]string{"batch.kubernetes.io/job-name": "report", "batch.kubernetes.io/controller-uid": "uid-report",
 		"job-name": "report", "controller-uid": "uid-report"} {
 		job.Labels[k] = v
 	}
 
 	for _, sp := range []*offv1beta1.ShadowPod{
-		shadowPod("test-offload", twin("tau"), "tau", "", ""), // seed 003's pod
+		webhooktest.ShadowPod("test-offload", webhooktest.Twin("tau"), "tau", "", ""), // seed 003's pod
 		reflected,
 		spread,
 		stateful,

@@ -18,21 +18,21 @@ func TestDedicatedNodesTakeWhatTheyHold(t *testing.T) {
 	ctx := context.Background()
 	gpu := corev1.Toleration{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
 	withGPU := func(name, origin string) *offv1beta1.ShadowPod {
-		sp := shadowPod(name, twin(origin), origin, "100m", "")
+		sp := webhooktest.ShadowPod(name, webhooktest.Twin(origin), origin, "100m", "")
 		sp.Spec.Pod.Containers[0].Resources.Limits = webhooktest.List("nvidia.com/gpu", "1")
 		sp.Spec.Pod.Tolerations = []corev1.Toleration{gpu}
 		return sp
 	}
-	consumer(t, "gpu-granted", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "memory", "10Gi", "pods", "10", "nvidia.com/gpu", "2"))
-	tau := asConsumer(t, "gpu-granted", twin("gpu-granted"))
+	webhooktest.Consumer(t, "gpu-granted", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "memory", "10Gi", "pods", "10", "nvidia.com/gpu", "2"))
+	tau := webhooktest.AsConsumer(t, "gpu-granted", webhooktest.Twin("gpu-granted"))
 	if err := tau.Create(ctx, withGPU("trains", "gpu-granted")); err != nil {
 		t.Errorf("a pod requesting a granted GPU and tolerating the GPU nodes: %v", err)
 	}
-	idle := shadowPod("idles", twin("gpu-granted"), "gpu-granted", "100m", "")
+	idle := webhooktest.ShadowPod("idles", webhooktest.Twin("gpu-granted"), "gpu-granted", "100m", "")
 	idle.Spec.Pod.Tolerations = []corev1.Toleration{gpu}
-	wantDenied(t, "a GPU consumer's pod asking for no GPU", tau.Create(ctx, idle), "offloading.podPolicy.dedicatedTaintKeys")
+	webhooktest.WantDenied(t, "a GPU consumer's pod asking for no GPU", tau.Create(ctx, idle), "offloading.podPolicy.dedicatedTaintKeys")
 
-	consumer(t, "gpu-denied", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "memory", "10Gi", "pods", "10"))
-	upsilon := asConsumer(t, "gpu-denied", twin("gpu-denied"))
-	wantDenied(t, "a GPU from a consumer granted none", upsilon.Create(ctx, withGPU("trains", "gpu-denied")), "nvidia.com/gpu requested 1, none granted")
+	webhooktest.Consumer(t, "gpu-denied", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "memory", "10Gi", "pods", "10"))
+	upsilon := webhooktest.AsConsumer(t, "gpu-denied", webhooktest.Twin("gpu-denied"))
+	webhooktest.WantDenied(t, "a GPU from a consumer granted none", upsilon.Create(ctx, withGPU("trains", "gpu-denied")), "nvidia.com/gpu requested 1, none granted")
 }

@@ -5,13 +5,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,37 +19,6 @@ import (
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 	"github.com/liqo-go/liqo/pkg/webhook/podplacement"
 )
-
-// eventually polls cond until it holds, failing the test after 30 s.
-func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var last error
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		last = err
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v (last error: %v)", what, err, last)
-	}
-}
-
-// offloadedNamespace creates a namespace labelled as the consumer's
-// offloading controller labels it, with a NamespaceOffloading of spec.
-func offloadedNamespace(t *testing.T, name string, spec offv1beta1.NamespaceOffloadingSpec) {
-	t.Helper()
-	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{consts.SchedulingEnabledLabel: "true"}}}
-	if err := cl.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	nsof := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: offv1beta1.NamespaceOffloadingName, Namespace: name}, Spec: spec}
-	if err := cl.Create(ctx, nsof); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // warningRecorder keeps the warnings the API server returns.
 type warningRecorder struct {
@@ -96,11 +63,6 @@ func testOffloadPod(ns string) *corev1.Pod {
 		}}
 }
 
-func plainPod(ns string) *corev1.Pod {
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox"}}}}
-}
-
 func TestPodPlacement(t *testing.T) {
 	ctx := context.Background()
 	southTerm := webhooktest.Term(webhooktest.South)
@@ -112,17 +74,17 @@ func TestPodPlacement(t *testing.T) {
 		terms       []corev1.NodeSelectorTerm
 	}{
 		{"place-lar", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalAndRemotePodOffloadingStrategy},
-			plainPod, []corev1.Toleration{podplacement.VirtualNodeToleration()}, nil},
+			webhooktest.PlainPod, []corev1.Toleration{podplacement.VirtualNodeToleration()}, nil},
 		{"place-lar-selector", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalAndRemotePodOffloadingStrategy,
 			ClusterSelector: corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{southTerm}}},
-			plainPod, []corev1.Toleration{podplacement.VirtualNodeToleration()}, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.NotVirtual), webhooktest.Term(webhooktest.South, webhooktest.IsVirtual)}},
+			webhooktest.PlainPod, []corev1.Toleration{podplacement.VirtualNodeToleration()}, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.NotVirtual), webhooktest.Term(webhooktest.South, webhooktest.IsVirtual)}},
 		{"place-remote", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.RemotePodOffloadingStrategy},
-			plainPod, []corev1.Toleration{podplacement.VirtualNodeToleration()}, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.IsVirtual)}},
+			webhooktest.PlainPod, []corev1.Toleration{podplacement.VirtualNodeToleration()}, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.IsVirtual)}},
 		{"place-remote-selector", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.RemotePodOffloadingStrategy,
 			ClusterSelector: corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{southTerm}}},
-			plainPod, []corev1.Toleration{podplacement.VirtualNodeToleration()}, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.South, webhooktest.IsVirtual)}},
+			webhooktest.PlainPod, []corev1.Toleration{podplacement.VirtualNodeToleration()}, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.South, webhooktest.IsVirtual)}},
 		{"place-local", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalPodOffloadingStrategy},
-			plainPod, nil, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.NotVirtual)}},
+			webhooktest.PlainPod, nil, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.NotVirtual)}},
 		// Seed 003: the manifest's empty selector and the test-offload pod,
 		// which keeps its single podplacement.VirtualNodeToleration().
 		{"place-seed", offv1beta1.NamespaceOffloadingSpec{NamespaceMappingStrategy: offv1beta1.DefaultNameMappingStrategy,
@@ -130,11 +92,11 @@ func TestPodPlacement(t *testing.T) {
 			ClusterSelector:       corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{}}},
 			testOffloadPod, []corev1.Toleration{webhooktest.SeedToleration}, nil},
 		// No strategy given: the CRD defaults it to LocalAndRemote.
-		{"place-default", offv1beta1.NamespaceOffloadingSpec{}, plainPod, []corev1.Toleration{podplacement.VirtualNodeToleration()}, nil},
+		{"place-default", offv1beta1.NamespaceOffloadingSpec{}, webhooktest.PlainPod, []corev1.Toleration{podplacement.VirtualNodeToleration()}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.ns, func(t *testing.T) {
-			offloadedNamespace(t, tt.ns, tt.spec)
+			webhooktest.OffloadedNamespace(t, tt.ns, tt.spec)
 			pod := tt.pod(tt.ns)
 			if err := cl.Create(ctx, pod); err != nil {
 				t.Fatalf("creating the pod: %v", err)
@@ -168,7 +130,7 @@ func TestPodPlacement(t *testing.T) {
 // warning at creation, an Event in `kubectl describe pod`.
 func TestPodConflict(t *testing.T) {
 	ctx := context.Background()
-	offloadedNamespace(t, "conflict", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalPodOffloadingStrategy})
+	webhooktest.OffloadedNamespace(t, "conflict", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalPodOffloadingStrategy})
 	cs, warnings := withWarnings()
 	pod, err := cs.CoreV1().Pods("conflict").Create(ctx, testOffloadPod("conflict"), metav1.CreateOptions{})
 	if err != nil {
@@ -183,7 +145,7 @@ func TestPodConflict(t *testing.T) {
 
 	// kubectl describe lists the Events whose involvedObject.uid is the pod's.
 	byUID := fields.OneTermEqualSelector("involvedObject.uid", string(pod.UID)).String()
-	eventually(t, "the conflict Event on the pod", func(ctx context.Context) (bool, error) {
+	webhooktest.Eventually(t, "the conflict Event on the pod", func(ctx context.Context) (bool, error) {
 		events, err := cs.CoreV1().Events("conflict").List(ctx, metav1.ListOptions{FieldSelector: byUID})
 		if err != nil {
 			return false, err
@@ -195,7 +157,7 @@ func TestPodConflict(t *testing.T) {
 		}
 		return false, nil
 	})
-	eventually(t, "the conflict label removed once reported", func(ctx context.Context) (bool, error) {
+	webhooktest.Eventually(t, "the conflict label removed once reported", func(ctx context.Context) (bool, error) {
 		got, err := cs.CoreV1().Pods("conflict").Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -206,7 +168,7 @@ func TestPodConflict(t *testing.T) {
 
 	// A pod that fits the strategy raises nothing.
 	warnings.reset()
-	if _, err := cs.CoreV1().Pods("conflict").Create(ctx, plainPod("conflict"), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods("conflict").Create(ctx, webhooktest.PlainPod("conflict"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if w := warnings.all(); w != "" {
@@ -222,7 +184,7 @@ func TestPodWithoutNamespaceOffloading(t *testing.T) {
 	if err := cl.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	err := cl.Create(ctx, plainPod("early"))
+	err := cl.Create(ctx, webhooktest.PlainPod("early"))
 	if err == nil || !strings.Contains(err.Error(), `admission webhook "pod.mutate.liqo.io" denied the request`) ||
 		!strings.Contains(err.Error(), "no NamespaceOffloading") {
 		t.Fatalf("pod in a labelled namespace without NamespaceOffloading: err = %v", err)
@@ -232,7 +194,7 @@ func TestPodWithoutNamespaceOffloading(t *testing.T) {
 	if err := cl.Create(ctx, nsof); err != nil {
 		t.Fatal(err)
 	}
-	pod := plainPod("early")
+	pod := webhooktest.PlainPod("early")
 	if err := cl.Create(ctx, pod); err != nil {
 		t.Fatalf("the pod was refused once the NamespaceOffloading existed: %v", err)
 	}
@@ -245,7 +207,7 @@ func TestPodWithoutNamespaceOffloading(t *testing.T) {
 // being deleted stay local, as the documentation says unoffloaded pods do.
 func TestPodWhileUnoffloading(t *testing.T) {
 	ctx := context.Background()
-	offloadedNamespace(t, "leaving", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.RemotePodOffloadingStrategy})
+	webhooktest.OffloadedNamespace(t, "leaving", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.RemotePodOffloadingStrategy})
 	nsof := &offv1beta1.NamespaceOffloading{}
 	key := client.ObjectKey{Namespace: "leaving", Name: offv1beta1.NamespaceOffloadingName}
 	if err := cl.Get(ctx, key, nsof); err != nil {
@@ -264,9 +226,9 @@ func TestPodWhileUnoffloading(t *testing.T) {
 			_ = cl.Update(ctx, nsof)
 		}
 	})
-	pod := plainPod("leaving")
+	pod := webhooktest.PlainPod("leaving")
 	pod.Name, pod.GenerateName = "", "app-"
-	eventually(t, "a pod admitted unchanged during unoffloading", func(ctx context.Context) (bool, error) {
+	webhooktest.Eventually(t, "a pod admitted unchanged during unoffloading", func(ctx context.Context) (bool, error) {
 		p := pod.DeepCopy()
 		if err := cl.Create(ctx, p); err != nil {
 			return false, err
@@ -299,7 +261,7 @@ func TestPodOutsideOffloadedNamespaces(t *testing.T) {
 // offloading strategy changes in place, as the seed allows.
 func TestNamespaceOffloadingValidation(t *testing.T) {
 	ctx := context.Background()
-	offloadedNamespace(t, "rules", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalAndRemotePodOffloadingStrategy})
+	webhooktest.OffloadedNamespace(t, "rules", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalAndRemotePodOffloadingStrategy})
 	other := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "rules"}}
 	if err := cl.Create(ctx, other); err == nil || !strings.Contains(err.Error(), "a NamespaceOffloading must be named 'offloading'") {
 		t.Errorf("creating a NamespaceOffloading named other: err = %v", err)

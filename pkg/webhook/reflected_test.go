@@ -2,104 +2,17 @@ package webhook
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/liqo-go/liqo/apis"
-	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
-	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
-
-// reflectedDeniedBy is the prefix of the API server's error for the
-// reflected objects' webhook.
-const reflectedDeniedBy = `admission webhook "reflected.validate.liqo.io" denied the request: `
-
-// offloadingRole mirrors, for the kinds the reflection writes, the rules
-// of the ClusterRole the controller manager grants consumers in their twin
-// namespaces (controllermanager.OffloadingClusterRole, whose rules this
-// package cannot import): the TwinReconciler binds the consumer to it by
-// name, so a consumer client here holds a twin's real grant.
-func offloadingRole(t *testing.T) {
-	t.Helper()
-	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "liqo-remote-offloading"},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services"}, Verbs: all},
-			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: all},
-			{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
-			{APIGroups: []string{offv1beta1.GroupVersion.Group}, Resources: []string{"shadowpods", "shadowendpointslices"}, Verbs: all},
-		}}
-	if err := cl.Create(context.Background(), role); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-}
-
-// reflectingConsumer makes twin namespaces of consumer id as the provider's
-// TwinReconciler makes them (labels and RoleBinding), one per local
-// namespace, and returns a client acting as the consumer's control plane.
-func reflectingConsumer(t *testing.T, id string, locals ...string) (client.Client, []string) {
-	t.Helper()
-	offloadingRole(t)
-	ctx := context.Background()
-	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: consts.TenantNamespace(id)}}); err != nil {
-		t.Fatal(err)
-	}
-	m := &offv1beta1.NamespaceMap{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: consts.TenantNamespace(id),
-		Labels: map[string]string{consts.ReplicationLabel: "true"}}, Spec: offv1beta1.NamespaceMapSpec{DesiredMapping: map[string]string{}}}
-	var twins []string
-	for _, local := range locals {
-		m.Spec.DesiredMapping[local] = local + "-" + id
-		twins = append(twins, local+"-"+id)
-	}
-	ensureTenant(t, id)
-	if err := cl.Create(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	reconcileTwins(t, twinReconciler(), m)
-	cfg := rest.CopyConfig(cluster.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: consts.ConsumerUser(id), Groups: []string{consts.ConsumerGroup}}
-	c, err := client.New(cfg, client.Options{Scheme: apis.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the consumer's RBAC", func(ctx context.Context) (bool, error) {
-		err := c.List(ctx, &corev1.ServiceList{}, client.InNamespace(twins[0]))
-		return err == nil, err
-	})
-	return c, twins
-}
-
-// wantReflectedDenied fails unless err is the reflected objects' webhook
-// refusing with a message containing every fragment.
-func wantReflectedDenied(t *testing.T, what string, err error, fragments ...string) {
-	t.Helper()
-	if err == nil {
-		t.Errorf("%s: admitted, want the webhook's refusal containing %q", what, fragments)
-		return
-	}
-	if !apierrors.IsForbidden(err) || !containsAll(err.Error(), append([]string{reflectedDeniedBy}, fragments...)...) {
-		t.Errorf("%s: err = %v, want the webhook's refusal containing %q", what, err, fragments)
-	}
-}
-
-func containsAll(s string, fragments ...string) bool {
-	for _, f := range fragments {
-		if !strings.Contains(s, f) {
-			return false
-		}
-	}
-	return true
-}
 
 // TestHostileReflectedObjects sends, as a consumer with its twin
 // namespace's real grant, every reflected object the provider must not
@@ -107,12 +20,12 @@ func containsAll(s string, fragments ...string) bool {
 // then the ordinary objects the reflection sends, which must pass.
 func TestHostileReflectedObjects(t *testing.T) {
 	ctx := context.Background()
-	kappa, twins := reflectingConsumer(t, "kappa", "shop", "blog")
+	kappa, twins := webhooktest.ReflectingConsumer(t, "kappa", "shop", "blog")
 	shop, blog := twins[0], twins[1]
 
 	// Hosts others on this provider serve: another consumer's, in its
 	// twin, and the provider's own, in a namespace of its own.
-	_, lambdaTwins := reflectingConsumer(t, "lambda", "news")
+	_, lambdaTwins := webhooktest.ReflectingConsumer(t, "lambda", "news")
 	if err := cl.Create(ctx, webhooktest.ReflectedIngress("front", lambdaTwins[0], "lambda", "news.example.com", "*.lambda.example.com")); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +39,7 @@ func TestHostileReflectedObjects(t *testing.T) {
 	// The webhook reads Ingresses from its cache, a few milliseconds
 	// behind: wait until it has both.
 	for _, host := range []string{"news.example.com", "console.provider.example"} {
-		eventually(t, "the webhook's cache to hold "+host, func(ctx context.Context) (bool, error) {
+		webhooktest.Eventually(t, "the webhook's cache to hold "+host, func(ctx context.Context) (bool, error) {
 			err := kappa.Create(ctx, webhooktest.ReflectedIngress("probe", shop, "kappa", host), client.DryRunAll)
 			return apierrors.IsForbidden(err), nil
 		})
@@ -219,7 +132,7 @@ func TestHostileReflectedObjects(t *testing.T) {
 	for _, h := range hostile {
 		t.Run(h.name, func(t *testing.T) {
 			err := kappa.Create(ctx, h.obj)
-			wantReflectedDenied(t, h.name, err, h.fragments...)
+			webhooktest.WantReflectedDenied(t, h.name, err, h.fragments...)
 			if err != nil {
 				t.Log(err)
 			}
@@ -233,7 +146,7 @@ func TestHostileReflectedObjects(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Spec.ExternalIPs = []string{"192.0.2.10"}
-		wantReflectedDenied(t, "external IPs added by an update", kappa.Update(ctx, s), "spec.externalIPs")
+		webhooktest.WantReflectedDenied(t, "external IPs added by an update", kappa.Update(ctx, s), "spec.externalIPs")
 	})
 
 	ordinary := []struct {

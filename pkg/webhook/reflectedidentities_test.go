@@ -37,7 +37,7 @@ func serviceReview(t *testing.T, user authnv1.UserInfo, s *corev1.Service) admis
 // must be refused there too; an administrator is not judged.
 func TestReflectedIdentities(t *testing.T) {
 	ctx := context.Background()
-	_, twins := reflectingConsumer(t, "iota", "shop")
+	_, twins := webhooktest.ReflectingConsumer(t, "iota", "shop")
 	v := reflected.NewValidator(cl, admission.NewDecoder(apis.NewScheme()), reflected.ReflectedPolicy{}, emptyBudget())
 	consumerOf := func(id string) authnv1.UserInfo {
 		return authnv1.UserInfo{Username: consts.ConsumerUser(id), Groups: []string{consts.ConsumerGroup}}

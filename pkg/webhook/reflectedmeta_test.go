@@ -44,7 +44,7 @@ func withMeta[T client.Object](o T, labels, annotations map[string]string) T {
 // on objects, which must pass.
 func TestHostileReflectedMetadata(t *testing.T) {
 	ctx := context.Background()
-	marten, twins := reflectingConsumer(t, "marten", "shop")
+	marten, twins := webhooktest.ReflectingConsumer(t, "marten", "shop")
 	shop := twins[0]
 	ing := func(name string, annotations map[string]string) client.Object {
 		return withMeta(webhooktest.ReflectedIngress(name, shop, "marten", name+".marten.example.com"), nil, annotations)
@@ -131,7 +131,7 @@ func TestHostileReflectedMetadata(t *testing.T) {
 	for _, h := range hostile {
 		t.Run(h.name, func(t *testing.T) {
 			err := marten.Create(ctx, h.obj)
-			wantReflectedDenied(t, h.name, err, h.fragments...)
+			webhooktest.WantReflectedDenied(t, h.name, err, h.fragments...)
 			if err != nil {
 				t.Log(err)
 			}
@@ -145,7 +145,7 @@ func TestHostileReflectedMetadata(t *testing.T) {
 			t.Fatal(err)
 		}
 		cm.Labels[consts.TwinNamespaceLabel] = "true"
-		wantReflectedDenied(t, "a liqo label added by an update", marten.Update(ctx, cm), "metadata.labels[liqo.io/twin-namespace]")
+		webhooktest.WantReflectedDenied(t, "a liqo label added by an update", marten.Update(ctx, cm), "metadata.labels[liqo.io/twin-namespace]")
 	})
 
 	helm := map[string]string{"app": "web", "app.kubernetes.io/name": "web", "app.kubernetes.io/instance": "shop",
@@ -197,7 +197,7 @@ func TestHostileReflectedMetadata(t *testing.T) {
 // judges it.
 func TestIngressClasses(t *testing.T) {
 	ctx := context.Background()
-	newt, twins := reflectingConsumer(t, "newt", "shop")
+	newt, twins := webhooktest.ReflectingConsumer(t, "newt", "shop")
 	class := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx",
 		Annotations: map[string]string{networkingv1.AnnotationIsDefaultIngressClass: "true"}},
 		Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}

@@ -73,7 +73,7 @@ func review(t *testing.T, id string, sp, old *offv1beta1.ShadowPod, dryRun bool,
 
 // withContainers is a ShadowPod of consumer id running cs.
 func withContainers(id, name string, cs ...corev1.Container) *offv1beta1.ShadowPod {
-	sp := shadowPod(name, twin(id), id, "", "")
+	sp := webhooktest.ShadowPod(name, webhooktest.Twin(id), id, "", "")
 	sp.Spec.Pod.Containers = cs
 	return sp
 }
@@ -89,7 +89,7 @@ func named(name string, c corev1.Container) corev1.Container {
 // 1-CPU quota that way.
 func TestShadowPodRefusesNegativeResources(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "mu", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "1", "memory", "1Gi", "pods", "10", "nvidia.com/gpu", "2"))
+	webhooktest.Consumer(t, "mu", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "1", "memory", "1Gi", "pods", "10", "nvidia.com/gpu", "2"))
 	v := directValidator(podpolicy.PodPolicy{})
 	big := named("app", webhooktest.Container(webhooktest.List("cpu", "64"), nil))
 	tests := []struct {
@@ -152,7 +152,7 @@ func TestShadowPodRefusesNegativeResources(t *testing.T) {
 // the webhook must refuse those.
 func TestShadowPodNegativeRequestThroughAPIServer(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "nu", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "1", "memory", "1Gi", "pods", "10", "ephemeral-storage", "1Gi"))
+	webhooktest.Consumer(t, "nu", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "1", "memory", "1Gi", "pods", "10", "ephemeral-storage", "1Gi"))
 	probe := withContainers("nu", "probe", named("app", webhooktest.Container(webhooktest.List("cpu", "64"), nil)),
 		named("b", webhooktest.Container(webhooktest.List("cpu", "-63500m"), nil)))
 	err := cl.Create(ctx, probe)
@@ -161,7 +161,7 @@ func TestShadowPodNegativeRequestThroughAPIServer(t *testing.T) {
 	}
 	disk := withContainers("nu", "disk", named("app", webhooktest.Container(webhooktest.List("ephemeral-storage", "64Gi"), nil)),
 		named("b", webhooktest.Container(webhooktest.List("ephemeral-storage", "-63Gi"), nil)))
-	wantDenied(t, "64Gi of ephemeral storage offset by a negative request", cl.Create(ctx, disk),
+	webhooktest.WantDenied(t, "64Gi of ephemeral storage offset by a negative request", cl.Create(ctx, disk),
 		`container "b": requests.ephemeral-storage must not be negative`)
 }
 
@@ -170,7 +170,7 @@ func TestShadowPodNegativeRequestThroughAPIServer(t *testing.T) {
 // the quota must count them until the ShadowPod is gone.
 func TestShadowPodResourcesImmutable(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "xi", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "2", "memory", "1Gi", "pods", "10"))
+	webhooktest.Consumer(t, "xi", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "2", "memory", "1Gi", "pods", "10"))
 	v := directValidator(podpolicy.PodPolicy{})
 	old := withContainers("xi", "web", named("app", webhooktest.Container(webhooktest.List("cpu", "1"), webhooktest.List("cpu", "1"))))
 	old.Spec.Pod.InitContainers = []corev1.Container{named("setup", webhooktest.Container(webhooktest.List("cpu", "1"), nil))}
@@ -225,8 +225,8 @@ func TestShadowPodResourcesImmutable(t *testing.T) {
 // server, then asks for the share the shrink would have freed.
 func TestShadowPodShrinkKeepsQuota(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "omicron", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
-	big := shadowPod("big", twin("omicron"), "omicron", "1", "")
+	webhooktest.Consumer(t, "omicron", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
+	big := webhooktest.ShadowPod("big", webhooktest.Twin("omicron"), "omicron", "1", "")
 	if err := cl.Create(ctx, big); err != nil {
 		t.Fatal(err)
 	}
@@ -236,8 +236,8 @@ func TestShadowPodShrinkKeepsQuota(t *testing.T) {
 	if err := cl.Update(ctx, big); err == nil || !strings.Contains(err.Error(), "immutable") {
 		t.Errorf("shrinking a ShadowPod: err = %v, want a refusal saying its resources are immutable", err)
 	}
-	err := cl.Create(ctx, shadowPod("squatter", twin("omicron"), "omicron", "500m", ""))
-	wantDenied(t, "a ShadowPod in the share a shrink would have freed", err, "quota usage exceeded: cpu requested 500m, used 1 of 1")
+	err := cl.Create(ctx, webhooktest.ShadowPod("squatter", webhooktest.Twin("omicron"), "omicron", "500m", ""))
+	webhooktest.WantDenied(t, "a ShadowPod in the share a shrink would have freed", err, "quota usage exceeded: cpu requested 500m, used 1 of 1")
 }
 
 // TestShadowPodDryRun: a server-side dry run is answered as the real
@@ -245,24 +245,24 @@ func TestShadowPodShrinkKeepsQuota(t *testing.T) {
 // quota cannot block the real pods that follow.
 func TestShadowPodDryRun(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "pi", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
-	if err := cl.Create(ctx, shadowPod("probe", twin("pi"), "pi", "1", ""), client.DryRunAll); err != nil {
+	webhooktest.Consumer(t, "pi", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
+	if err := cl.Create(ctx, webhooktest.ShadowPod("probe", webhooktest.Twin("pi"), "pi", "1", ""), client.DryRunAll); err != nil {
 		t.Fatalf("a dry run within quota: %v", err)
 	}
-	wantDenied(t, "a dry run over quota", cl.Create(ctx, shadowPod("over", twin("pi"), "pi", "2", ""), client.DryRunAll),
+	webhooktest.WantDenied(t, "a dry run over quota", cl.Create(ctx, webhooktest.ShadowPod("over", webhooktest.Twin("pi"), "pi", "2", ""), client.DryRunAll),
 		"quota usage exceeded: cpu requested 2, used 0 of 1")
-	if err := cl.Create(ctx, shadowPod("real", twin("pi"), "pi", "1", "")); err != nil {
+	if err := cl.Create(ctx, webhooktest.ShadowPod("real", webhooktest.Twin("pi"), "pi", "1", "")); err != nil {
 		t.Errorf("a real ShadowPod filling the quota after a dry run of the same size: %v", err)
 	}
 	// Straight to the webhook, many dry runs of one name hold nothing either.
 	v := directValidator(podpolicy.PodPolicy{})
-	fits := shadowPod("fits", twin("pi"), "pi", "1", "")
+	fits := webhooktest.ShadowPod("fits", webhooktest.Twin("pi"), "pi", "1", "")
 	for i := range 3 {
 		if resp := v.Handle(ctx, review(t, "pi", fits, nil, true, nil)); !resp.Allowed {
 			t.Fatalf("dry run %d of a ShadowPod filling the quota refused: %v", i, resp.Result)
 		}
 	}
-	other := shadowPod("other", twin("pi"), "pi", "1", "")
+	other := webhooktest.ShadowPod("other", webhooktest.Twin("pi"), "pi", "1", "")
 	if resp := v.Handle(ctx, review(t, "pi", other, nil, false, nil)); !resp.Allowed {
 		t.Errorf("a real ShadowPod after dry runs refused: %v", resp.Result)
 	}
@@ -274,16 +274,16 @@ func TestShadowPodDryRun(t *testing.T) {
 // ShadowPod's larger usage until it lapses.
 func TestShadowPodDuplicateCreateKeepsQuota(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "rho", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
-	if err := cl.Create(ctx, shadowPod("big", twin("rho"), "rho", "1", "")); err != nil {
+	webhooktest.Consumer(t, "rho", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
+	if err := cl.Create(ctx, webhooktest.ShadowPod("big", webhooktest.Twin("rho"), "rho", "1", "")); err != nil {
 		t.Fatal(err)
 	}
 	// Once the ledger holds it as stored, not only as reserved.
-	waitUsed(t, "the ShadowPod in the quota's status", "rho", webhooktest.List("cpu", "1", "pods", "1"))
-	err := cl.Create(ctx, shadowPod("big", twin("rho"), "rho", "1m", ""))
+	webhooktest.WaitUsed(t, "the ShadowPod in the quota's status", "rho", webhooktest.List("cpu", "1", "pods", "1"))
+	err := cl.Create(ctx, webhooktest.ShadowPod("big", webhooktest.Twin("rho"), "rho", "1m", ""))
 	if err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("creating a ShadowPod under a name taken: err = %v, want already exists", err)
 	}
-	wantDenied(t, "a ShadowPod in the share a refused duplicate would have freed",
-		cl.Create(ctx, shadowPod("squatter", twin("rho"), "rho", "500m", "")), "quota usage exceeded: cpu requested 500m")
+	webhooktest.WantDenied(t, "a ShadowPod in the share a refused duplicate would have freed",
+		cl.Create(ctx, webhooktest.ShadowPod("squatter", webhooktest.Twin("rho"), "rho", "500m", "")), "quota usage exceeded: cpu requested 500m")
 }

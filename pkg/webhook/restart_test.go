@@ -77,8 +77,8 @@ func TestRegistration(t *testing.T) {
 // usage from the stored ShadowPods.
 func TestRestart(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "eta", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
-	if err := cl.Create(ctx, shadowPod("before", twin("eta"), "eta", "800m", "")); err != nil {
+	webhooktest.Consumer(t, "eta", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
+	if err := cl.Create(ctx, webhooktest.ShadowPod("before", webhooktest.Twin("eta"), "eta", "800m", "")); err != nil {
 		t.Fatal(err)
 	}
 	oldM, _ := registered(t)
@@ -105,13 +105,13 @@ func TestRestart(t *testing.T) {
 		t.Errorf("the caBundles were not replaced by the new one")
 	}
 
-	err = cl.Create(ctx, shadowPod("after", twin("eta"), "eta", "300m", ""))
-	wantDenied(t, "a ShadowPod over the quota used before the restart", err, "used 800m of 1")
-	if err := cl.Create(ctx, shadowPod("small", twin("eta"), "eta", "200m", "")); err != nil {
+	err = cl.Create(ctx, webhooktest.ShadowPod("after", webhooktest.Twin("eta"), "eta", "300m", ""))
+	webhooktest.WantDenied(t, "a ShadowPod over the quota used before the restart", err, "used 800m of 1")
+	if err := cl.Create(ctx, webhooktest.ShadowPod("small", webhooktest.Twin("eta"), "eta", "200m", "")); err != nil {
 		t.Errorf("a ShadowPod fitting after the restart: %v", err)
 	}
-	offloadedNamespace(t, "restarted", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalPodOffloadingStrategy})
-	pod := plainPod("restarted")
+	webhooktest.OffloadedNamespace(t, "restarted", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalPodOffloadingStrategy})
+	pod := webhooktest.PlainPod("restarted")
 	if err := cl.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 
 // hardened is a ShadowPod of consumer id meeting the restricted level.
 func hardened(id, name string) *offv1beta1.ShadowPod {
-	sp := shadowPod(name, twin(id), id, "100m", "")
+	sp := webhooktest.ShadowPod(name, webhooktest.Twin(id), id, "100m", "")
 	sp.Spec.Pod.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](1000),
 		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
 	sp.Spec.Pod.Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false),
@@ -32,10 +32,10 @@ func hardened(id, name string) *offv1beta1.ShadowPod {
 // hardening it lacks, running as root is refused, a hardened pod passes.
 func TestShadowPodRestrictedLevel(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "upsilon", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "pods", "100"))
+	webhooktest.Consumer(t, "upsilon", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "pods", "100"))
 	v := directValidator(podpolicy.PodPolicy{Level: podsecurity.Restricted})
 
-	webhooktest.WantRefused(t, "a pod without hardening", v.Handle(ctx, review(t, "upsilon", shadowPod("plain", twin("upsilon"), "upsilon", "", ""), nil, false, nil)),
+	webhooktest.WantRefused(t, "a pod without hardening", v.Handle(ctx, review(t, "upsilon", webhooktest.ShadowPod("plain", webhooktest.Twin("upsilon"), "upsilon", "", ""), nil, false, nil)),
 		"spec.pod.containers[0].securityContext.allowPrivilegeEscalation must be false",
 		"spec.pod.containers[0].securityContext.runAsNonRoot must be true",
 		"spec.pod.containers[0].securityContext.seccompProfile.type must be RuntimeDefault or Localhost",
@@ -51,7 +51,7 @@ func TestShadowPodRestrictedLevel(t *testing.T) {
 
 	// The same webhook at the default level admits the plain pod.
 	v = directValidator(podpolicy.PodPolicy{})
-	if resp := v.Handle(ctx, review(t, "upsilon", shadowPod("plain", twin("upsilon"), "upsilon", "", ""), nil, false, nil)); !resp.Allowed {
+	if resp := v.Handle(ctx, review(t, "upsilon", webhooktest.ShadowPod("plain", webhooktest.Twin("upsilon"), "upsilon", "", ""), nil, false, nil)); !resp.Allowed {
 		t.Errorf("a plain pod at baseline: %v", resp.Result)
 	}
 }
@@ -60,7 +60,7 @@ func TestShadowPodRestrictedLevel(t *testing.T) {
 // lists admit what they name and nothing else.
 func TestShadowPodPolicyOptions(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "chi", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "pods", "100"))
+	webhooktest.Consumer(t, "chi", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "pods", "100"))
 	for _, o := range []client.Object{
 		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "chi-batch"}, Value: 100},
 		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "chi-other"}, Value: 100},
@@ -74,7 +74,7 @@ func TestShadowPodPolicyOptions(t *testing.T) {
 	}
 	v := directValidator(podpolicy.PodPolicy{PriorityClasses: []string{"chi-batch"}, RuntimeClasses: []string{"chi-gvisor"},
 		Annotations: []string{"example.com/*"}, VolumeTypes: []string{"csi"}})
-	sp := shadowPod("allowed", twin("chi"), "chi", "", "")
+	sp := webhooktest.ShadowPod("allowed", webhooktest.Twin("chi"), "chi", "", "")
 	sp.Annotations = map[string]string{"example.com/team": "shop"}
 	sp.Spec.Pod.PriorityClassName = "chi-batch"
 	sp.Spec.Pod.RuntimeClassName = ptr.To("chi-gvisor")

@@ -23,14 +23,14 @@ import (
 // stored and ignored.
 func TestTenantConditionRefusesNewShadowPods(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "psi", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "2", "pods", "10"))
-	psi := asConsumer(t, "psi", twin("psi"))
+	webhooktest.Consumer(t, "psi", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "2", "pods", "10"))
+	psi := webhooktest.AsConsumer(t, "psi", webhooktest.Twin("psi"))
 	tenant := &authv1beta1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "psi", Namespace: consts.TenantNamespace("psi")},
 		Spec: authv1beta1.TenantSpec{ClusterID: corev1beta1.ClusterID("psi"), TenantCondition: authv1beta1.TenantActive}}
 	if err := cl.Create(ctx, tenant); err != nil {
 		t.Fatal(err)
 	}
-	running := shadowPod("running", twin("psi"), "psi", "100m", "")
+	running := webhooktest.ShadowPod("running", webhooktest.Twin("psi"), "psi", "100m", "")
 	if err := psi.Create(ctx, running); err != nil {
 		t.Fatalf("a ShadowPod of an Active tenant: %v", err)
 	}
@@ -48,19 +48,19 @@ func TestTenantConditionRefusesNewShadowPods(t *testing.T) {
 	for i, c := range []authv1beta1.TenantCondition{authv1beta1.TenantCordoned, authv1beta1.TenantDrained} {
 		setCondition(c)
 		name := fmt.Sprintf("new-%d", i)
-		eventually(t, "the "+string(c)+" tenant refused", func(ctx context.Context) (bool, error) {
-			err := psi.Create(ctx, shadowPod(name, twin("psi"), "psi", "100m", ""))
+		webhooktest.Eventually(t, "the "+string(c)+" tenant refused", func(ctx context.Context) (bool, error) {
+			err := psi.Create(ctx, webhooktest.ShadowPod(name, webhooktest.Twin("psi"), "psi", "100m", ""))
 			if err == nil {
 				return false, fmt.Errorf("a ShadowPod admitted for a %s tenant", c)
 			}
 			return strings.Contains(err.Error(), "is "+string(c)+" (spec.tenantCondition)"), err
 		})
-		err := psi.Create(ctx, shadowPod(name, twin("psi"), "psi", "100m", ""))
-		wantDenied(t, "a new ShadowPod of a "+string(c)+" tenant", err,
+		err := psi.Create(ctx, webhooktest.ShadowPod(name, webhooktest.Twin("psi"), "psi", "100m", ""))
+		webhooktest.WantDenied(t, "a new ShadowPod of a "+string(c)+" tenant", err,
 			"the Tenant liqo-tenant-psi/psi of consumer psi is "+string(c)+" (spec.tenantCondition): new ShadowPods are refused until it is Active again")
 		// An administrator is refused too: the tenant is the pods' owner.
-		err = cl.Create(ctx, shadowPod(name, twin("psi"), "psi", "100m", ""))
-		wantDenied(t, "an administrator's new ShadowPod for a "+string(c)+" tenant", err, "(spec.tenantCondition)")
+		err = cl.Create(ctx, webhooktest.ShadowPod(name, webhooktest.Twin("psi"), "psi", "100m", ""))
+		webhooktest.WantDenied(t, "an administrator's new ShadowPod for a "+string(c)+" tenant", err, "(spec.tenantCondition)")
 
 		if err := psi.Get(ctx, client.ObjectKeyFromObject(running), running); err != nil {
 			t.Fatal(err)
@@ -72,8 +72,8 @@ func TestTenantConditionRefusesNewShadowPods(t *testing.T) {
 	}
 
 	setCondition(authv1beta1.TenantActive)
-	eventually(t, "the tenant admitted again once Active", func(ctx context.Context) (bool, error) {
-		err := psi.Create(ctx, shadowPod("again", twin("psi"), "psi", "100m", ""))
+	webhooktest.Eventually(t, "the tenant admitted again once Active", func(ctx context.Context) (bool, error) {
+		err := psi.Create(ctx, webhooktest.ShadowPod("again", webhooktest.Twin("psi"), "psi", "100m", ""))
 		return err == nil, err
 	})
 }

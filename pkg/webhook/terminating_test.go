@@ -25,23 +25,23 @@ const stillTerminating = "test.liqo.io/still-terminating"
 // Quota's status.used and against a new ShadowPod, until its pod is gone.
 func TestShadowPodCountsWhileItsPodTerminates(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "koala", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
-	koala := asConsumer(t, "koala", twin("koala"))
+	webhooktest.Consumer(t, "koala", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
+	koala := webhooktest.AsConsumer(t, "koala", webhooktest.Twin("koala"))
 
-	slow := shadowPod("slow", twin("koala"), "koala", "600m", "")
+	slow := webhooktest.ShadowPod("slow", webhooktest.Twin("koala"), "koala", "600m", "")
 	if err := koala.Create(ctx, slow); err != nil {
 		t.Fatal(err)
 	}
 	// The pod the ShadowPod controller (not running here) would make.
 	pod := shadowpod.ForgePod(slow, shadowpod.PodOptions{}, nil)
 	pod.Finalizers = []string{stillTerminating}
-	eventually(t, "the slow ShadowPod's pod created", func(ctx context.Context) (bool, error) {
+	webhooktest.Eventually(t, "the slow ShadowPod's pod created", func(ctx context.Context) (bool, error) {
 		err := cl.Create(ctx, pod) // refused until the twin's default ServiceAccount exists
 		return err == nil, err
 	})
 	t.Cleanup(func() { dropFinalizers(t, pod) })
-	eventually(t, "the pod in the webhook's cache", func(ctx context.Context) (bool, error) {
-		err := running.cache.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
+	webhooktest.Eventually(t, "the pod in the webhook's cache", func(ctx context.Context) (bool, error) {
+		err := running.Cache.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
 		return err == nil, err
 	})
 
@@ -52,25 +52,25 @@ func TestShadowPodCountsWhileItsPodTerminates(t *testing.T) {
 	if err := cl.Delete(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the slow ShadowPod gone", func(ctx context.Context) (bool, error) {
+	webhooktest.Eventually(t, "the slow ShadowPod gone", func(ctx context.Context) (bool, error) {
 		err := cl.Get(ctx, client.ObjectKeyFromObject(slow), &offv1beta1.ShadowPod{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
 	// A ShadowPod asking for no cpu, created after the deletion: once the
 	// Quota counts it, the ledger has seen the deletion before it.
-	if err := koala.Create(ctx, shadowPod("marker", twin("koala"), "koala", "", "")); err != nil {
+	if err := koala.Create(ctx, webhooktest.ShadowPod("marker", webhooktest.Twin("koala"), "koala", "", "")); err != nil {
 		t.Fatal(err)
 	}
-	waitUsed(t, "status.used counting the marker and the terminating pod", "koala", webhooktest.List("cpu", "600m", "pods", "2"))
-	wantDenied(t, "a ShadowPod past the share of a pod still terminating",
-		koala.Create(ctx, shadowPod("next", twin("koala"), "koala", "600m", "")), "quota usage exceeded: cpu requested 600m, used 600m of 1")
+	webhooktest.WaitUsed(t, "status.used counting the marker and the terminating pod", "koala", webhooktest.List("cpu", "600m", "pods", "2"))
+	webhooktest.WantDenied(t, "a ShadowPod past the share of a pod still terminating",
+		koala.Create(ctx, webhooktest.ShadowPod("next", webhooktest.Twin("koala"), "koala", "600m", "")), "quota usage exceeded: cpu requested 600m, used 600m of 1")
 
 	dropFinalizers(t, pod)
-	eventually(t, "the next ShadowPod admitted once the pod is gone", func(ctx context.Context) (bool, error) {
-		err := koala.Create(ctx, shadowPod("next", twin("koala"), "koala", "600m", ""))
+	webhooktest.Eventually(t, "the next ShadowPod admitted once the pod is gone", func(ctx context.Context) (bool, error) {
+		err := koala.Create(ctx, webhooktest.ShadowPod("next", webhooktest.Twin("koala"), "koala", "600m", ""))
 		return err == nil, err
 	})
-	waitUsed(t, "status.used counting the marker and the next ShadowPod", "koala", webhooktest.List("cpu", "600m", "pods", "2"))
+	webhooktest.WaitUsed(t, "status.used counting the marker and the next ShadowPod", "koala", webhooktest.List("cpu", "600m", "pods", "2"))
 }
 
 // dropFinalizers lets the test's pod go.

@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -10,16 +9,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/record"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
-	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
 	"github.com/liqo-go/liqo/pkg/podsecurity"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 // makeTwin has the provider's TwinReconciler create (or update) the twin
@@ -32,58 +27,19 @@ func makeTwin(t *testing.T, r *offloading.TwinReconciler, id, local, remote stri
 	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenant}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	ensureTenant(t, id)
+	webhooktest.EnsureTenant(t, id)
 	m := &offv1beta1.NamespaceMap{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: tenant,
 		Labels: map[string]string{consts.ReplicationLabel: "true"}},
 		Spec: offv1beta1.NamespaceMapSpec{DesiredMapping: map[string]string{local: remote}}}
 	if err := cl.Create(ctx, m); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	reconcileTwins(t, r, m)
+	webhooktest.ReconcileTwins(t, r, m)
 	var ns corev1.Namespace
 	if err := cl.Get(ctx, types.NamespacedName{Name: remote}, &ns); err != nil {
 		t.Fatal(err)
 	}
 	return &ns
-}
-
-// ensureTenant makes the Tenant of consumer id, as peering does: its maps
-// count only while it exists.
-func ensureTenant(t *testing.T, id string) {
-	t.Helper()
-	tenant := &authv1beta1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: consts.TenantNamespace(id)},
-		Spec: authv1beta1.TenantSpec{ClusterID: corev1beta1.ClusterID(id)}}
-	if err := cl.Create(context.Background(), tenant); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-}
-
-// twinReconciler is the provider's TwinReconciler with its defaults.
-func twinReconciler() *offloading.TwinReconciler {
-	return &offloading.TwinReconciler{Client: cl, ClusterRole: "liqo-remote-offloading", Recorder: record.NewFakeRecorder(100),
-		Options: offloading.DefaultTwinOptions()}
-}
-
-// reconcileTwins runs r on map m until it has accepted every entry: a twin
-// is handed to its consumer once the quota controller enforces its
-// ResourceQuota, which takes more than one pass.
-func reconcileTwins(t *testing.T, r *offloading.TwinReconciler, m *offv1beta1.NamespaceMap) {
-	t.Helper()
-	eventually(t, "the twins of "+m.Name+" accepted", func(ctx context.Context) (bool, error) {
-		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(m)}); err != nil {
-			return false, err
-		}
-		var got offv1beta1.NamespaceMap
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(m), &got); err != nil {
-			return false, err
-		}
-		for local := range got.Spec.DesiredMapping {
-			if st := got.Status.CurrentMapping[local]; st.Phase != offv1beta1.MappingAccepted {
-				return false, fmt.Errorf("%s: %+v", local, st)
-			}
-		}
-		return true, nil
-	})
 }
 
 // TestTwinNamespacePodSecurity checks the second line of defence: the twin
@@ -93,7 +49,7 @@ func reconcileTwins(t *testing.T, r *offloading.TwinReconciler, m *offv1beta1.Na
 // unregistered) cannot be privileged there.
 func TestTwinNamespacePodSecurity(t *testing.T) {
 	ctx := context.Background()
-	r := twinReconciler()
+	r := webhooktest.TwinReconciler()
 	ns := makeTwin(t, r, "phi", "shop", "shop-phi")
 	wantLabels := func(ns *corev1.Namespace, level string) {
 		t.Helper()
@@ -105,7 +61,7 @@ func TestTwinNamespacePodSecurity(t *testing.T) {
 	}
 	wantLabels(ns, "baseline")
 
-	eventually(t, "the twin's default ServiceAccount", func(ctx context.Context) (bool, error) {
+	webhooktest.Eventually(t, "the twin's default ServiceAccount", func(ctx context.Context) (bool, error) {
 		err := cl.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: "default"}, &corev1.ServiceAccount{})
 		return err == nil, err
 	})
