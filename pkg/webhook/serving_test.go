@@ -156,7 +156,7 @@ func TestCallerAuthentication(t *testing.T) {
 	ctx := context.Background()
 	webhooktest.Consumer(t, "caller", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
 	target, caBundle := registeredShadowPodWebhook(t)
-	forged := review(t, "caller", webhooktest.ShadowPod("forged", webhooktest.Twin("caller"), "caller", "1", ""), nil, false, nil).AdmissionRequest
+	forged := webhooktest.ShadowPodReview(t, "caller", webhooktest.ShadowPod("forged", webhooktest.Twin("caller"), "caller", "1", ""), nil, false, nil).AdmissionRequest
 
 	status, body, err := sendReview(t, target, caBundle, forged, nil)
 	if err != nil || status != http.StatusUnauthorized || !strings.Contains(body, "client certificate") {
@@ -176,7 +176,7 @@ func TestCallerAuthentication(t *testing.T) {
 	// The API server's name, signed by the trusted CA, is judged (a dry
 	// run, which reserves nothing).
 	apiServer := signedByCluster(t, testbed.WebhookClientName)
-	dryRun := review(t, "caller", webhooktest.ShadowPod("probe", webhooktest.Twin("caller"), "caller", "1", ""), nil, true, nil).AdmissionRequest
+	dryRun := webhooktest.ShadowPodReview(t, "caller", webhooktest.ShadowPod("probe", webhooktest.Twin("caller"), "caller", "1", ""), nil, true, nil).AdmissionRequest
 	status, body, err = sendReview(t, target, caBundle, dryRun, &apiServer)
 	if err != nil || status != http.StatusOK || !strings.Contains(body, `"allowed":true`) {
 		t.Errorf("a review with the API server's name: status %d, body %q, error %v; want it judged and allowed", status, body, err)

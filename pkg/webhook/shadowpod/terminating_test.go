@@ -1,4 +1,4 @@
-package webhook
+package shadowpod_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
-	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
+	shadowpodctrl "github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
@@ -33,10 +33,10 @@ func TestShadowPodCountsWhileItsPodTerminates(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The pod the ShadowPod controller (not running here) would make.
-	pod := shadowpod.ForgePod(slow, shadowpod.PodOptions{}, nil)
+	pod := shadowpodctrl.ForgePod(slow, shadowpodctrl.PodOptions{}, nil)
 	pod.Finalizers = []string{stillTerminating}
 	webhooktest.Eventually(t, "the slow ShadowPod's pod created", func(ctx context.Context) (bool, error) {
-		err := cl.Create(ctx, pod) // refused until the twin's default ServiceAccount exists
+		err := webhooktest.Cl.Create(ctx, pod) // refused until the twin's default ServiceAccount exists
 		return err == nil, err
 	})
 	t.Cleanup(func() { dropFinalizers(t, pod) })
@@ -49,11 +49,11 @@ func TestShadowPodCountsWhileItsPodTerminates(t *testing.T) {
 		t.Fatal(err)
 	}
 	// As the ShadowPod controller would: the pod now terminates.
-	if err := cl.Delete(ctx, pod); err != nil {
+	if err := webhooktest.Cl.Delete(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
 	webhooktest.Eventually(t, "the slow ShadowPod gone", func(ctx context.Context) (bool, error) {
-		err := cl.Get(ctx, client.ObjectKeyFromObject(slow), &offv1beta1.ShadowPod{})
+		err := webhooktest.Cl.Get(ctx, client.ObjectKeyFromObject(slow), &offv1beta1.ShadowPod{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
 	// A ShadowPod asking for no cpu, created after the deletion: once the
@@ -77,7 +77,7 @@ func TestShadowPodCountsWhileItsPodTerminates(t *testing.T) {
 func dropFinalizers(t *testing.T, pod *corev1.Pod) {
 	t.Helper()
 	patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`))
-	if err := cl.Patch(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}, patch); client.IgnoreNotFound(err) != nil {
+	if err := webhooktest.Cl.Patch(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}, patch); client.IgnoreNotFound(err) != nil {
 		t.Errorf("removing the test's finalizer from pod %s: %v", pod.Name, err)
 	}
 }

@@ -1,4 +1,4 @@
-package webhook
+package shadowpod_test
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func TestShadowPodRestrictedLevel(t *testing.T) {
 	webhooktest.Consumer(t, "upsilon", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "10", "pods", "100"))
 	v := directValidator(podpolicy.PodPolicy{Level: podsecurity.Restricted})
 
-	webhooktest.WantRefused(t, "a pod without hardening", v.Handle(ctx, review(t, "upsilon", webhooktest.ShadowPod("plain", webhooktest.Twin("upsilon"), "upsilon", "", ""), nil, false, nil)),
+	webhooktest.WantRefused(t, "a pod without hardening", v.Handle(ctx, webhooktest.ShadowPodReview(t, "upsilon", webhooktest.ShadowPod("plain", webhooktest.Twin("upsilon"), "upsilon", "", ""), nil, false, nil)),
 		"spec.pod.containers[0].securityContext.allowPrivilegeEscalation must be false",
 		"spec.pod.containers[0].securityContext.runAsNonRoot must be true",
 		"spec.pod.containers[0].securityContext.seccompProfile.type must be RuntimeDefault or Localhost",
@@ -43,15 +43,15 @@ func TestShadowPodRestrictedLevel(t *testing.T) {
 		"Pod Security restricted")
 	root := hardened("upsilon", "root")
 	root.Spec.Pod.SecurityContext.RunAsUser = ptr.To[int64](0)
-	webhooktest.WantRefused(t, "a pod running as root", v.Handle(ctx, review(t, "upsilon", root, nil, false, nil)),
+	webhooktest.WantRefused(t, "a pod running as root", v.Handle(ctx, webhooktest.ShadowPodReview(t, "upsilon", root, nil, false, nil)),
 		"spec.pod.securityContext.runAsUser must not be 0")
-	if resp := v.Handle(ctx, review(t, "upsilon", hardened("upsilon", "hardened"), nil, false, nil)); !resp.Allowed {
+	if resp := v.Handle(ctx, webhooktest.ShadowPodReview(t, "upsilon", hardened("upsilon", "hardened"), nil, false, nil)); !resp.Allowed {
 		t.Errorf("a hardened pod at restricted: %v", resp.Result)
 	}
 
 	// The same webhook at the default level admits the plain pod.
 	v = directValidator(podpolicy.PodPolicy{})
-	if resp := v.Handle(ctx, review(t, "upsilon", webhooktest.ShadowPod("plain", webhooktest.Twin("upsilon"), "upsilon", "", ""), nil, false, nil)); !resp.Allowed {
+	if resp := v.Handle(ctx, webhooktest.ShadowPodReview(t, "upsilon", webhooktest.ShadowPod("plain", webhooktest.Twin("upsilon"), "upsilon", "", ""), nil, false, nil)); !resp.Allowed {
 		t.Errorf("a plain pod at baseline: %v", resp.Result)
 	}
 }
@@ -67,10 +67,10 @@ func TestShadowPodPolicyOptions(t *testing.T) {
 		&nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "chi-gvisor"}, Handler: "runsc"},
 		&nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "chi-privileged"}, Handler: "runc"},
 	} {
-		if err := cl.Create(ctx, o); err != nil {
+		if err := webhooktest.Cl.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = cl.Delete(context.Background(), o) })
+		t.Cleanup(func() { _ = webhooktest.Cl.Delete(context.Background(), o) })
 	}
 	v := directValidator(podpolicy.PodPolicy{PriorityClasses: []string{"chi-batch"}, RuntimeClasses: []string{"chi-gvisor"},
 		Annotations: []string{"example.com/*"}, VolumeTypes: []string{"csi"}})
@@ -79,18 +79,18 @@ func TestShadowPodPolicyOptions(t *testing.T) {
 	sp.Spec.Pod.PriorityClassName = "chi-batch"
 	sp.Spec.Pod.RuntimeClassName = ptr.To("chi-gvisor")
 	sp.Spec.Pod.Volumes = []corev1.Volume{{Name: "secrets", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "secrets-store.csi.k8s.io"}}}}
-	if resp := v.Handle(ctx, review(t, "chi", sp, nil, false, nil)); !resp.Allowed {
+	if resp := v.Handle(ctx, webhooktest.ShadowPodReview(t, "chi", sp, nil, false, nil)); !resp.Allowed {
 		t.Errorf("a pod within the provider's lists: %v", resp.Result)
 	}
 	other := sp.DeepCopy()
 	other.Name = "other"
 	other.Spec.Pod.PriorityClassName = "chi-other"
 	other.Spec.Pod.RuntimeClassName = ptr.To("chi-privileged")
-	webhooktest.WantRefused(t, "classes outside the lists", v.Handle(ctx, review(t, "chi", other, nil, false, nil)),
+	webhooktest.WantRefused(t, "classes outside the lists", v.Handle(ctx, webhooktest.ShadowPodReview(t, "chi", other, nil, false, nil)),
 		`spec.pod.priorityClassName must be empty or one of chi-batch, got "chi-other"`,
 		`spec.pod.runtimeClassName "chi-privileged" is not offered by the provider, which offers chi-gvisor`,
 		"(--max-pod-priority, --allowed-priority-classes; never a system class)]", "(--offered-runtime-classes)]")
 	other.Spec.Pod.PriorityClassName = "system-cluster-critical"
-	webhooktest.WantRefused(t, "a system class, whatever the list", v.Handle(ctx, review(t, "chi", other, nil, false, nil)),
+	webhooktest.WantRefused(t, "a system class, whatever the list", v.Handle(ctx, webhooktest.ShadowPodReview(t, "chi", other, nil, false, nil)),
 		`spec.pod.priorityClassName "system-cluster-critical" is a system priority class`)
 }

@@ -1,4 +1,4 @@
-package webhook
+package shadowpod_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
+	shadowpodctrl "github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
@@ -24,42 +24,42 @@ func TestShadowPodQuota(t *testing.T) {
 	ctx := context.Background()
 	webhooktest.Consumer(t, "alpha", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "memory", "1Gi", "pods", "10"))
 	first := webhooktest.ShadowPod("first", webhooktest.Twin("alpha"), "alpha", "600m", "")
-	if err := cl.Create(ctx, first); err != nil {
+	if err := webhooktest.Cl.Create(ctx, first); err != nil {
 		t.Fatalf("a ShadowPod within quota: %v", err)
 	}
-	err := cl.Create(ctx, webhooktest.ShadowPod("second", webhooktest.Twin("alpha"), "alpha", "600m", ""))
+	err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("second", webhooktest.Twin("alpha"), "alpha", "600m", ""))
 	webhooktest.WantDenied(t, "a ShadowPod over quota", err, "quota usage exceeded: cpu requested 600m, used 600m of 1")
 	// A resource no Quota lists was not granted: a modified consumer
 	// asking for a GPU the provider never gave it is refused.
 	gpu := webhooktest.ShadowPod("gpu", webhooktest.Twin("alpha"), "alpha", "100m", "")
 	gpu.Spec.Pod.Containers[0].Resources.Limits = webhooktest.List("nvidia.com/gpu", "1")
-	webhooktest.WantDenied(t, "a ShadowPod asking for an ungranted GPU", cl.Create(ctx, gpu), "quota usage exceeded: nvidia.com/gpu requested 1, none granted")
-	if err := cl.Create(ctx, webhooktest.ShadowPod("third", webhooktest.Twin("alpha"), "alpha", "400m", "")); err != nil {
+	webhooktest.WantDenied(t, "a ShadowPod asking for an ungranted GPU", webhooktest.Cl.Create(ctx, gpu), "quota usage exceeded: nvidia.com/gpu requested 1, none granted")
+	if err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("third", webhooktest.Twin("alpha"), "alpha", "400m", "")); err != nil {
 		t.Fatalf("a ShadowPod filling the quota: %v", err)
 	}
 
 	webhooktest.WaitUsed(t, "the Quota's status.used", "alpha", webhooktest.List("cpu", "1", "memory", "0", "pods", "2"))
 
 	// Deleting a ShadowPod gives its share back.
-	if err := cl.Delete(ctx, first); err != nil {
+	if err := webhooktest.Cl.Delete(ctx, first); err != nil {
 		t.Fatal(err)
 	}
 	webhooktest.Eventually(t, "the deleted ShadowPod's share back", func(ctx context.Context) (bool, error) {
-		err := cl.Create(ctx, webhooktest.ShadowPod("fourth", webhooktest.Twin("alpha"), "alpha", "500m", ""))
+		err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("fourth", webhooktest.Twin("alpha"), "alpha", "500m", ""))
 		return err == nil, err
 	})
 
 	// Cordoned: no new ShadowPod, but the existing ones may still change.
 	var q offv1beta1.Quota
-	if err := cl.Get(ctx, client.ObjectKey{Namespace: consts.TenantNamespace("alpha"), Name: "alpha"}, &q); err != nil {
+	if err := webhooktest.Cl.Get(ctx, client.ObjectKey{Namespace: consts.TenantNamespace("alpha"), Name: "alpha"}, &q); err != nil {
 		t.Fatal(err)
 	}
 	q.Spec.Cordoned = ptr.To(true)
-	if err := cl.Update(ctx, &q); err != nil {
+	if err := webhooktest.Cl.Update(ctx, &q); err != nil {
 		t.Fatal(err)
 	}
 	webhooktest.Eventually(t, "the cordon applied", func(ctx context.Context) (bool, error) {
-		err := cl.Create(ctx, webhooktest.ShadowPod("fifth", webhooktest.Twin("alpha"), "alpha", "", ""))
+		err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("fifth", webhooktest.Twin("alpha"), "alpha", "", ""))
 		if err == nil {
 			return false, fmt.Errorf("admitted while cordoned")
 		}
@@ -70,22 +70,22 @@ func TestShadowPodQuota(t *testing.T) {
 	// the cordoned slice whose grant is not counted.
 	spare := &offv1beta1.Quota{ObjectMeta: metav1.ObjectMeta{Name: "spare", Namespace: consts.TenantNamespace("alpha")},
 		Spec: offv1beta1.QuotaSpec{User: consts.ConsumerUser("alpha"), LimitsEnforcement: offv1beta1.SoftLimitsEnforcement, Resources: webhooktest.List("cpu", "1", "pods", "10")}}
-	if err := cl.Create(ctx, spare); err != nil {
+	if err := webhooktest.Cl.Create(ctx, spare); err != nil {
 		t.Fatal(err)
 	}
 	webhooktest.Eventually(t, "the open slice's grant counted alone", func(ctx context.Context) (bool, error) {
-		err := cl.Create(ctx, webhooktest.ShadowPod("sixth", webhooktest.Twin("alpha"), "alpha", "200m", ""))
+		err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("sixth", webhooktest.Twin("alpha"), "alpha", "200m", ""))
 		if err == nil {
 			return false, fmt.Errorf("admitted past the open slice's grant")
 		}
 		return strings.Contains(err.Error(), "the grant of its cordoned ResourceSlices alpha is not counted"), err
 	})
 	var third offv1beta1.ShadowPod
-	if err := cl.Get(ctx, client.ObjectKey{Namespace: webhooktest.Twin("alpha"), Name: "third"}, &third); err != nil {
+	if err := webhooktest.Cl.Get(ctx, client.ObjectKey{Namespace: webhooktest.Twin("alpha"), Name: "third"}, &third); err != nil {
 		t.Fatal(err)
 	}
 	third.Labels["touched"] = "true"
-	if err := cl.Update(ctx, &third); err != nil {
+	if err := webhooktest.Cl.Update(ctx, &third); err != nil {
 		t.Errorf("an update leaving the resources alone was refused under a cordon: %v", err)
 	}
 }
@@ -98,55 +98,55 @@ func TestShadowPodPodCount(t *testing.T) {
 	ctx := context.Background()
 	webhooktest.Consumer(t, "omega", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "100", "pods", "2"))
 	for _, name := range []string{"one", "two"} {
-		if err := cl.Create(ctx, webhooktest.ShadowPod(name, webhooktest.Twin("omega"), "omega", "", "")); err != nil {
+		if err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod(name, webhooktest.Twin("omega"), "omega", "", "")); err != nil {
 			t.Fatalf("ShadowPod %s within the pods granted: %v", name, err)
 		}
 	}
 	webhooktest.WantDenied(t, "a third ShadowPod of two pods granted",
-		cl.Create(ctx, webhooktest.ShadowPod("three", webhooktest.Twin("omega"), "omega", "", "")), "quota usage exceeded: pods requested 1, used 2 of 2")
+		webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("three", webhooktest.Twin("omega"), "omega", "", "")), "quota usage exceeded: pods requested 1, used 2 of 2")
 }
 
 // TestShadowPodQuotaOnceRunning: a ShadowPod whose pod exists is cached
-// with only its resources (shadowpod.ShadowPodCache, as the manager runs
+// with only its resources (shadowpodctrl.ShadowPodCache, as the manager runs
 // it), and the ledger still counts them at that update.
 func TestShadowPodQuotaOnceRunning(t *testing.T) {
 	ctx := context.Background()
 	webhooktest.Consumer(t, "theta", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
 	running := webhooktest.ShadowPod("running", webhooktest.Twin("theta"), "theta", "600m", "")
-	if err := cl.Create(ctx, running); err != nil {
+	if err := webhooktest.Cl.Create(ctx, running); err != nil {
 		t.Fatal(err)
 	}
 	patch := client.MergeFrom(running.DeepCopy())
 	running.Status.Phase = corev1.PodRunning
-	meta.SetStatusCondition(&running.Status.Conditions, metav1.Condition{Type: shadowpod.ConditionReady,
-		Status: metav1.ConditionTrue, Reason: shadowpod.ReasonPodReady})
-	if err := cl.Status().Patch(ctx, running, patch); err != nil {
+	meta.SetStatusCondition(&running.Status.Conditions, metav1.Condition{Type: shadowpodctrl.ConditionReady,
+		Status: metav1.ConditionTrue, Reason: shadowpodctrl.ReasonPodReady})
+	if err := webhooktest.Cl.Status().Patch(ctx, running, patch); err != nil {
 		t.Fatal(err)
 	}
 	// The cache gets a second ShadowPod after the first one's status: the
 	// Quota's usage counting both shows the ledger has seen that status.
-	if err := cl.Create(ctx, webhooktest.ShadowPod("after", webhooktest.Twin("theta"), "theta", "300m", "")); err != nil {
+	if err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("after", webhooktest.Twin("theta"), "theta", "300m", "")); err != nil {
 		t.Fatal(err)
 	}
 	webhooktest.WaitUsed(t, "the Quota's status.used counting both", "theta", webhooktest.List("cpu", "900m", "pods", "2"))
 	webhooktest.WantDenied(t, "a ShadowPod past the running one's share",
-		cl.Create(ctx, webhooktest.ShadowPod("over", webhooktest.Twin("theta"), "theta", "200m", "")), "quota usage exceeded: cpu requested 200m, used 900m of 1")
+		webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("over", webhooktest.Twin("theta"), "theta", "200m", "")), "quota usage exceeded: cpu requested 200m, used 900m of 1")
 }
 
 func TestShadowPodHardLimits(t *testing.T) {
 	ctx := context.Background()
 	webhooktest.Consumer(t, "beta", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
-	err := cl.Create(ctx, webhooktest.ShadowPod("bursty", webhooktest.Twin("beta"), "beta", "100m", "2"))
+	err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("bursty", webhooktest.Twin("beta"), "beta", "100m", "2"))
 	webhooktest.WantDenied(t, "limits over a Hard quota", err, "quota usage exceeded: limits.cpu requested 2, used 0 of 1")
 	// Seed 003's pod asks for nothing: it runs under the default enforcement.
-	if err := cl.Create(ctx, webhooktest.ShadowPod("test-offload", webhooktest.Twin("beta"), "beta", "", "")); err != nil {
+	if err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("test-offload", webhooktest.Twin("beta"), "beta", "", "")); err != nil {
 		t.Errorf("a pod without resources under Hard enforcement: %v", err)
 	}
 }
 
 func TestShadowPodWithoutQuota(t *testing.T) {
 	webhooktest.Consumer(t, "gamma", "", nil)
-	err := cl.Create(context.Background(), webhooktest.ShadowPod("orphan", webhooktest.Twin("gamma"), "gamma", "", ""))
+	err := webhooktest.Cl.Create(context.Background(), webhooktest.ShadowPod("orphan", webhooktest.Twin("gamma"), "gamma", "", ""))
 	webhooktest.WantDenied(t, "a ShadowPod of a consumer without Quota", err, "failed getting quota")
 }
 
@@ -183,13 +183,13 @@ func TestShadowPodOrigin(t *testing.T) {
 	webhooktest.WantDenied(t, "a consumer relabelling its ShadowPod", delta.Update(ctx, &own), `must be "delta"`)
 
 	// Administrators may write, with the origin the namespace says.
-	if err := cl.Create(ctx, webhooktest.ShadowPod("by-admin", webhooktest.Twin("epsilon"), "epsilon", "", "")); err != nil {
+	if err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("by-admin", webhooktest.Twin("epsilon"), "epsilon", "", "")); err != nil {
 		t.Errorf("an administrator with the right origin: %v", err)
 	}
 	webhooktest.WantDenied(t, "an administrator with a wrong origin",
-		cl.Create(ctx, webhooktest.ShadowPod("wrong", webhooktest.Twin("epsilon"), "delta", "", "")), `must be "epsilon"`)
+		webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("wrong", webhooktest.Twin("epsilon"), "delta", "", "")), `must be "epsilon"`)
 	webhooktest.WantDenied(t, "a ShadowPod outside twin namespaces",
-		cl.Create(ctx, webhooktest.ShadowPod("stray", "default", "delta", "", "")), "not a twin namespace")
+		webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("stray", "default", "delta", "", "")), "not a twin namespace")
 }
 
 // TestShadowPodBurst creates many ShadowPods at once, each within the quota
@@ -203,7 +203,7 @@ func TestShadowPodBurst(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := cl.Create(ctx, webhooktest.ShadowPod(fmt.Sprintf("burst-%d", i), webhooktest.Twin("zeta"), "zeta", "100m", ""))
+			err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod(fmt.Sprintf("burst-%d", i), webhooktest.Twin("zeta"), "zeta", "100m", ""))
 			switch {
 			case err == nil:
 				admitted.Add(1)

@@ -1,4 +1,4 @@
-package webhook
+package shadowpod_test
 
 import (
 	"context"

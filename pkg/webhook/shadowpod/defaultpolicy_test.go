@@ -1,4 +1,4 @@
-package webhook
+package shadowpod_test
 
 import (
 	"context"
@@ -16,8 +16,9 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
+	shadowpodctrl "github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/servertest"
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 	"github.com/liqo-go/liqo/test/harness"
@@ -33,11 +34,11 @@ func runShadowPods(t *testing.T, policy *podpolicy.PodPolicy, namespaces ...stri
 	for _, ns := range namespaces {
 		scope[ns] = cache.Config{}
 	}
-	mgr, err := testbed.NewManager(cluster.Config, cache.Options{DefaultNamespaces: scope, ByObject: shadowpod.Caches(nil)})
+	mgr, err := testbed.NewManager(webhooktest.Cluster.Config, cache.Options{DefaultNamespaces: scope, ByObject: shadowpodctrl.Caches(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (&shadowpod.Reconciler{Client: mgr.GetClient(), MetadataOnly: policy.MetadataOnly}).SetupWithManager(mgr); err != nil {
+	if err := (&shadowpodctrl.Reconciler{Client: mgr.GetClient(), MetadataOnly: policy.MetadataOnly}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -70,12 +71,12 @@ func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 		&nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "nvidia"}, Handler: "nvidia"},
 		&nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "gvisor"}, Handler: "runsc"},
 	} {
-		if err := cl.Create(ctx, o); err != nil {
+		if err := webhooktest.Cl.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = cl.Delete(context.Background(), o) })
+		t.Cleanup(func() { _ = webhooktest.Cl.Delete(context.Background(), o) })
 	}
-	policy := mainOptions().Pods
+	policy := servertest.Options().Pods
 	runShadowPods(t, &policy, webhooktest.Twin("orca"), consts.TenantNamespace("orca"))
 
 	scraped := webhooktest.ShadowPod("scraped", webhooktest.Twin("orca"), "orca", "100m", "")
@@ -102,7 +103,7 @@ func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 		t.Helper()
 		var p corev1.Pod
 		harness.Eventually(ctx, t, "pod "+name, func() (bool, error) {
-			err := cl.Get(ctx, types.NamespacedName{Namespace: webhooktest.Twin("orca"), Name: name}, &p)
+			err := webhooktest.Cl.Get(ctx, types.NamespacedName{Namespace: webhooktest.Twin("orca"), Name: name}, &p)
 			return err == nil && ok(&p), client.IgnoreNotFound(err)
 		})
 		return &p
@@ -125,7 +126,7 @@ func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 		t.Errorf("the meshed pod lost its own annotation: %v", p.Annotations)
 	}
 	var stored offv1beta1.ShadowPod
-	if err := cl.Get(ctx, client.ObjectKeyFromObject(meshed), &stored); err != nil || stored.Annotations["sidecar.istio.io/inject"] != "true" {
+	if err := webhooktest.Cl.Get(ctx, client.ObjectKeyFromObject(meshed), &stored); err != nil || stored.Annotations["sidecar.istio.io/inject"] != "true" {
 		t.Errorf("the meshed ShadowPod's annotations: %v (%v)", stored.Annotations, err)
 	}
 	if p := pod("batch", running); p.Spec.Priority == nil || *p.Spec.Priority != 1000 {
@@ -136,7 +137,7 @@ func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 	}
 	pod("scratch", func(*corev1.Pod) bool { return true })
 	harness.Eventually(ctx, t, "the ephemeral volume's claim in the twin namespace", func() (bool, error) {
-		err := cl.Get(ctx, types.NamespacedName{Namespace: webhooktest.Twin("orca"), Name: "scratch-data"}, &corev1.PersistentVolumeClaim{})
+		err := webhooktest.Cl.Get(ctx, types.NamespacedName{Namespace: webhooktest.Twin("orca"), Name: "scratch-data"}, &corev1.PersistentVolumeClaim{})
 		return err == nil, client.IgnoreNotFound(err)
 	})
 

@@ -1,17 +1,12 @@
-package webhook
+package shadowpod_test
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
-	admissionv1 "k8s.io/api/admission/v1"
-	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,7 +14,7 @@ import (
 
 	"github.com/liqo-go/liqo/apis"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
-	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
@@ -31,44 +26,8 @@ import (
 // send, even what the CRD's schema would stop first, and the tests read its
 // answer rather than the API server's.
 func directValidator(policy podpolicy.PodPolicy) admission.Handler {
-	return shadowpod.NewValidator(cl, cl, admission.NewDecoder(apis.NewScheme()), &quota.Ledger[types.NamespacedName]{}, func() bool { return true },
-		policy, emptyBudget())
-}
-
-// review is consumer id's admission request creating sp, or updating old
-// into sp. edit, if set, rewrites the JSON of sp, to carry what the Go
-// types cannot (a malformed quantity).
-func review(t *testing.T, id string, sp, old *offv1beta1.ShadowPod, dryRun bool, edit func([]byte) []byte) admission.Request {
-	t.Helper()
-	encode := func(o *offv1beta1.ShadowPod) []byte {
-		o = o.DeepCopy()
-		o.APIVersion, o.Kind = offv1beta1.GroupVersion.String(), "ShadowPod"
-		raw, err := json.Marshal(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return raw
-	}
-	raw := encode(sp)
-	if edit != nil {
-		raw = edit(raw)
-	}
-	req := admissionv1.AdmissionRequest{
-		UID:       "test",
-		Kind:      metav1.GroupVersionKind{Group: offv1beta1.GroupVersion.Group, Version: offv1beta1.GroupVersion.Version, Kind: "ShadowPod"},
-		Resource:  metav1.GroupVersionResource{Group: offv1beta1.GroupVersion.Group, Version: offv1beta1.GroupVersion.Version, Resource: "shadowpods"},
-		Name:      sp.Name,
-		Namespace: sp.Namespace,
-		Operation: admissionv1.Create,
-		UserInfo:  authnv1.UserInfo{Username: consts.ConsumerUser(id), Groups: []string{consts.ConsumerGroup}},
-		Object:    runtime.RawExtension{Raw: raw},
-		DryRun:    ptr.To(dryRun),
-	}
-	if old != nil {
-		req.Operation = admissionv1.Update
-		req.OldObject = runtime.RawExtension{Raw: encode(old)}
-	}
-	return admission.Request{AdmissionRequest: req}
+	return shadowpod.NewValidator(webhooktest.Cl, webhooktest.Cl, admission.NewDecoder(apis.NewScheme()), &quota.Ledger[types.NamespacedName]{}, func() bool { return true },
+		policy, budget.New(budget.DefaultObjectBudget()))
 }
 
 // withContainers is a ShadowPod of consumer id running cs.
@@ -135,12 +94,12 @@ func TestShadowPodRefusesNegativeResources(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			webhooktest.WantRefused(t, tt.name, v.Handle(ctx, review(t, "mu", tt.sp, nil, false, tt.edit)), tt.fragments...)
+			webhooktest.WantRefused(t, tt.name, v.Handle(ctx, webhooktest.ShadowPodReview(t, "mu", tt.sp, nil, false, tt.edit)), tt.fragments...)
 		})
 	}
 	// What the quota allows still passes.
 	ok := withContainers("mu", "fits", named("app", webhooktest.Container(webhooktest.List("cpu", "500m", "nvidia.com/gpu", "1"), webhooktest.List("nvidia.com/gpu", "1"))))
-	if resp := v.Handle(ctx, review(t, "mu", ok, nil, false, nil)); !resp.Allowed {
+	if resp := v.Handle(ctx, webhooktest.ShadowPodReview(t, "mu", ok, nil, false, nil)); !resp.Allowed {
 		t.Errorf("a ShadowPod within quota refused: %v", resp.Result)
 	}
 }
@@ -155,13 +114,13 @@ func TestShadowPodNegativeRequestThroughAPIServer(t *testing.T) {
 	webhooktest.Consumer(t, "nu", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "1", "memory", "1Gi", "pods", "10", "ephemeral-storage", "1Gi"))
 	probe := withContainers("nu", "probe", named("app", webhooktest.Container(webhooktest.List("cpu", "64"), nil)),
 		named("b", webhooktest.Container(webhooktest.List("cpu", "-63500m"), nil)))
-	err := cl.Create(ctx, probe)
+	err := webhooktest.Cl.Create(ctx, probe)
 	if err == nil || !strings.Contains(err.Error(), "spec.pod.containers") || !strings.Contains(err.Error(), "requests.cpu and requests.memory must not be negative") {
 		t.Errorf("64 CPUs offset by a negative request: err = %v, want the CRD's refusal", err)
 	}
 	disk := withContainers("nu", "disk", named("app", webhooktest.Container(webhooktest.List("ephemeral-storage", "64Gi"), nil)),
 		named("b", webhooktest.Container(webhooktest.List("ephemeral-storage", "-63Gi"), nil)))
-	webhooktest.WantDenied(t, "64Gi of ephemeral storage offset by a negative request", cl.Create(ctx, disk),
+	webhooktest.WantDenied(t, "64Gi of ephemeral storage offset by a negative request", webhooktest.Cl.Create(ctx, disk),
 		`container "b": requests.ephemeral-storage must not be negative`)
 }
 
@@ -209,7 +168,7 @@ func TestShadowPodResourcesImmutable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := v.Handle(ctx, review(t, "xi", tt.sp, old, false, nil))
+			resp := v.Handle(ctx, webhooktest.ShadowPodReview(t, "xi", tt.sp, old, false, nil))
 			if tt.fragments == nil {
 				if !resp.Allowed {
 					t.Errorf("refused: %v", resp.Result)
@@ -227,16 +186,16 @@ func TestShadowPodShrinkKeepsQuota(t *testing.T) {
 	ctx := context.Background()
 	webhooktest.Consumer(t, "omicron", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
 	big := webhooktest.ShadowPod("big", webhooktest.Twin("omicron"), "omicron", "1", "")
-	if err := cl.Create(ctx, big); err != nil {
+	if err := webhooktest.Cl.Create(ctx, big); err != nil {
 		t.Fatal(err)
 	}
 	big.Spec.Pod.Containers[0].Resources.Requests = webhooktest.List("cpu", "100m")
 	// The CRD's transition rule or the webhook refuses it, whichever comes
 	// first.
-	if err := cl.Update(ctx, big); err == nil || !strings.Contains(err.Error(), "immutable") {
+	if err := webhooktest.Cl.Update(ctx, big); err == nil || !strings.Contains(err.Error(), "immutable") {
 		t.Errorf("shrinking a ShadowPod: err = %v, want a refusal saying its resources are immutable", err)
 	}
-	err := cl.Create(ctx, webhooktest.ShadowPod("squatter", webhooktest.Twin("omicron"), "omicron", "500m", ""))
+	err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("squatter", webhooktest.Twin("omicron"), "omicron", "500m", ""))
 	webhooktest.WantDenied(t, "a ShadowPod in the share a shrink would have freed", err, "quota usage exceeded: cpu requested 500m, used 1 of 1")
 }
 
@@ -246,24 +205,24 @@ func TestShadowPodShrinkKeepsQuota(t *testing.T) {
 func TestShadowPodDryRun(t *testing.T) {
 	ctx := context.Background()
 	webhooktest.Consumer(t, "pi", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
-	if err := cl.Create(ctx, webhooktest.ShadowPod("probe", webhooktest.Twin("pi"), "pi", "1", ""), client.DryRunAll); err != nil {
+	if err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("probe", webhooktest.Twin("pi"), "pi", "1", ""), client.DryRunAll); err != nil {
 		t.Fatalf("a dry run within quota: %v", err)
 	}
-	webhooktest.WantDenied(t, "a dry run over quota", cl.Create(ctx, webhooktest.ShadowPod("over", webhooktest.Twin("pi"), "pi", "2", ""), client.DryRunAll),
+	webhooktest.WantDenied(t, "a dry run over quota", webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("over", webhooktest.Twin("pi"), "pi", "2", ""), client.DryRunAll),
 		"quota usage exceeded: cpu requested 2, used 0 of 1")
-	if err := cl.Create(ctx, webhooktest.ShadowPod("real", webhooktest.Twin("pi"), "pi", "1", "")); err != nil {
+	if err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("real", webhooktest.Twin("pi"), "pi", "1", "")); err != nil {
 		t.Errorf("a real ShadowPod filling the quota after a dry run of the same size: %v", err)
 	}
 	// Straight to the webhook, many dry runs of one name hold nothing either.
 	v := directValidator(podpolicy.PodPolicy{})
 	fits := webhooktest.ShadowPod("fits", webhooktest.Twin("pi"), "pi", "1", "")
 	for i := range 3 {
-		if resp := v.Handle(ctx, review(t, "pi", fits, nil, true, nil)); !resp.Allowed {
+		if resp := v.Handle(ctx, webhooktest.ShadowPodReview(t, "pi", fits, nil, true, nil)); !resp.Allowed {
 			t.Fatalf("dry run %d of a ShadowPod filling the quota refused: %v", i, resp.Result)
 		}
 	}
 	other := webhooktest.ShadowPod("other", webhooktest.Twin("pi"), "pi", "1", "")
-	if resp := v.Handle(ctx, review(t, "pi", other, nil, false, nil)); !resp.Allowed {
+	if resp := v.Handle(ctx, webhooktest.ShadowPodReview(t, "pi", other, nil, false, nil)); !resp.Allowed {
 		t.Errorf("a real ShadowPod after dry runs refused: %v", resp.Result)
 	}
 }
@@ -275,15 +234,15 @@ func TestShadowPodDryRun(t *testing.T) {
 func TestShadowPodDuplicateCreateKeepsQuota(t *testing.T) {
 	ctx := context.Background()
 	webhooktest.Consumer(t, "rho", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
-	if err := cl.Create(ctx, webhooktest.ShadowPod("big", webhooktest.Twin("rho"), "rho", "1", "")); err != nil {
+	if err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("big", webhooktest.Twin("rho"), "rho", "1", "")); err != nil {
 		t.Fatal(err)
 	}
 	// Once the ledger holds it as stored, not only as reserved.
 	webhooktest.WaitUsed(t, "the ShadowPod in the quota's status", "rho", webhooktest.List("cpu", "1", "pods", "1"))
-	err := cl.Create(ctx, webhooktest.ShadowPod("big", webhooktest.Twin("rho"), "rho", "1m", ""))
+	err := webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("big", webhooktest.Twin("rho"), "rho", "1m", ""))
 	if err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("creating a ShadowPod under a name taken: err = %v, want already exists", err)
 	}
 	webhooktest.WantDenied(t, "a ShadowPod in the share a refused duplicate would have freed",
-		cl.Create(ctx, webhooktest.ShadowPod("squatter", webhooktest.Twin("rho"), "rho", "500m", "")), "quota usage exceeded: cpu requested 500m")
+		webhooktest.Cl.Create(ctx, webhooktest.ShadowPod("squatter", webhooktest.Twin("rho"), "rho", "500m", "")), "quota usage exceeded: cpu requested 500m")
 }

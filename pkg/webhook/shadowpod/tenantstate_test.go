@@ -1,4 +1,4 @@
-package webhook
+package shadowpod_test
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func TestTenantConditionRefusesNewShadowPods(t *testing.T) {
 	psi := webhooktest.AsConsumer(t, "psi", webhooktest.Twin("psi"))
 	tenant := &authv1beta1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "psi", Namespace: consts.TenantNamespace("psi")},
 		Spec: authv1beta1.TenantSpec{ClusterID: corev1beta1.ClusterID("psi"), TenantCondition: authv1beta1.TenantActive}}
-	if err := cl.Create(ctx, tenant); err != nil {
+	if err := webhooktest.Cl.Create(ctx, tenant); err != nil {
 		t.Fatal(err)
 	}
 	running := webhooktest.ShadowPod("running", webhooktest.Twin("psi"), "psi", "100m", "")
@@ -37,11 +37,11 @@ func TestTenantConditionRefusesNewShadowPods(t *testing.T) {
 
 	setCondition := func(c authv1beta1.TenantCondition) {
 		t.Helper()
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(tenant), tenant); err != nil {
+		if err := webhooktest.Cl.Get(ctx, client.ObjectKeyFromObject(tenant), tenant); err != nil {
 			t.Fatal(err)
 		}
 		tenant.Spec.TenantCondition = c
-		if err := cl.Update(ctx, tenant); err != nil {
+		if err := webhooktest.Cl.Update(ctx, tenant); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -59,7 +59,7 @@ func TestTenantConditionRefusesNewShadowPods(t *testing.T) {
 		webhooktest.WantDenied(t, "a new ShadowPod of a "+string(c)+" tenant", err,
 			"the Tenant liqo-tenant-psi/psi of consumer psi is "+string(c)+" (spec.tenantCondition): new ShadowPods are refused until it is Active again")
 		// An administrator is refused too: the tenant is the pods' owner.
-		err = cl.Create(ctx, webhooktest.ShadowPod(name, webhooktest.Twin("psi"), "psi", "100m", ""))
+		err = webhooktest.Cl.Create(ctx, webhooktest.ShadowPod(name, webhooktest.Twin("psi"), "psi", "100m", ""))
 		webhooktest.WantDenied(t, "an administrator's new ShadowPod for a "+string(c)+" tenant", err, "(spec.tenantCondition)")
 
 		if err := psi.Get(ctx, client.ObjectKeyFromObject(running), running); err != nil {
