@@ -1,4 +1,4 @@
-package webhook
+package reflected_test
 
 import (
 	"context"
@@ -65,9 +65,9 @@ func TestEventsAboutProviderObjects(t *testing.T) {
 				tc.field, "[rule: the provider's Event rule") {
 				t.Errorf("err = %v, want the Events' webhook's refusal naming %q", err, tc.field)
 			}
-			if err := cl.Get(ctx, client.ObjectKeyFromObject(e), &corev1.Event{}); !apierrors.IsNotFound(err) {
+			if err := webhooktest.Cl.Get(ctx, client.ObjectKeyFromObject(e), &corev1.Event{}); !apierrors.IsNotFound(err) {
 				t.Errorf("the Event is stored (%v)", err)
-				_ = cl.Delete(ctx, e)
+				_ = webhooktest.Cl.Delete(ctx, e)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package webhook
+package reflected_test
 
 import (
 	"context"
@@ -26,13 +26,13 @@ func TestHostileReflectedObjects(t *testing.T) {
 	// Hosts others on this provider serve: another consumer's, in its
 	// twin, and the provider's own, in a namespace of its own.
 	_, lambdaTwins := webhooktest.ReflectingConsumer(t, "lambda", "news")
-	if err := cl.Create(ctx, webhooktest.ReflectedIngress("front", lambdaTwins[0], "lambda", "news.example.com", "*.lambda.example.com")); err != nil {
+	if err := webhooktest.Cl.Create(ctx, webhooktest.ReflectedIngress("front", lambdaTwins[0], "lambda", "news.example.com", "*.lambda.example.com")); err != nil {
 		t.Fatal(err)
 	}
-	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "provider-apps"}}); err != nil {
+	if err := webhooktest.Cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "provider-apps"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := cl.Create(ctx, webhooktest.ReflectedIngress("console", "provider-apps", "", "console.provider.example")); err != nil {
+	if err := webhooktest.Cl.Create(ctx, webhooktest.ReflectedIngress("console", "provider-apps", "", "console.provider.example")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -199,7 +199,7 @@ func TestHostileReflectedObjects(t *testing.T) {
 	t.Run("an administrator's Service with externalIPs in a twin", func(t *testing.T) {
 		s := webhooktest.ReflectedService("admin-external-ip", shop, "kappa")
 		s.Spec.ExternalIPs = []string{"192.0.2.10"}
-		if err := cl.Create(ctx, s); err != nil {
+		if err := webhooktest.Cl.Create(ctx, s); err != nil {
 			t.Errorf("an administrator's Service with externalIPs: %v", err)
 		}
 	})

@@ -1,4 +1,4 @@
-package webhook
+package reflected_test
 
 import (
 	"context"
@@ -201,10 +201,10 @@ func TestIngressClasses(t *testing.T) {
 	class := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx",
 		Annotations: map[string]string{networkingv1.AnnotationIsDefaultIngressClass: "true"}},
 		Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}
-	if err := cl.Create(ctx, class); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := webhooktest.Cl.Create(ctx, class); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cl.Delete(context.Background(), class) })
+	t.Cleanup(func() { _ = webhooktest.Cl.Delete(context.Background(), class) })
 	ing := webhooktest.ReflectedIngress("front", twins[0], "newt", "front.newt.example.com")
 	ing.Spec.IngressClassName = nil
 	if err := newt.Create(ctx, ing); err != nil {

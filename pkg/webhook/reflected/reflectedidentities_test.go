@@ -1,4 +1,4 @@
-package webhook
+package reflected_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/liqo-go/liqo/apis"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 	"github.com/liqo-go/liqo/pkg/webhook/reflected"
 )
@@ -38,7 +39,7 @@ func serviceReview(t *testing.T, user authnv1.UserInfo, s *corev1.Service) admis
 func TestReflectedIdentities(t *testing.T) {
 	ctx := context.Background()
 	_, twins := webhooktest.ReflectingConsumer(t, "iota", "shop")
-	v := reflected.NewValidator(cl, admission.NewDecoder(apis.NewScheme()), reflected.ReflectedPolicy{}, emptyBudget())
+	v := reflected.NewValidator(webhooktest.Cl, admission.NewDecoder(apis.NewScheme()), reflected.ReflectedPolicy{}, budget.New(budget.DefaultObjectBudget()))
 	consumerOf := func(id string) authnv1.UserInfo {
 		return authnv1.UserInfo{Username: consts.ConsumerUser(id), Groups: []string{consts.ConsumerGroup}}
 	}

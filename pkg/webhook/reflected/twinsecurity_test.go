@@ -1,4 +1,4 @@
-package webhook
+package reflected_test
 
 import (
 	"context"
@@ -24,19 +24,19 @@ func makeTwin(t *testing.T, r *offloading.TwinReconciler, id, local, remote stri
 	t.Helper()
 	ctx := context.Background()
 	tenant := consts.TenantNamespace(id)
-	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenant}}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := webhooktest.Cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenant}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	webhooktest.EnsureTenant(t, id)
 	m := &offv1beta1.NamespaceMap{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: tenant,
 		Labels: map[string]string{consts.ReplicationLabel: "true"}},
 		Spec: offv1beta1.NamespaceMapSpec{DesiredMapping: map[string]string{local: remote}}}
-	if err := cl.Create(ctx, m); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := webhooktest.Cl.Create(ctx, m); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	webhooktest.ReconcileTwins(t, r, m)
 	var ns corev1.Namespace
-	if err := cl.Get(ctx, types.NamespacedName{Name: remote}, &ns); err != nil {
+	if err := webhooktest.Cl.Get(ctx, types.NamespacedName{Name: remote}, &ns); err != nil {
 		t.Fatal(err)
 	}
 	return &ns
@@ -62,20 +62,20 @@ func TestTwinNamespacePodSecurity(t *testing.T) {
 	wantLabels(ns, "baseline")
 
 	webhooktest.Eventually(t, "the twin's default ServiceAccount", func(ctx context.Context) (bool, error) {
-		err := cl.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: "default"}, &corev1.ServiceAccount{})
+		err := webhooktest.Cl.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: "default"}, &corev1.ServiceAccount{})
 		return err == nil, err
 	})
 	privileged := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "privileged", Namespace: ns.Name},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox",
 			SecurityContext: &corev1.SecurityContext{Privileged: new(bool)}}}}}
 	*privileged.Spec.Containers[0].SecurityContext.Privileged = true
-	err := cl.Create(ctx, privileged)
+	err := webhooktest.Cl.Create(ctx, privileged)
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "violates PodSecurity") || !strings.Contains(err.Error(), "privileged") {
 		t.Errorf("a privileged Pod in a twin namespace: err = %v, want Pod Security Admission's refusal", err)
 	}
 	plain := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: ns.Name},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox"}}}}
-	if err := cl.Create(ctx, plain); err != nil {
+	if err := webhooktest.Cl.Create(ctx, plain); err != nil {
 		t.Errorf("a plain Pod in a twin namespace: %v", err)
 	}
 
@@ -83,7 +83,7 @@ func TestTwinNamespacePodSecurity(t *testing.T) {
 	r.PodSecurity = podsecurity.Restricted
 	wantLabels(makeTwin(t, r, "phi", "shop", "shop-phi"), "restricted")
 	plain.Name = "plain-restricted"
-	if err := cl.Create(ctx, plain); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `violates PodSecurity "restricted:latest"`) {
+	if err := webhooktest.Cl.Create(ctx, plain); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `violates PodSecurity "restricted:latest"`) {
 		t.Errorf("an unhardened Pod in a restricted twin: err = %v, want Pod Security Admission's refusal", err)
 	}
 }
