@@ -15,7 +15,6 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/testbed"
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
-	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 	"github.com/liqo-go/liqo/pkg/webhook/quota"
 	"github.com/liqo-go/liqo/pkg/webhook/reflected"
 )
@@ -33,16 +32,11 @@ var (
 // mainOptions are running's: callers must present the API server's client
 // certificate, so every test going through the API server shows it does;
 // the registration is checked every second, so a test stopping another
-// replica sees running take over quickly.
+// replica sees running take over quickly. The handlers' policies are the
+// defaults: their packages test them.
 func mainOptions() Options {
 	return Options{Addr: "127.0.0.1:0", Serving: ServingOptions{ClientCAFile: webhooktest.ClientCAFile,
-		ClientNames: []string{testbed.WebhookClientName}, CheckInterval: time.Second},
-		Pods: podpolicy.PodPolicy{RuntimeClasses: []string{"nvidia"}, VirtualStorageClass: "liqo"},
-		// A provider serving its consumers' Ingresses on its nginx class,
-		// with one of nginx's annotations allowed besides the inert ones.
-		Reflected: reflected.ReflectedPolicy{VirtualStorageClass: "liqo", IngressClasses: []string{"nginx"},
-			Annotations: []string{"nginx.ingress.kubernetes.io/rewrite-target"}},
-		Objects: testBudget()}
+		ClientNames: []string{testbed.WebhookClientName}, CheckInterval: time.Second}}
 }
 
 // registeredConfigs are the webhook configurations as stored.

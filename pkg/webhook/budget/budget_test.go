@@ -1,4 +1,4 @@
-package webhook
+package budget_test
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,25 +17,9 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/webhook/budget"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/servertest"
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
-
-// The budget.ObjectBudget of mainOptions: small enough for a test to fill, large
-// enough for every other test's consumer.
-const (
-	testBudgetBytes = 4 << 20
-	testBudgetCount = 60
-)
-
-func testBudget() budget.ObjectBudget {
-	return budget.ObjectBudget{MaxBytes: resource.QuantityValue{Quantity: *resource.NewQuantity(testBudgetBytes, resource.BinarySI)}, MaxCount: testBudgetCount}
-}
-
-// emptyBudget is a guard with the default budget over a ledger that holds
-// nothing: for the tests calling a handler directly.
-func emptyBudget() *budget.Guard {
-	return budget.New(budget.DefaultObjectBudget())
-}
 
 const kib900 = 900 << 10
 
@@ -103,12 +86,12 @@ func TestObjectBudgetCount(t *testing.T) {
 	webhooktest.RemoteControlPlane(t, "count-hog")
 	// Its NamespaceMap counts: 1.
 	objects := []client.Object{webhooktest.ReplicaSlice("slice-0", "count-hog"), webhooktest.ReplicaSlice("slice-1", "count-hog")}
-	for i := range (testBudgetCount - 3) / 3 {
+	for i := range (servertest.BudgetCount - 3) / 3 {
 		objects = append(objects, webhooktest.ReflectedService(fmt.Sprint("svc-", i), twins[0], "count-hog"),
 			webhooktest.ReflectedSlice(fmt.Sprint("slice-", i), twins[0], "count-hog"), webhooktest.ReflectedConfigMap(fmt.Sprint("cm-", i), twins[0], "count-hog"))
 	}
-	if len(objects) != testBudgetCount-1 {
-		t.Fatalf("the test makes %d objects, want %d", len(objects), testBudgetCount-1)
+	if len(objects) != servertest.BudgetCount-1 {
+		t.Fatalf("the test makes %d objects, want %d", len(objects), servertest.BudgetCount-1)
 	}
 	for _, o := range objects {
 		webhooktest.Eventually(t, "the RBAC of "+o.GetName(), func(ctx context.Context) (bool, error) {
@@ -162,7 +145,7 @@ func TestObjectBudgetConcurrent(t *testing.T) {
 		t.Errorf("%d of %d ConfigMaps of 900 KiB admitted at once, want the 4 the budget holds", admitted, burst)
 	}
 	var stored corev1.ConfigMapList
-	if err := cl.List(context.Background(), &stored, client.InNamespace(twins[0]), client.MatchingLabels{consts.OriginClusterIDLabel: "burst-hog"}); err != nil {
+	if err := webhooktest.Cl.List(context.Background(), &stored, client.InNamespace(twins[0]), client.MatchingLabels{consts.OriginClusterIDLabel: "burst-hog"}); err != nil {
 		t.Fatal(err)
 	}
 	var total int64
@@ -173,8 +156,8 @@ func TestObjectBudgetConcurrent(t *testing.T) {
 		}
 		total += size
 	}
-	if total > testBudgetBytes {
-		t.Errorf("the consumer stores %d bytes, over its budget of %d", total, testBudgetBytes)
+	if total > servertest.BudgetBytes {
+		t.Errorf("the consumer stores %d bytes, over its budget of %d", total, servertest.BudgetBytes)
 	}
 }
 
@@ -222,7 +205,7 @@ func TestEventBudget(t *testing.T) {
 			Reason:         "Flooding", Message: strings.Repeat("x", 64<<10), Type: corev1.EventTypeNormal, Count: 1}
 	}
 	// 60 Events of 64 KiB fit in 4 MiB, with a little to spare.
-	for i := range testBudgetCount {
+	for i := range servertest.BudgetCount {
 		e := event(fmt.Sprint("flood-", i))
 		webhooktest.Eventually(t, "the RBAC of the Events", func(ctx context.Context) (bool, error) {
 			err := hog.Create(ctx, e)

@@ -1,4 +1,4 @@
-package webhook
+package podplacement_test
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func (w *warningRecorder) all() string {
 // withWarnings is a clientset whose warnings land in the recorder, as
 // kubectl prints them.
 func withWarnings() (kubernetes.Interface, *warningRecorder) {
-	cfg := rest.CopyConfig(cluster.Config)
+	cfg := rest.CopyConfig(webhooktest.Cluster.Config)
 	w := &warningRecorder{}
 	cfg.WarningHandler = w
 	return kubernetes.NewForConfigOrDie(cfg), w
@@ -98,11 +98,11 @@ func TestPodPlacement(t *testing.T) {
 		t.Run(tt.ns, func(t *testing.T) {
 			webhooktest.OffloadedNamespace(t, tt.ns, tt.spec)
 			pod := tt.pod(tt.ns)
-			if err := cl.Create(ctx, pod); err != nil {
+			if err := webhooktest.Cl.Create(ctx, pod); err != nil {
 				t.Fatalf("creating the pod: %v", err)
 			}
 			got := &corev1.Pod{}
-			if err := cl.Get(ctx, client.ObjectKeyFromObject(pod), got); err != nil {
+			if err := webhooktest.Cl.Get(ctx, client.ObjectKeyFromObject(pod), got); err != nil {
 				t.Fatal(err)
 			}
 			// The API server adds its own not-ready/unreachable tolerations.
@@ -181,21 +181,21 @@ func TestPodConflict(t *testing.T) {
 func TestPodWithoutNamespaceOffloading(t *testing.T) {
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "early", Labels: map[string]string{consts.SchedulingEnabledLabel: "true"}}}
-	if err := cl.Create(ctx, ns); err != nil {
+	if err := webhooktest.Cl.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	err := cl.Create(ctx, webhooktest.PlainPod("early"))
+	err := webhooktest.Cl.Create(ctx, webhooktest.PlainPod("early"))
 	if err == nil || !strings.Contains(err.Error(), `admission webhook "pod.mutate.liqo.io" denied the request`) ||
 		!strings.Contains(err.Error(), "no NamespaceOffloading") {
 		t.Fatalf("pod in a labelled namespace without NamespaceOffloading: err = %v", err)
 	}
 	nsof := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: offv1beta1.NamespaceOffloadingName, Namespace: "early"},
 		Spec: offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.RemotePodOffloadingStrategy}}
-	if err := cl.Create(ctx, nsof); err != nil {
+	if err := webhooktest.Cl.Create(ctx, nsof); err != nil {
 		t.Fatal(err)
 	}
 	pod := webhooktest.PlainPod("early")
-	if err := cl.Create(ctx, pod); err != nil {
+	if err := webhooktest.Cl.Create(ctx, pod); err != nil {
 		t.Fatalf("the pod was refused once the NamespaceOffloading existed: %v", err)
 	}
 	if terms := podplacement.RequiredTerms(pod); !equality.Semantic.DeepEqual(terms, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.IsVirtual)}) {
@@ -210,45 +210,45 @@ func TestPodWhileUnoffloading(t *testing.T) {
 	webhooktest.OffloadedNamespace(t, "leaving", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.RemotePodOffloadingStrategy})
 	nsof := &offv1beta1.NamespaceOffloading{}
 	key := client.ObjectKey{Namespace: "leaving", Name: offv1beta1.NamespaceOffloadingName}
-	if err := cl.Get(ctx, key, nsof); err != nil {
+	if err := webhooktest.Cl.Get(ctx, key, nsof); err != nil {
 		t.Fatal(err)
 	}
 	nsof.Finalizers = []string{"test.liqo.io/hold"}
-	if err := cl.Update(ctx, nsof); err != nil {
+	if err := webhooktest.Cl.Update(ctx, nsof); err != nil {
 		t.Fatal(err)
 	}
-	if err := cl.Delete(ctx, nsof); err != nil {
+	if err := webhooktest.Cl.Delete(ctx, nsof); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := cl.Get(ctx, key, nsof); err == nil {
+		if err := webhooktest.Cl.Get(ctx, key, nsof); err == nil {
 			nsof.Finalizers = nil
-			_ = cl.Update(ctx, nsof)
+			_ = webhooktest.Cl.Update(ctx, nsof)
 		}
 	})
 	pod := webhooktest.PlainPod("leaving")
 	pod.Name, pod.GenerateName = "", "app-"
 	webhooktest.Eventually(t, "a pod admitted unchanged during unoffloading", func(ctx context.Context) (bool, error) {
 		p := pod.DeepCopy()
-		if err := cl.Create(ctx, p); err != nil {
+		if err := webhooktest.Cl.Create(ctx, p); err != nil {
 			return false, err
 		}
 		if podplacement.RequiredTerms(p) == nil {
 			return true, nil
 		}
 		// The cache had not seen the deletion yet: try again.
-		return false, cl.Delete(ctx, p, client.GracePeriodSeconds(0))
+		return false, webhooktest.Cl.Delete(ctx, p, client.GracePeriodSeconds(0))
 	})
 }
 
 // TestPodOutsideOffloadedNamespaces: the webhook never sees other pods.
 func TestPodOutsideOffloadedNamespaces(t *testing.T) {
 	ctx := context.Background()
-	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}); err != nil {
+	if err := webhooktest.Cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}); err != nil {
 		t.Fatal(err)
 	}
 	pod := testOffloadPod("plain")
-	if err := cl.Create(ctx, pod); err != nil {
+	if err := webhooktest.Cl.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
 	if pod.Spec.Affinity != nil {
@@ -263,20 +263,20 @@ func TestNamespaceOffloadingValidation(t *testing.T) {
 	ctx := context.Background()
 	webhooktest.OffloadedNamespace(t, "rules", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalAndRemotePodOffloadingStrategy})
 	other := &offv1beta1.NamespaceOffloading{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "rules"}}
-	if err := cl.Create(ctx, other); err == nil || !strings.Contains(err.Error(), "a NamespaceOffloading must be named 'offloading'") {
+	if err := webhooktest.Cl.Create(ctx, other); err == nil || !strings.Contains(err.Error(), "a NamespaceOffloading must be named 'offloading'") {
 		t.Errorf("creating a NamespaceOffloading named other: err = %v", err)
 	}
 	nsof := &offv1beta1.NamespaceOffloading{}
-	if err := cl.Get(ctx, client.ObjectKey{Namespace: "rules", Name: offv1beta1.NamespaceOffloadingName}, nsof); err != nil {
+	if err := webhooktest.Cl.Get(ctx, client.ObjectKey{Namespace: "rules", Name: offv1beta1.NamespaceOffloadingName}, nsof); err != nil {
 		t.Fatal(err)
 	}
 	changed := nsof.DeepCopy()
 	changed.Spec.NamespaceMappingStrategy = offv1beta1.EnforceSameNameMappingStrategy
-	if err := cl.Update(ctx, changed); err == nil || !strings.Contains(err.Error(), "namespaceMappingStrategy is immutable") {
+	if err := webhooktest.Cl.Update(ctx, changed); err == nil || !strings.Contains(err.Error(), "namespaceMappingStrategy is immutable") {
 		t.Errorf("changing namespaceMappingStrategy: err = %v", err)
 	}
 	nsof.Spec.PodOffloadingStrategy = offv1beta1.RemotePodOffloadingStrategy
-	if err := cl.Update(ctx, nsof); err != nil {
+	if err := webhooktest.Cl.Update(ctx, nsof); err != nil {
 		t.Errorf("changing podOffloadingStrategy in place: %v", err)
 	}
 }
