@@ -145,10 +145,10 @@ func TestDefaultPolicyAdmitsOrdinaryPods(t *testing.T) {
 	critical.Spec.Pod.PriorityClassName = "system-node-critical"
 	webhooktest.WantDenied(t, "a system priority class", orca.Create(ctx, critical),
 		`spec.pod.priorityClassName "system-node-critical" is a system priority class: offloaded pods may not preempt the provider's own components `+
-			"(--max-pod-priority, --allowed-priority-classes; never a system class)]")
+			"[rule: offloading.podPolicy.maxPriority and allowedPriorityClasses (--max-pod-priority, --allowed-priority-classes; never a system class)]")
 	sandboxed := webhooktest.ShadowPod("sandboxed", webhooktest.Twin("orca"), "orca", "100m", "")
 	sandboxed.Spec.Pod.RuntimeClassName = ptr.To("gvisor")
 	webhooktest.WantDenied(t, "a runtime class not offered", orca.Create(ctx, sandboxed),
 		`spec.pod.runtimeClassName "gvisor" is not offered by the provider, which offers nvidia: the provider decides the runtime of offloaded pods `+
-			"(--offered-runtime-classes)]")
+			"[rule: offloading.podPolicy.offeredRuntimeClasses (--offered-runtime-classes)]")
 }
