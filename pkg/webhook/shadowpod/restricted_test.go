@@ -89,7 +89,7 @@ func TestShadowPodPolicyOptions(t *testing.T) {
 	webhooktest.WantRefused(t, "classes outside the lists", v.Handle(ctx, webhooktest.ShadowPodReview(t, "chi", other, nil, false, nil)),
 		`spec.pod.priorityClassName must be empty or one of chi-batch, got "chi-other"`,
 		`spec.pod.runtimeClassName "chi-privileged" is not offered by the provider, which offers chi-gvisor`,
-		"[rule: offloading.podPolicy.maxPriority and allowedPriorityClasses (--max-pod-priority, --allowed-priority-classes; never a system class)]", 
+		"[rule: offloading.podPolicy.maxPriority and allowedPriorityClasses (--max-pod-priority, --allowed-priority-classes; never a system class)]",
 		"[rule: offloading.podPolicy.offeredRuntimeClasses (--offered-runtime-classes)]")
 	other.Spec.Pod.PriorityClassName = "system-cluster-critical"
 	webhooktest.WantRefused(t, "a system class, whatever the list", v.Handle(ctx, webhooktest.ShadowPodReview(t, "chi", other, nil, false, nil)),
