@@ -113,17 +113,7 @@ func AsConsumer(t *testing.T, id string, namespaces ...string) client.Client {
 			t.Fatal(err)
 		}
 	}
-	cfg := rest.CopyConfig(Cluster.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: consts.ConsumerUser(id), Groups: []string{consts.ConsumerGroup}}
-	c, err := client.New(cfg, client.Options{Scheme: apis.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The RoleBindings reach the authorizer's cache shortly after.
-	Eventually(t, "the consumer's RBAC", func(ctx context.Context) (bool, error) {
-		err := c.List(ctx, &offv1beta1.ShadowPodList{}, client.InNamespace(namespaces[0]))
-		return err == nil, err
-	})
+	c := consumerClient(t, id, &offv1beta1.ShadowPodList{}, namespaces[0])
 	return c
 }
 
@@ -249,17 +239,7 @@ func ReflectingConsumer(t *testing.T, id string, locals ...string) (client.Clien
 		t.Fatal(err)
 	}
 	ReconcileTwins(t, TwinReconciler(), m)
-	cfg := rest.CopyConfig(Cluster.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: consts.ConsumerUser(id), Groups: []string{consts.ConsumerGroup}}
-	c, err := client.New(cfg, client.Options{Scheme: apis.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	Eventually(t, "the consumer's RBAC", func(ctx context.Context) (bool, error) {
-		err := c.List(ctx, &corev1.ServiceList{}, client.InNamespace(twins[0]))
-		return err == nil, err
-	})
-	return c, twins
+	return consumerClient(t, id, &corev1.ServiceList{}, twins[0]), twins
 }
 
 // WantReflectedDenied fails unless err is the reflected objects' webhook
@@ -321,4 +301,22 @@ func ReconcileTwins(t *testing.T, r *offloading.TwinReconciler, m *offv1beta1.Na
 		}
 		return true, nil
 	})
+}
+
+// consumerClient is a client acting as consumer id's control plane, once
+// it may list into list in namespace: the RoleBindings granting it reach
+// the authorizer's cache shortly after they are made.
+func consumerClient(t *testing.T, id string, list client.ObjectList, namespace string) client.Client {
+	t.Helper()
+	cfg := rest.CopyConfig(Cluster.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: consts.ConsumerUser(id), Groups: []string{consts.ConsumerGroup}}
+	c, err := client.New(cfg, client.Options{Scheme: apis.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, "the consumer's RBAC", func(ctx context.Context) (bool, error) {
+		err := c.List(ctx, list, client.InNamespace(namespace))
+		return err == nil, err
+	})
+	return c
 }
