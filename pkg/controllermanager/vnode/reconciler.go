@@ -58,6 +58,9 @@ type Reconciler struct {
 	// Reflected are the kinds reflected besides pods (reflection's
 	// defaults when nil).
 	Reflected map[string]reflection.KindOptions
+	// UnschedulableTimeout is reflection.Config's: how long a pod may stay
+	// unschedulable on the provider before it fails here.
+	UnschedulableTimeout time.Duration
 	// Remotes gives each node the Cluster of its credentials: the nodes of
 	// one provider share its clients, probe and twin namespace caches.
 	Remotes *remotecluster.Registry
@@ -207,7 +210,7 @@ func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg vir
 		err := reflection.Run(ctx, reflection.Config{NodeName: cfg.Name, LocalClusterID: r.ClusterID,
 			ProviderID: cfg.RemoteClusterID, LiqoNamespace: r.Namespace, Local: r.Clientset, Maps: r.cache, Remote: remote, LocalCluster: r.LocalCluster,
 			Scheme: r.scheme, Recorder: r.PodRecorder, HostIP: cfg.Address, Kinds: r.Reflected,
-			Addresses: addresses(r.cache, cfg.RemoteClusterID, r.Namespace)})
+			Addresses: addresses(r.cache, cfg.RemoteClusterID, r.Namespace), UnschedulableTimeout: r.UnschedulableTimeout})
 		if err != nil && ctx.Err() == nil {
 			ctrl.Log.WithName("virtualnode").Error(err, "pod reflection stopped", "virtualnode", key)
 		}
