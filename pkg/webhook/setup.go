@@ -124,15 +124,19 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		return fmt.Errorf("watching consumers' objects for their budget: %w", err)
 	}
 	decoder := admission.NewDecoder(mgr.GetScheme())
-	srv.Register(podPath, auth.guard(&admission.Webhook{Handler: podplacement.NewPodMutator(mgr.GetClient(), mgr.GetAPIReader(), decoder)}))
-	srv.Register(daemonSetPath, auth.guard(&admission.Webhook{Handler: podplacement.NewDaemonSetMutator(decoder)}))
-	srv.Register(shadowPodPath, auth.guard(&admission.Webhook{Handler: shadowpod.NewValidator(mgr.GetClient(), mgr.GetAPIReader(), decoder, ledger, synced, o.Pods, guard)}))
+	// handle serves h at path, to the API server only.
+	handle := func(path string, h admission.Handler) {
+		srv.Register(path, auth.guard(&admission.Webhook{Handler: h}))
+	}
+	handle(podPath, podplacement.NewPodMutator(mgr.GetClient(), mgr.GetAPIReader(), decoder))
+	handle(daemonSetPath, podplacement.NewDaemonSetMutator(decoder))
+	handle(shadowPodPath, shadowpod.NewValidator(mgr.GetClient(), mgr.GetAPIReader(), decoder, ledger, synced, o.Pods, guard))
 	if err := reflected.IndexIngressHosts(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("indexing the Ingresses by host: %w", err)
 	}
-	srv.Register(reflectedPath, auth.guard(&admission.Webhook{Handler: reflected.NewValidator(mgr.GetClient(), decoder, o.Reflected, guard)}))
-	srv.Register(replicaPath, auth.guard(&admission.Webhook{Handler: reflected.NewReplicaValidator(decoder, guard)}))
-	srv.Register(eventPath, auth.guard(&admission.Webhook{Handler: reflected.NewEventValidator(guard.Budget())}))
+	handle(reflectedPath, reflected.NewValidator(mgr.GetClient(), decoder, o.Reflected, guard))
+	handle(replicaPath, reflected.NewReplicaValidator(decoder, guard))
+	handle(eventPath, reflected.NewEventValidator(guard.Budget()))
 	if err := mgr.Add(srv); err != nil {
 		return err
 	}
