@@ -17,7 +17,8 @@ import (
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowendpointslice"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
-	"github.com/liqo-go/liqo/pkg/webhook"
+	"github.com/liqo-go/liqo/pkg/webhook/quota"
+	"github.com/liqo-go/liqo/pkg/webhook/reflected"
 )
 
 // cacheByObject are the manager's cache options by kind: a cluster's
@@ -32,7 +33,7 @@ func cacheByObject() map[client.Object]cache.ByObject {
 	// and the controllers never read them. ShadowPods whose Pod exists are
 	// kept with only the resources of their spec and their origin label,
 	// which the quota ledger reads (see shadowpod.ShadowPodCache).
-	byObject := shadowpod.Caches(webhook.QuotaFields)
+	byObject := shadowpod.Caches(quota.QuotaFields)
 	maps.Copy(byObject, map[client.Object]cache.ByObject{
 		// Only our own Secrets are cached, and without their contents: a
 		// cluster's Secrets can be many and large, and hold its tenants'
@@ -49,7 +50,7 @@ func cacheByObject() map[client.Object]cache.ByObject {
 		// same reason as the Pods.
 		&discoveryv1.EndpointSlice{}: shadowendpointslice.EndpointSliceCache(),
 		// Every Ingress, for the hosts they claim, and nothing else of them.
-		&networkingv1.Ingress{}: webhook.IngressCache(),
+		&networkingv1.Ingress{}: reflected.IngressCache(),
 	})
 	return byObject
 }

@@ -40,6 +40,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/storage"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
 	"github.com/liqo-go/liqo/pkg/webhook"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
 )
 
 // Run bootstraps the cluster's identity and runs every controller until ctx
@@ -109,7 +110,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 
 	local := o.ClusterID
 	// The webhooks count each consumer's objects; its Tenant shows the count.
-	budget := &webhook.BudgetReport{}
+	budget := &budget.Report{}
 	setups := []func() error{
 		func() error {
 			return (&auth.NonceReconciler{Client: mgr.GetClient(), ClusterID: local, Lifetime: o.NonceLifetime}).SetupWithManager(mgr)

@@ -28,6 +28,9 @@ import (
 	"github.com/liqo-go/liqo/pkg/storage"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
 	"github.com/liqo-go/liqo/pkg/webhook"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
+	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
+	"github.com/liqo-go/liqo/pkg/webhook/reflected"
 )
 
 // SlicePolicy says what a provider does with a ResourceSlice asking for more
@@ -141,13 +144,13 @@ type Options struct {
 	IPAM ipam.Options
 	// PodPolicy is what consumers' pods may ask of this cluster as a
 	// provider.
-	PodPolicy webhook.PodPolicy
+	PodPolicy podpolicy.PodPolicy
 	// ReflectedPolicy is what consumers' reflected Services, Ingresses
 	// and Secrets may ask of this cluster as a provider.
-	ReflectedPolicy webhook.ReflectedPolicy
+	ReflectedPolicy reflected.ReflectedPolicy
 	// TenantObjects bounds what each consumer keeps on this cluster, as a
 	// provider, of the objects it writes in bulk.
-	TenantObjects webhook.ObjectBudget
+	TenantObjects budget.ObjectBudget
 	// Twins bound the twin namespaces consumers get on this cluster.
 	Twins offloading.TwinOptions
 	// Storage is the virtual StorageClass's provisioner.
@@ -197,7 +200,7 @@ func DefaultOptions() Options {
 		Fabric:                fabric.Options{Image: DefaultFabricImage + ":latest"},
 		IPAM:                  ipam.Options{ServiceCIDR: defaultServiceCIDR, ExternalCIDR: ipam.DefaultExternalCIDR},
 		Twins:                 offloading.DefaultTwinOptions(),
-		TenantObjects:         webhook.DefaultObjectBudget(),
+		TenantObjects:         budget.DefaultObjectBudget(),
 		MaxGracePeriod:        shadowpod.DefaultMaxGracePeriod,
 		Teardown:              teardown.Options{Timeout: teardown.DefaultTimeout},
 		Storage:               storage.DefaultOptions(),

@@ -49,13 +49,58 @@ func SetCondition(conds *[]metav1.Condition, gen int64, c Condition) bool {
 			reason = "Ready"
 		}
 	}
-	msg := c.Message
-	if len(msg) > MaxConditionMessage {
-		msg = msg[:MaxConditionMessage-3] + "..."
-	}
 	return meta.SetStatusCondition(conds, metav1.Condition{
-		Type: c.Type, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen,
+		Type: c.Type, Status: status, Reason: reason, Message: cutMessage(c.Message), ObservedGeneration: gen,
 	})
+}
+
+// cutMessage cuts a message the API server would refuse as too long.
+func cutMessage(msg string) string {
+	if len(msg) > MaxConditionMessage {
+		return msg[:MaxConditionMessage-3] + "..."
+	}
+	return msg
+}
+
+// ConditionFields points at the fields of one condition of the reference
+// system's shape, which the Liqo-compatible kinds (ResourceSlice,
+// ForeignCluster, VirtualNode) keep instead of metav1.Condition: a type
+// and a status of their own string types, no observed generation.
+type ConditionFields[T, S ~string] struct {
+	Type               *T
+	Status             *S
+	Reason, Message    *string
+	LastTransitionTime *metav1.Time
+}
+
+// SetConditionOf is SetCondition for conditions of the reference system's
+// shape, which fields opens: it sets the condition of type typ in conds
+// to status, reason and message (appending it if missing). An overlong
+// message is cut, and the transition time moves to now only when the
+// status changes: setting the same outcome twice leaves conds identical,
+// hence no write. It reports whether conds changed.
+func SetConditionOf[C any, T, S ~string](conds *[]C, fields func(*C) ConditionFields[T, S], typ T, status S, reason, message string,
+	now metav1.Time) bool {
+	message = cutMessage(message)
+	for i := range *conds {
+		f := fields(&(*conds)[i])
+		if *f.Type != typ {
+			continue
+		}
+		if *f.Status == status && *f.Reason == reason && *f.Message == message {
+			return false
+		}
+		if *f.Status != status {
+			*f.LastTransitionTime = now
+		}
+		*f.Status, *f.Reason, *f.Message = status, reason, message
+		return true
+	}
+	var c C
+	f := fields(&c)
+	*f.Type, *f.Status, *f.Reason, *f.Message, *f.LastTransitionTime = typ, status, reason, message, now
+	*conds = append(*conds, c)
+	return true
 }
 
 // IsTrue tells whether conds holds condition typ with status True.

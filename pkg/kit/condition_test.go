@@ -36,3 +36,46 @@ func TestSetCondition(t *testing.T) {
 		t.Fatal("ValidReason disagrees with the API server's pattern")
 	}
 }
+
+// shapedCondition is a condition of the reference system's shape, with
+// types of its own as the Liqo-compatible kinds have.
+type (
+	shapedType      string
+	shapedStatus    string
+	shapedCondition struct {
+		Type               shapedType
+		Status             shapedStatus
+		Reason, Message    string
+		LastTransitionTime metav1.Time
+	}
+)
+
+func shapedFields(c *shapedCondition) ConditionFields[shapedType, shapedStatus] {
+	return ConditionFields[shapedType, shapedStatus]{Type: &c.Type, Status: &c.Status, Reason: &c.Reason, Message: &c.Message,
+		LastTransitionTime: &c.LastTransitionTime}
+}
+
+func TestSetConditionOf(t *testing.T) {
+	t1 := metav1.Unix(1000, 0)
+	t2 := metav1.Unix(2000, 0)
+	conds := []shapedCondition{{Type: "Other", Status: "Accepted"}}
+	if !SetConditionOf(&conds, shapedFields, "Auth", "Accepted", "Granted", "ok", t1) {
+		t.Fatal("a new condition must report a change")
+	}
+	if len(conds) != 2 || conds[1] != (shapedCondition{Type: "Auth", Status: "Accepted", Reason: "Granted", Message: "ok", LastTransitionTime: t1}) {
+		t.Fatalf("condition not appended as set: %+v", conds)
+	}
+	if SetConditionOf(&conds, shapedFields, "Auth", "Accepted", "Granted", "ok", t2) || conds[1].LastTransitionTime != t1 {
+		t.Fatalf("the same outcome must change nothing: %+v", conds[1])
+	}
+	if !SetConditionOf(&conds, shapedFields, "Auth", "Accepted", "Granted", "still ok", t2) || conds[1].LastTransitionTime != t1 {
+		t.Fatalf("a new message keeps the transition time: %+v", conds[1])
+	}
+	long := strings.Repeat("x", MaxConditionMessage+10)
+	if !SetConditionOf(&conds, shapedFields, "Auth", "Denied", "Refused", long, t2) {
+		t.Fatal("a new status must report a change")
+	}
+	if c := conds[1]; c.Status != "Denied" || c.LastTransitionTime != t2 || len(c.Message) != MaxConditionMessage || conds[0].Type != "Other" {
+		t.Fatalf("status change not set, message not cut, or another condition touched: %+v", conds)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 
 // TestStrayGrantJudged: a consumer granted its offloading rights, by
@@ -19,7 +20,7 @@ import (
 // refuses it: the webhook selects no namespace, only consumers.
 func TestStrayGrantJudged(t *testing.T) {
 	ctx := context.Background()
-	stray, _ := reflectingConsumer(t, "stray-hog", "app")
+	stray, _ := webhooktest.ReflectingConsumer(t, "stray-hog", "app")
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "provider-misgranted"}}
 	if err := cl.Create(ctx, ns); err != nil {
 		t.Fatal(err)
@@ -30,11 +31,11 @@ func TestStrayGrantJudged(t *testing.T) {
 	if err := cl.Create(ctx, rb); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the mistaken grant", func(ctx context.Context) (bool, error) {
+	webhooktest.Eventually(t, "the mistaken grant", func(ctx context.Context) (bool, error) {
 		err := stray.List(ctx, &corev1.ConfigMapList{}, client.InNamespace(ns.Name))
 		return err == nil, err
 	})
-	wantReflectedDenied(t, "a ConfigMap outside the consumer's twins", stray.Create(ctx, blob("planted", ns.Name, "stray-hog", 1<<10)),
+	webhooktest.WantReflectedDenied(t, "a ConfigMap outside the consumer's twins", stray.Create(ctx, webhooktest.Blob("planted", ns.Name, "stray-hog", 1<<10)),
 		"consumer stray-hog may not write configmaps in namespace provider-misgranted, which is not one of its twin namespaces")
 }
 
@@ -46,9 +47,9 @@ func TestStrayGrantJudged(t *testing.T) {
 // then serves again.
 func TestWebhooksFailClosed(t *testing.T) {
 	ctx := context.Background()
-	down, twins := reflectingConsumer(t, "down-hog", "app")
-	remoteControlPlane(t, "down-hog")
-	if err := down.Create(ctx, blob("before", twins[0], "down-hog", 1<<10)); err != nil {
+	down, twins := webhooktest.ReflectingConsumer(t, "down-hog", "app")
+	webhooktest.RemoteControlPlane(t, "down-hog")
+	if err := down.Create(ctx, webhooktest.Blob("before", twins[0], "down-hog", 1<<10)); err != nil {
 		t.Fatalf("a consumer's ConfigMap while the webhooks run: %v", err)
 	}
 
@@ -67,16 +68,16 @@ func TestWebhooksFailClosed(t *testing.T) {
 			t.Errorf("%s with the webhooks down: err = %v, want the API server failing to call %s", what, err, webhook)
 		}
 	}
-	refused("a consumer's ConfigMap", ReflectedWebhookName, down.Create(ctx, blob("after", twins[0], "down-hog", 1<<10)))
+	refused("a consumer's ConfigMap", ReflectedWebhookName, down.Create(ctx, webhooktest.Blob("after", twins[0], "down-hog", 1<<10)))
 	refused("a consumer's Secret", ReflectedWebhookName, down.Create(ctx, &corev1.Secret{
-		ObjectMeta: reflectedConfigMap("after", twins[0], "down-hog").ObjectMeta, Data: map[string][]byte{"k": []byte("v")}}))
-	refused("a consumer's ShadowEndpointSlice", ReflectedWebhookName, down.Create(ctx, reflectedSlice("after", twins[0], "down-hog")))
-	refused("a consumer's ShadowPod", ShadowPodWebhookName, down.Create(ctx, shadowPod("after", twins[0], "down-hog", "", "")))
-	refused("a consumer's ResourceSlice", ReplicaWebhookName, down.Create(ctx, replicaSlice("after", "down-hog")))
+		ObjectMeta: webhooktest.ReflectedConfigMap("after", twins[0], "down-hog").ObjectMeta, Data: map[string][]byte{"k": []byte("v")}}))
+	refused("a consumer's ShadowEndpointSlice", ReflectedWebhookName, down.Create(ctx, webhooktest.ReflectedSlice("after", twins[0], "down-hog")))
+	refused("a consumer's ShadowPod", ShadowPodWebhookName, down.Create(ctx, webhooktest.ShadowPod("after", twins[0], "down-hog", "", "")))
+	refused("a consumer's ResourceSlice", ReplicaWebhookName, down.Create(ctx, webhooktest.ReplicaSlice("after", "down-hog")))
 	tenant := consts.TenantNamespace("down-hog")
 	refused("a consumer's Event", EventWebhookName, down.Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "after", Namespace: tenant},
 		InvolvedObject: corev1.ObjectReference{Kind: "ResourceSlice", Namespace: tenant, Name: "after"}, Reason: "Down", Message: "down"}))
-	grown := blob("before", twins[0], "down-hog", 64<<10)
+	grown := webhooktest.Blob("before", twins[0], "down-hog", 64<<10)
 	var before corev1.ConfigMap
 	if err := down.Get(ctx, client.ObjectKeyFromObject(grown), &before); err != nil {
 		t.Fatal(err)

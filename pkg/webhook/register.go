@@ -12,6 +12,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/tenancy"
 )
 
 // Names of the webhook configurations and of the webhooks in them. Each
@@ -136,14 +137,14 @@ func daemonSetWebhook(at admissionv1.WebhookClientConfig) admissionv1.MutatingWe
 // namespace selector: a consumer's write anywhere reaches the validator,
 // which refuses it outside the consumer's own twins, so a grant made by
 // mistake elsewhere, or a twin that lost its labels, cannot skip the
-// check (and the ObjectBudget). The match condition leaves out everyone
+// check (and the budget.ObjectBudget). The match condition leaves out everyone
 // but consumer identities (named or grouped as one, so that a half
 // identity reaches the webhook and is refused there), so the provider's
 // own writes, in twins and everywhere else, never wait on us and do not
 // fail while we are down; a consumer's fail.
 func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWebhook {
 	return consumerWebhook(ReflectedWebhookName, at, []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
-		servicesResource, secretsResource, configMapsResource, pvcsResource, ingressesResource, shadowEndpointSlicesResource)
+		tenancy.ServicesResource, tenancy.SecretsResource, tenancy.ConfigMapsResource, tenancy.PVCsResource, tenancy.IngressesResource, tenancy.ShadowEndpointSlicesResource)
 }
 
 // replicaWebhook sends the API server to replicaValidator for the
@@ -155,7 +156,7 @@ func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.Validating
 // kinds is matched, so no future one bypasses the check.
 func replicaWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWebhook {
 	return consumerWebhook(ReplicaWebhookName, at, []admissionv1.OperationType{admissionv1.Create, admissionv1.Update, admissionv1.Delete},
-		namespaceMapsResource, resourceSlicesResource)
+		tenancy.NamespaceMapsResource, tenancy.ResourceSlicesResource)
 }
 
 // eventWebhook sends the API server to eventValidator for the Events
@@ -164,7 +165,7 @@ func replicaWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWe
 // sends only consumers' on, so this cluster's own Events never wait on us.
 func eventWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWebhook {
 	return consumerWebhook(EventWebhookName, at, []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
-		eventsResource, eventsV1Resource)
+		tenancy.EventsResource, tenancy.EventsV1Resource)
 }
 
 // consumerWebhook is a webhook judging the writes ops of consumer

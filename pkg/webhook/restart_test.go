@@ -14,6 +14,8 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
+	"github.com/liqo-go/liqo/pkg/webhook/podplacement"
 )
 
 func registered(t *testing.T) (*admissionv1.MutatingWebhookConfiguration, *admissionv1.ValidatingWebhookConfiguration) {
@@ -75,8 +77,8 @@ func TestRegistration(t *testing.T) {
 // usage from the stored ShadowPods.
 func TestRestart(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "eta", offv1beta1.SoftLimitsEnforcement, list("cpu", "1", "pods", "10"))
-	if err := cl.Create(ctx, shadowPod("before", twin("eta"), "eta", "800m", "")); err != nil {
+	webhooktest.Consumer(t, "eta", offv1beta1.SoftLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
+	if err := cl.Create(ctx, webhooktest.ShadowPod("before", webhooktest.Twin("eta"), "eta", "800m", "")); err != nil {
 		t.Fatal(err)
 	}
 	oldM, _ := registered(t)
@@ -103,17 +105,17 @@ func TestRestart(t *testing.T) {
 		t.Errorf("the caBundles were not replaced by the new one")
 	}
 
-	err = cl.Create(ctx, shadowPod("after", twin("eta"), "eta", "300m", ""))
-	wantDenied(t, "a ShadowPod over the quota used before the restart", err, "used 800m of 1")
-	if err := cl.Create(ctx, shadowPod("small", twin("eta"), "eta", "200m", "")); err != nil {
+	err = cl.Create(ctx, webhooktest.ShadowPod("after", webhooktest.Twin("eta"), "eta", "300m", ""))
+	webhooktest.WantDenied(t, "a ShadowPod over the quota used before the restart", err, "used 800m of 1")
+	if err := cl.Create(ctx, webhooktest.ShadowPod("small", webhooktest.Twin("eta"), "eta", "200m", "")); err != nil {
 		t.Errorf("a ShadowPod fitting after the restart: %v", err)
 	}
-	offloadedNamespace(t, "restarted", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalPodOffloadingStrategy})
-	pod := plainPod("restarted")
+	webhooktest.OffloadedNamespace(t, "restarted", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalPodOffloadingStrategy})
+	pod := webhooktest.PlainPod("restarted")
 	if err := cl.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	if terms := requiredTerms(pod); !equality.Semantic.DeepEqual(terms, []corev1.NodeSelectorTerm{term(notVirtual)}) {
+	if terms := podplacement.RequiredTerms(pod); !equality.Semantic.DeepEqual(terms, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.NotVirtual)}) {
 		t.Errorf("the new server did not place the pod: %+v", terms)
 	}
 }

@@ -31,6 +31,8 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/testbed"
+	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
+	"github.com/liqo-go/liqo/pkg/webhook/podplacement"
 )
 
 // registeredShadowPodWebhook is the ShadowPod webhook's URL and caBundle
@@ -74,7 +76,7 @@ func signedByCluster(t *testing.T, cn string) tls.Certificate {
 		t.Fatal(err)
 	}
 	var certPEM []byte
-	eventually(t, "the signed certificate of "+cn, func(ctx context.Context) (bool, error) {
+	webhooktest.Eventually(t, "the signed certificate of "+cn, func(ctx context.Context) (bool, error) {
 		got, err := cs.Get(ctx, csr.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -152,9 +154,9 @@ func sendReview(t *testing.T, target string, caBundle []byte, req admissionv1.Ad
 // create that follows is admitted.
 func TestCallerAuthentication(t *testing.T) {
 	ctx := context.Background()
-	consumer(t, "caller", offv1beta1.HardLimitsEnforcement, list("cpu", "1", "pods", "10"))
+	webhooktest.Consumer(t, "caller", offv1beta1.HardLimitsEnforcement, webhooktest.List("cpu", "1", "pods", "10"))
 	target, caBundle := registeredShadowPodWebhook(t)
-	forged := review(t, "caller", shadowPod("forged", twin("caller"), "caller", "1", ""), nil, false, nil).AdmissionRequest
+	forged := webhooktest.ShadowPodReview(t, "caller", webhooktest.ShadowPod("forged", webhooktest.Twin("caller"), "caller", "1", ""), nil, false, nil).AdmissionRequest
 
 	status, body, err := sendReview(t, target, caBundle, forged, nil)
 	if err != nil || status != http.StatusUnauthorized || !strings.Contains(body, "client certificate") {
@@ -174,30 +176,30 @@ func TestCallerAuthentication(t *testing.T) {
 	// The API server's name, signed by the trusted CA, is judged (a dry
 	// run, which reserves nothing).
 	apiServer := signedByCluster(t, testbed.WebhookClientName)
-	dryRun := review(t, "caller", shadowPod("probe", twin("caller"), "caller", "1", ""), nil, true, nil).AdmissionRequest
+	dryRun := webhooktest.ShadowPodReview(t, "caller", webhooktest.ShadowPod("probe", webhooktest.Twin("caller"), "caller", "1", ""), nil, true, nil).AdmissionRequest
 	status, body, err = sendReview(t, target, caBundle, dryRun, &apiServer)
 	if err != nil || status != http.StatusOK || !strings.Contains(body, `"allowed":true`) {
 		t.Errorf("a review with the API server's name: status %d, body %q, error %v; want it judged and allowed", status, body, err)
 	}
 
-	if err := cl.Create(ctx, shadowPod("real", twin("caller"), "caller", "1", "")); err != nil {
+	if err := cl.Create(ctx, webhooktest.ShadowPod("real", webhooktest.Twin("caller"), "caller", "1", "")); err != nil {
 		t.Errorf("the consumer's real ShadowPod after the forged reviews: %v", err)
 	}
 }
 
 // waitRegistered waits until r's URL is the registered one.
-func waitRegistered(t *testing.T, r *runningManager, within time.Duration) time.Duration {
+func waitRegistered(t *testing.T, r *webhooktest.Manager, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		url, err := registeredURL(ctx)
-		return err == nil && url == r.url, nil
+		url, err := webhooktest.RegisteredURL(ctx, MutatingConfigurationName)
+		return err == nil && url == r.URL, nil
 	})
 	if err != nil {
-		url, _ := registeredURL(context.Background())
-		t.Fatalf("%s is not registered after %s: %s is", r.url, within, url)
+		url, _ := webhooktest.RegisteredURL(context.Background(), MutatingConfigurationName)
+		t.Fatalf("%s is not registered after %s: %s is", r.URL, within, url)
 	}
 	return time.Since(start)
 }
@@ -208,7 +210,7 @@ func waitRegistered(t *testing.T, r *runningManager, within time.Duration) time.
 // in offloaded namespaces are created again within a bounded time.
 func TestRegistrationFailover(t *testing.T) {
 	ctx := context.Background()
-	offloadedNamespace(t, "failover", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalPodOffloadingStrategy})
+	webhooktest.OffloadedNamespace(t, "failover", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalPodOffloadingStrategy})
 	other, err := startManager(cluster.Config, Options{Addr: "127.0.0.1:0", Serving: ServingOptions{CheckInterval: time.Second}})
 	if err != nil {
 		t.Fatal(err)
@@ -216,8 +218,8 @@ func TestRegistrationFailover(t *testing.T) {
 	defer other.Stop()
 	// Several of running's checks: the live replica keeps its registration.
 	time.Sleep(3500 * time.Millisecond)
-	if url, err := registeredURL(ctx); err != nil || url != other.url {
-		t.Fatalf("registered %s (%v) while %s answers: replicas must not take a live registration", url, err, other.url)
+	if url, err := webhooktest.RegisteredURL(ctx, MutatingConfigurationName); err != nil || url != other.URL {
+		t.Fatalf("registered %s (%v) while %s answers: replicas must not take a live registration", url, err, other.URL)
 	}
 
 	other.Stop()
@@ -228,7 +230,7 @@ func TestRegistrationFailover(t *testing.T) {
 	defer cancel()
 	var last error
 	for i := 0; created == nil && pctx.Err() == nil; i++ {
-		pod := plainPod("failover")
+		pod := webhooktest.PlainPod("failover")
 		pod.Name = fmt.Sprintf("app-%d", i)
 		if last = cl.Create(pctx, pod); last == nil {
 			created = pod
@@ -240,7 +242,7 @@ func TestRegistrationFailover(t *testing.T) {
 		t.Fatalf("no pod created in an offloaded namespace within %s of the registered replica's end: %v", bound, last)
 	}
 	t.Logf("pods created again %s after the registered replica stopped", time.Since(stopped).Round(100*time.Millisecond))
-	if terms := requiredTerms(created); !equality.Semantic.DeepEqual(terms, []corev1.NodeSelectorTerm{term(notVirtual)}) {
+	if terms := podplacement.RequiredTerms(created); !equality.Semantic.DeepEqual(terms, []corev1.NodeSelectorTerm{webhooktest.Term(webhooktest.NotVirtual)}) {
 		t.Errorf("the pod was not placed by the webhook: %+v", terms)
 	}
 	waitRegistered(t, running, 5*time.Second)
@@ -286,7 +288,7 @@ func bundleCerts(bundle []byte) int {
 // leaves the bundle, and pods are created throughout.
 func TestCertRotation(t *testing.T) {
 	ctx := context.Background()
-	offloadedNamespace(t, "rotation", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalPodOffloadingStrategy})
+	webhooktest.OffloadedNamespace(t, "rotation", offv1beta1.NamespaceOffloadingSpec{PodOffloadingStrategy: offv1beta1.LocalPodOffloadingStrategy})
 	const lifetime = 15 * time.Second
 	rotating, err := startManager(cluster.Config, Options{Addr: "127.0.0.1:0", Serving: ServingOptions{CertLifetime: lifetime, CheckInterval: time.Second}})
 	if err != nil {
@@ -313,7 +315,7 @@ func TestCertRotation(t *testing.T) {
 				t.Errorf("%s: served a certificate expired at %s", time.Now().Format(time.StampMilli), leaf.NotAfter.Format(time.StampMilli))
 			}
 		}
-		pod := plainPod("rotation")
+		pod := webhooktest.PlainPod("rotation")
 		pod.Name = fmt.Sprintf("app-%d", i)
 		if err := cl.Create(ctx, pod); err != nil {
 			t.Errorf("%s: creating a pod: %v", time.Now().Format(time.StampMilli), err)

@@ -10,13 +10,17 @@ import (
 	"strconv"
 	"time"
 
-	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/liqo-go/liqo/pkg/kit"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
+	"github.com/liqo-go/liqo/pkg/webhook/podplacement"
+	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
+	"github.com/liqo-go/liqo/pkg/webhook/quota"
+	"github.com/liqo-go/liqo/pkg/webhook/reflected"
+	"github.com/liqo-go/liqo/pkg/webhook/shadowpod"
 )
 
 // Options configure the webhook server.
@@ -29,15 +33,15 @@ type Options struct {
 	AdvertiseHost string
 	// Pods is what consumers' pods may ask of this provider; the zero
 	// value is the safe default.
-	Pods PodPolicy
+	Pods podpolicy.PodPolicy
 	// Reflected is what consumers' reflected Services, Ingresses and
 	// Secrets may ask of this provider; the zero value is the safe default.
-	Reflected ReflectedPolicy
+	Reflected reflected.ReflectedPolicy
 	// Objects bounds what each consumer keeps here of the objects it
-	// writes in bulk; DefaultObjectBudget if zero.
-	Objects ObjectBudget
+	// writes in bulk; budget.DefaultObjectBudget if zero.
+	Objects budget.ObjectBudget
 	// Report, when set, is given the consumers' usage of Objects.
-	Report *BudgetReport
+	Report *budget.Report
 	// Serving says who may call the server, how long its certificates
 	// live and how often its registration is checked.
 	Serving ServingOptions
@@ -112,30 +116,29 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 		}}})
 	srv.Register(probePath, http.HandlerFunc(answerProbe))
 
-	usage := &quotaUsageWriter{client: mgr.GetClient()}
-	ledger := &Ledger[types.NamespacedName]{OnChange: usage.changed}
-	usage.ledger = ledger
-	synced, err := feedLedger(ctx, mgr, ledger)
+	usage, ledger := quota.NewUsageWriter(mgr.GetClient())
+	synced, err := quota.FeedLedger(ctx, mgr, ledger)
 	if err != nil {
 		return fmt.Errorf("watching ShadowPods for the quota ledger: %w", err)
 	}
-	budget, err := o.budgetGuard(mgr)
+	guard, err := budget.Watch(mgr, o.Objects, o.Report)
 	if err != nil {
 		return fmt.Errorf("watching consumers' objects for their budget: %w", err)
 	}
 	decoder := admission.NewDecoder(mgr.GetScheme())
-	srv.Register(podPath, auth.guard(&admission.Webhook{Handler: &podMutator{cache: mgr.GetClient(), api: mgr.GetAPIReader(), decoder: decoder}}))
-	srv.Register(daemonSetPath, auth.guard(&admission.Webhook{Handler: &daemonSetMutator{decoder: decoder}}))
-	srv.Register(shadowPodPath, auth.guard(&admission.Webhook{Handler: &shadowPodValidator{reader: mgr.GetClient(), api: mgr.GetAPIReader(),
-		ledger: ledger, decoder: decoder, synced: synced, policy: o.Pods, budget: budget}}))
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &networkingv1.Ingress{}, ingressHostIndex, hostIndexKeys); err != nil {
+	// handle serves h at path, to the API server only.
+	handle := func(path string, h admission.Handler) {
+		srv.Register(path, auth.guard(&admission.Webhook{Handler: h}))
+	}
+	handle(podPath, podplacement.NewPodMutator(mgr.GetClient(), mgr.GetAPIReader(), decoder))
+	handle(daemonSetPath, podplacement.NewDaemonSetMutator(decoder))
+	handle(shadowPodPath, shadowpod.NewValidator(mgr.GetClient(), mgr.GetAPIReader(), decoder, ledger, synced, o.Pods, guard))
+	if err := reflected.IndexIngressHosts(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("indexing the Ingresses by host: %w", err)
 	}
-	srv.Register(reflectedPath, auth.guard(&admission.Webhook{Handler: &reflectedValidator{reader: mgr.GetClient(), decoder: decoder,
-		policy: o.Reflected, budget: budget}}))
-	srv.Register(replicaPath, auth.guard(&admission.Webhook{Handler: &replicaValidator{decoder: decoder, budget: budget}}))
-	srv.Register(eventPath, auth.guard(&admission.Webhook{Handler: &eventValidator{ledger: &Ledger[objectKey]{TTL: EventTTL},
-		budget: budget.budget}}))
+	handle(reflectedPath, reflected.NewValidator(mgr.GetClient(), decoder, o.Reflected, guard))
+	handle(replicaPath, reflected.NewReplicaValidator(decoder, guard))
+	handle(eventPath, reflected.NewEventValidator(guard.Budget()))
 	if err := mgr.Add(srv); err != nil {
 		return err
 	}
@@ -152,32 +155,10 @@ func Setup(ctx context.Context, mgr manager.Manager, o Options) error {
 	}); err != nil {
 		return err
 	}
-	if err := setupConflictReporter(mgr); err != nil {
+	if err := podplacement.SetupConflictReporter(mgr); err != nil {
 		return err
 	}
-	return setupQuotaUsage(mgr, usage)
-}
-
-// budgetGuard is the guard of the consumers' ObjectBudget, its ledger fed
-// from mgr's cluster.
-func (o Options) budgetGuard(mgr manager.Manager) (*budgetGuard, error) {
-	budget := o.Objects
-	if budget.MaxCount == 0 && budget.MaxBytes.IsZero() {
-		budget = DefaultObjectBudget()
-	}
-	ledger := &Ledger[objectKey]{}
-	if o.Report != nil {
-		ledger.OnChange = o.Report.changed
-	}
-	synced, err := feedBudget(mgr, ledger)
-	if err != nil {
-		return nil, err
-	}
-	g := &budgetGuard{ledger: ledger, budget: budget, synced: synced}
-	if o.Report != nil {
-		o.Report.guard.Store(g)
-	}
-	return g, nil
+	return usage.SetupWithManager(mgr)
 }
 
 // addKeeper adds what keeps the serving keys and the webhook

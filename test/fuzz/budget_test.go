@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/liqo-go/liqo/pkg/webhook"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
 )
 
 // FuzzObjectBudget plays a consumer writing ConfigMaps and Secrets of
@@ -33,8 +33,8 @@ func FuzzObjectBudget(f *testing.F) {
 	f.Add([]byte{1, 2, 128, 9, 2, 128, 1, 3, 255, 5, 3, 0}, "")
 	f.Fuzz(func(t *testing.T, ops []byte, label string) {
 		const maxBytes, maxCount = 64 << 10, 3
-		budget := webhook.ObjectBudget{MaxBytes: resource.QuantityValue{Quantity: *resource.NewQuantity(maxBytes, resource.BinarySI)}, MaxCount: maxCount}
-		guard := webhook.NewBudgetGuard(budget)
+		limit := budget.ObjectBudget{MaxBytes: resource.QuantityValue{Quantity: *resource.NewQuantity(maxBytes, resource.BinarySI)}, MaxCount: maxCount}
+		guard := budget.New(limit)
 		ctx := context.Background()
 		stored := map[string]*corev1.ConfigMap{}
 		for len(ops) >= 3 {
@@ -51,7 +51,7 @@ func FuzzObjectBudget(f *testing.F) {
 			obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "app-peer", Labels: map[string]string{label: name}},
 				Data: map[string]string{"blob": strings.Repeat("x", size)}}
 			answer := func(dryRun bool) string {
-				why, err := guard.Admit(ctx, review(t, obj, old, dryRun), "peer", obj, oldObject(old))
+				why, err := guard.Admit(ctx, review(t, obj, old, dryRun), "peer", configMaps, obj, oldObject(old))
 				if err != nil {
 					t.Fatalf("admitting %s of %d bytes: %v", name, size, err)
 				}

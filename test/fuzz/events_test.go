@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/webhook"
+	"github.com/liqo-go/liqo/pkg/webhook/reflected"
 )
 
 // FuzzEventReferences: whatever Event (JSON of either API, the peer's) a
@@ -24,7 +24,7 @@ func FuzzEventReferences(f *testing.F) {
 		f.Add("rome", s)
 	}
 	f.Fuzz(func(t *testing.T, id, event string) {
-		bad, err := webhook.VetEventReferences(id, []byte(event))
+		bad, err := reflected.VetEventReferences(id, []byte(event))
 		var refs struct {
 			InvolvedObject, Regarding, Related *corev1.ObjectReference
 		}

@@ -12,7 +12,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
-	"github.com/liqo-go/liqo/pkg/webhook"
+	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 )
 
 // providerClasses are a provider's classes: the system ones, one of its
@@ -43,7 +43,7 @@ func FuzzPodPolicy(f *testing.F) {
 		`{"resourceClaims":[{"name":"g","resourceClaimTemplateName":"t"}],"containers":[{"name":"a","image":"b","resources":{"claims":[{"name":"g"}]}}]}`) {
 		f.Add([]byte(s), `{"prometheus.io/scrape":"true","sidecar.istio.io/inject":"true","k8s.v1.cni.cncf.io/networks":"x"}`)
 	}
-	policy := &webhook.PodPolicy{RuntimeClasses: []string{"nvidia"}, VirtualStorageClass: "liqo"}
+	policy := &podpolicy.PodPolicy{RuntimeClasses: []string{"nvidia"}, VirtualStorageClass: "liqo"}
 	f.Fuzz(func(t *testing.T, data []byte, annotationsJSON string) {
 		spec, ok := podSpec(t, data)
 		if !ok {
@@ -91,7 +91,7 @@ func FuzzPodPolicy(f *testing.F) {
 			}
 		}
 		for _, tol := range spec.Tolerations {
-			if slices.Contains(webhook.DefaultDedicatedTaints, tol.Key) && !asks(&spec, corev1.ResourceName(tol.Key)) {
+			if slices.Contains(podpolicy.DefaultDedicatedTaints, tol.Key) && !asks(&spec, corev1.ResourceName(tol.Key)) {
 				t.Fatalf("admitted a toleration of dedicated taint %s without a request of it", tol.Key)
 			}
 		}

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/liqo-go/liqo/pkg/controllermanager/slices"
-	"github.com/liqo-go/liqo/pkg/webhook"
+	"github.com/liqo-go/liqo/pkg/webhook/quota"
 )
 
 // FuzzUsageOf: whatever the pod spec (its quantities included, which a
@@ -28,7 +28,7 @@ func FuzzUsageOf(f *testing.F) {
 			return
 		}
 		before := spec.DeepCopy()
-		u := webhook.UsageOf(&spec)
+		u := quota.UsageOf(&spec)
 		if p := u.Requests[corev1.ResourcePods]; p.Value() != 1 {
 			t.Fatalf("pods counted %s", p.String())
 		}

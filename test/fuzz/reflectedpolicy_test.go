@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/webhook"
+	"github.com/liqo-go/liqo/pkg/webhook/reflected"
 )
 
 // reflectedResources are the kinds a consumer reflects, as the webhook
@@ -58,7 +58,7 @@ func FuzzReflectedMetadata(f *testing.F) {
 	f.Add(uint8(5), `{"kubernetes.io/service-name":"web","endpointslice.kubernetes.io/managed-by":"endpointslice-controller.k8s.io"}`, `{}`)
 	f.Add(uint8(1), `{"app.kubernetes.io/managed-by":"liqo","controller.cert-manager.io/fao":"true"}`, `{"cert-manager.io/issuer-name":"x","cert-manager.io/allow-direct-injection":"true"}`)
 	f.Add(uint8(2), `{"liqo.io/replication":"true","service.kubernetes.io/service-proxy-name":"x"}`, `{"external-dns.alpha.kubernetes.io/hostname":"a.example"}`)
-	policy := &webhook.ReflectedPolicy{}
+	policy := &reflected.ReflectedPolicy{}
 	f.Fuzz(func(t *testing.T, kind uint8, labelsJSON, annotationsJSON string) {
 		var labels, annotations map[string]string
 		if json.Unmarshal([]byte(labelsJSON), &labels) != nil || json.Unmarshal([]byte(annotationsJSON), &annotations) != nil {

@@ -18,7 +18,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/auth"
-	"github.com/liqo-go/liqo/pkg/webhook"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
 	"github.com/liqo-go/liqo/test/harness"
 )
 
@@ -132,7 +132,7 @@ func TestObjectBudgetEndToEnd(t *testing.T) {
 	// All reflected, in less room than before: the Tenant counts them and
 	// its condition agrees with its numbers.
 	tenantBudget(ctx, t, "the budget's usage of all the ConfigMaps left", func(s authv1beta1.ObjectBudgetUsage, c *metav1.Condition) bool {
-		_, want := auth.BudgetStatus(webhook.BudgetUsage{Bytes: s.UsedBytes.Value(), Objects: s.UsedObjects,
+		_, want := auth.BudgetStatus(budget.Usage{Bytes: s.UsedBytes.Value(), Objects: s.UsedObjects,
 			MaxBytes: s.MaxBytes.Value(), MaxObjects: s.MaxObjects})
 		return s.UsedBytes.Value() >= int64((count-8)*size) && s.UsedBytes.Cmp(full.UsedBytes) < 0 && c != nil && c.Reason == want.Reason
 	})

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/liqo-go/liqo/pkg/webhook"
+	"github.com/liqo-go/liqo/pkg/webhook/podpolicy"
 )
 
 // policyFlags renders the chart with offloading.<key> set to values and
@@ -51,22 +51,22 @@ func policyFlags[P any, PP interface {
 	return p
 }
 
-func podPolicyFlags(t *testing.T, podPolicy map[string]any) webhook.PodPolicy {
+func podPolicyFlags(t *testing.T, podPolicy map[string]any) podpolicy.PodPolicy {
 	t.Helper()
-	return policyFlags[webhook.PodPolicy](t, "podPolicy", podPolicy)
+	return policyFlags[podpolicy.PodPolicy](t, "podPolicy", podPolicy)
 }
 
 // TestPodPolicyValues: the chart's defaults are the manager's, and each
 // value reaches its flag.
 func TestPodPolicyValues(t *testing.T) {
 	p := podPolicyFlags(t, nil)
-	if !slices.Equal(p.MetadataOnlyAnnotations, webhook.DefaultMetadataOnlyAnnotations) {
-		t.Errorf("the chart's metadataOnlyAnnotations %v differ from the manager's %v", p.MetadataOnlyAnnotations, webhook.DefaultMetadataOnlyAnnotations)
+	if !slices.Equal(p.MetadataOnlyAnnotations, podpolicy.DefaultMetadataOnlyAnnotations) {
+		t.Errorf("the chart's metadataOnlyAnnotations %v differ from the manager's %v", p.MetadataOnlyAnnotations, podpolicy.DefaultMetadataOnlyAnnotations)
 	}
-	if !slices.Equal(p.DedicatedTaints, webhook.DefaultDedicatedTaints) || p.AllowResourceClaims || p.KeepImagePullPolicy {
-		t.Errorf("the chart's dedicatedTaintKeys %v differ from the manager's %v, or it allows resource claims", p.DedicatedTaints, webhook.DefaultDedicatedTaints)
+	if !slices.Equal(p.DedicatedTaints, podpolicy.DefaultDedicatedTaints) || p.AllowResourceClaims || p.KeepImagePullPolicy {
+		t.Errorf("the chart's dedicatedTaintKeys %v differ from the manager's %v, or it allows resource claims", p.DedicatedTaints, podpolicy.DefaultDedicatedTaints)
 	}
-	if p.MaxPriority == nil || *p.MaxPriority != webhook.HighestUserPriority || len(p.RuntimeClasses) != 0 || len(p.PriorityClasses) != 0 ||
+	if p.MaxPriority == nil || *p.MaxPriority != podpolicy.HighestUserPriority || len(p.RuntimeClasses) != 0 || len(p.PriorityClasses) != 0 ||
 		len(p.Annotations) != 0 || len(p.Labels) != 0 || len(p.VolumeTypes) != 0 || len(p.ReservedTaints) != 0 || p.Level.OrDefault() != "baseline" {
 		t.Errorf("the chart's defaults: %+v", p)
 	}

@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/liqo-go/liqo/pkg/webhook"
+	"github.com/liqo-go/liqo/pkg/webhook/reflected"
 )
 
-func reflectedPolicyFlags(t *testing.T, reflectedPolicy map[string]any) webhook.ReflectedPolicy {
+func reflectedPolicyFlags(t *testing.T, reflectedPolicy map[string]any) reflected.ReflectedPolicy {
 	t.Helper()
-	return policyFlags[webhook.ReflectedPolicy](t, "reflectedPolicy", reflectedPolicy)
+	return policyFlags[reflected.ReflectedPolicy](t, "reflectedPolicy", reflectedPolicy)
 }
 
 // TestReflectedPolicyValues: the chart's defaults are the manager's (the

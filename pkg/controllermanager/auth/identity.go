@@ -8,8 +8,6 @@ import (
 
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -20,6 +18,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/identity"
+	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
@@ -47,10 +46,11 @@ func (r *IdentityReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if !id.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	before := id.DeepCopy()
 	user := consts.ConsumerUser(r.ClusterID)
 	kubeconfig, err := BuildKubeconfig(&id.Spec.AuthParams, r.Keys.Client, user)
 	if err != nil {
-		return ctrl.Result{}, r.setReady(ctx, &id, metav1.ConditionFalse, "InvalidAuthParams", err.Error())
+		return ctrl.Result{}, r.setReady(ctx, &id, before, false, "InvalidAuthParams", err.Error())
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: consts.KubeconfigSecretName(id.Name), Namespace: id.Namespace}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, secret, func() error {
@@ -69,9 +69,9 @@ func (r *IdentityReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if who, err := whoAmI(ctx, remote); err != nil {
 		// The provider may be briefly unreachable; check again soon.
 		return ctrl.Result{RequeueAfter: 10 * time.Second},
-			r.setReady(ctx, &id, metav1.ConditionFalse, "ProviderRejected", fmt.Sprintf("the provider did not accept the credentials: %v", err))
+			r.setReady(ctx, &id, before, false, "ProviderRejected", fmt.Sprintf("the provider did not accept the credentials: %v", err))
 	} else if who != user {
-		return ctrl.Result{}, r.setReady(ctx, &id, metav1.ConditionFalse, "WrongUser",
+		return ctrl.Result{}, r.setReady(ctx, &id, before, false, "WrongUser",
 			fmt.Sprintf("the provider knows these credentials as %q, expected %q", who, user))
 	}
 	next, err := r.pickUp(ctx, &id, remote)
@@ -82,7 +82,7 @@ func (r *IdentityReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if p := id.Spec.AuthParams.ProxyURL; p != nil && *p != "" {
 		msg += " through proxy " + *p
 	}
-	return ctrl.Result{RequeueAfter: next}, r.setReady(ctx, &id, metav1.ConditionTrue, "Authenticated", msg)
+	return ctrl.Result{RequeueAfter: next}, r.setReady(ctx, &id, before, true, "Authenticated", msg)
 }
 
 // pickUp takes, once the certificate is due for renewal, the renewed one
@@ -139,21 +139,18 @@ func whoAmI(ctx context.Context, remote *remotecluster.Cluster) (string, error) 
 	return rev.Status.UserInfo.Username, nil
 }
 
-func (r *IdentityReconciler) setReady(ctx context.Context, id *authv1beta1.Identity, status metav1.ConditionStatus, reason, msg string) error {
-	before := id.Status.DeepCopy()
-	meta.SetStatusCondition(&id.Status.Conditions, metav1.Condition{Type: authv1beta1.ReadyCondition, Status: status, Reason: reason,
-		Message: msg, ObservedGeneration: id.Generation})
-	if equality.Semantic.DeepEqual(before, &id.Status) {
-		return nil
-	}
-	if r.Recorder != nil {
+// setReady sets the Ready condition, with an Event when it changes, and
+// writes the status changed since before (the Identity as read).
+func (r *IdentityReconciler) setReady(ctx context.Context, id, before *authv1beta1.Identity, ok bool, reason, msg string) error {
+	changed := kit.SetCondition(&id.Status.Conditions, id.Generation, kit.Condition{Type: authv1beta1.ReadyCondition, OK: ok, Reason: reason, Message: msg})
+	if changed && r.Recorder != nil {
 		eventType := corev1.EventTypeNormal
-		if status != metav1.ConditionTrue {
+		if !ok {
 			eventType = corev1.EventTypeWarning
 		}
 		r.Recorder.Event(id, eventType, reason, msg)
 	}
-	return r.Client.Status().Update(ctx, id)
+	return kit.PatchStatus(ctx, r.Client, id, before)
 }
 
 // SetupWithManager registers the controller.

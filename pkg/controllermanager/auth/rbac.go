@@ -17,7 +17,7 @@ package auth
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=tenants/status,verbs=update
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=tenants/finalizers,verbs=update
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=identities,verbs=get;list;watch;update
-// +kubebuilder:rbac:groups=authentication.liqo.io,resources=identities/status,verbs=update
+// +kubebuilder:rbac:groups=authentication.liqo.io,resources=identities/status,verbs=patch
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=identities/finalizers,verbs=update
 
 // The consumer's client certificate comes from the cluster's certificates

@@ -19,14 +19,14 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/kit"
-	"github.com/liqo-go/liqo/pkg/webhook"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
 )
 
 // BudgetSource tells each consumer's ObjectBudget usage, as the webhooks
-// that enforce the budget count it (webhook.BudgetReport).
+// that enforce the budget count it (budget.Report).
 type BudgetSource interface {
 	// Usage is consumer's usage, false while it is not known.
-	Usage(consumer string) (webhook.BudgetUsage, bool)
+	Usage(consumer string) (budget.Usage, bool)
 	// Notify has fn called, without blocking, with every consumer whose
 	// usage changes.
 	Notify(fn func(consumer string))
@@ -50,7 +50,7 @@ const budgetNearPercent = 90
 // BudgetStatus is the Tenant's view of usage u: the amounts, and the
 // ObjectBudgetPressure condition, True from budgetNearPercent of either
 // amount (exhausted when either is reached).
-func BudgetStatus(u webhook.BudgetUsage) (authv1beta1.ObjectBudgetUsage, kit.Condition) {
+func BudgetStatus(u budget.Usage) (authv1beta1.ObjectBudgetUsage, kit.Condition) {
 	s := authv1beta1.ObjectBudgetUsage{
 		UsedBytes: *resource.NewQuantity(u.Bytes, resource.BinarySI), MaxBytes: *resource.NewQuantity(u.MaxBytes, resource.BinarySI),
 		UsedObjects: u.Objects, MaxObjects: u.MaxObjects,

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/liqo-go/liqo/pkg/webhook"
+	"github.com/liqo-go/liqo/pkg/webhook/budget"
 )
 
 // TestBudgetStatus: the amounts as the Tenant shows them, and the
@@ -14,18 +14,18 @@ func TestBudgetStatus(t *testing.T) {
 	const mi = 1 << 20
 	for _, tc := range []struct {
 		name    string
-		u       webhook.BudgetUsage
+		u       budget.Usage
 		ok      bool
 		reason  string
 		message string
 	}{
-		{"empty", webhook.BudgetUsage{MaxBytes: 128 * mi, MaxObjects: 10000}, false, ReasonWithinBudget, "0 of 10000 objects, 0 of 128Mi"},
-		{"half", webhook.BudgetUsage{Bytes: 64 * mi, Objects: 5000, MaxBytes: 128 * mi, MaxObjects: 10000}, false, ReasonWithinBudget, "5000 of 10000 objects"},
-		{"bytes near", webhook.BudgetUsage{Bytes: 116 * mi, Objects: 10, MaxBytes: 128 * mi, MaxObjects: 10000}, true, ReasonObjectBudgetNear, "116Mi of 128Mi"},
-		{"objects near", webhook.BudgetUsage{Bytes: 1, Objects: 9000, MaxBytes: 128 * mi, MaxObjects: 10000}, true, ReasonObjectBudgetNear, "9000 of 10000"},
-		{"just under near", webhook.BudgetUsage{Bytes: 1, Objects: 8999, MaxBytes: 128 * mi, MaxObjects: 10000}, false, ReasonWithinBudget, "8999 of 10000"},
-		{"objects reached", webhook.BudgetUsage{Bytes: 1, Objects: 10000, MaxBytes: 128 * mi, MaxObjects: 10000}, true, ReasonObjectBudgetReached, "--max-tenant-objects"},
-		{"bytes over (budget lowered)", webhook.BudgetUsage{Bytes: 200 * mi, Objects: 3, MaxBytes: 128 * mi, MaxObjects: 10000}, true, ReasonObjectBudgetReached, "200Mi of 128Mi"},
+		{"empty", budget.Usage{MaxBytes: 128 * mi, MaxObjects: 10000}, false, ReasonWithinBudget, "0 of 10000 objects, 0 of 128Mi"},
+		{"half", budget.Usage{Bytes: 64 * mi, Objects: 5000, MaxBytes: 128 * mi, MaxObjects: 10000}, false, ReasonWithinBudget, "5000 of 10000 objects"},
+		{"bytes near", budget.Usage{Bytes: 116 * mi, Objects: 10, MaxBytes: 128 * mi, MaxObjects: 10000}, true, ReasonObjectBudgetNear, "116Mi of 128Mi"},
+		{"objects near", budget.Usage{Bytes: 1, Objects: 9000, MaxBytes: 128 * mi, MaxObjects: 10000}, true, ReasonObjectBudgetNear, "9000 of 10000"},
+		{"just under near", budget.Usage{Bytes: 1, Objects: 8999, MaxBytes: 128 * mi, MaxObjects: 10000}, false, ReasonWithinBudget, "8999 of 10000"},
+		{"objects reached", budget.Usage{Bytes: 1, Objects: 10000, MaxBytes: 128 * mi, MaxObjects: 10000}, true, ReasonObjectBudgetReached, "--max-tenant-objects"},
+		{"bytes over (budget lowered)", budget.Usage{Bytes: 200 * mi, Objects: 3, MaxBytes: 128 * mi, MaxObjects: 10000}, true, ReasonObjectBudgetReached, "200Mi of 128Mi"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, c := BudgetStatus(tc.u)

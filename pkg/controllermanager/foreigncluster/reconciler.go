@@ -4,7 +4,6 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,6 +19,7 @@ import (
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/peering"
 )
 
@@ -55,13 +55,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else if err != nil {
 		return ctrl.Result{}, err
 	}
-	st := Status(p)
-	st.Conditions = fc.Status.Conditions
-	if equality.Semantic.DeepEqual(fc.Status, st) {
-		return ctrl.Result{}, nil
-	}
-	fc.Status = st
-	return ctrl.Result{}, r.Client.Status().Update(ctx, fc)
+	before := fc.DeepCopy()
+	fc.Status = Status(p)
+	// The conditions are the out-of-band controller's.
+	fc.Status.Conditions = before.Status.Conditions
+	return ctrl.Result{}, kit.PatchStatus(ctx, r.Client, fc, before)
 }
 
 // gather reads the peering's objects; nil means there is no peering.

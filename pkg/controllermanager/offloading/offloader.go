@@ -18,6 +18,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // Finalizer holds a NamespaceOffloading until its providers removed the
@@ -290,8 +291,7 @@ func (r *NamespaceOffloadingReconciler) updateStatus(ctx context.Context, nsof *
 	}
 	status.OffloadingPhase = Phase(false, status.RemoteNamespacesConditions)
 	status.ObservedGeneration = nsof.Generation
-	status.Conditions = setReady(status.Conditions,
-		readyCondition(status.OffloadingPhase, status.RemoteNamespacesConditions, nil, nsof.Generation), now)
+	kit.SetCondition(&status.Conditions, nsof.Generation, readyCondition(status.OffloadingPhase, status.RemoteNamespacesConditions, nil))
 	return r.writeStatus(ctx, nsof, status)
 }
 
@@ -300,20 +300,17 @@ func (r *NamespaceOffloadingReconciler) updateStatus(ctx context.Context, nsof *
 func (r *NamespaceOffloadingReconciler) updateTerminatingStatus(ctx context.Context, nsof *offv1beta1.NamespaceOffloading, pending []string) error {
 	status := nsof.Status.DeepCopy()
 	status.OffloadingPhase = offv1beta1.TerminatingOffloadingPhase
-	status.Conditions = setReady(status.Conditions,
-		readyCondition(status.OffloadingPhase, status.RemoteNamespacesConditions, pending, nsof.Generation), metav1.Now())
+	kit.SetCondition(&status.Conditions, nsof.Generation, readyCondition(status.OffloadingPhase, status.RemoteNamespacesConditions, pending))
 	return r.writeStatus(ctx, nsof, status)
 }
 
 func (r *NamespaceOffloadingReconciler) writeStatus(ctx context.Context, nsof *offv1beta1.NamespaceOffloading, status *offv1beta1.NamespaceOffloadingStatus) error {
-	if equality.Semantic.DeepEqual(status, &nsof.Status) {
-		return nil
-	}
 	if status.OffloadingPhase != nsof.Status.OffloadingPhase {
 		r.phaseEvent(nsof, status)
 	}
+	before := nsof.DeepCopy()
 	nsof.Status = *status
-	return r.Client.Status().Update(ctx, nsof)
+	return kit.PatchStatus(ctx, r.Client, nsof, before)
 }
 
 // phaseEvent tells users about a new phase, with the Ready condition's

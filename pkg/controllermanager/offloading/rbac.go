@@ -7,9 +7,9 @@ package offloading
 // entries into and replicates, the virtual nodes that stand for the
 // providers, and the scheduling label on the offloaded namespaces.
 // +kubebuilder:rbac:groups=offloading.liqo.io,resources=namespaceoffloadings,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=offloading.liqo.io,resources=namespaceoffloadings/status,verbs=update
+// +kubebuilder:rbac:groups=offloading.liqo.io,resources=namespaceoffloadings/status,verbs=patch
 // +kubebuilder:rbac:groups=offloading.liqo.io,resources=namespacemaps,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=offloading.liqo.io,resources=namespacemaps/status,verbs=update
+// +kubebuilder:rbac:groups=offloading.liqo.io,resources=namespacemaps/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;patch
 

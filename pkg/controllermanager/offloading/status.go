@@ -5,10 +5,10 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // Reasons of the per-cluster conditions besides the failures of naming.go.
@@ -112,8 +112,8 @@ func withTransitionTimes(conds, old offv1beta1.RemoteNamespaceConditions, now me
 
 // readyCondition summarises the phase for kubectl wait and for users;
 // pending lists the clusters an unoffload still waits for.
-func readyCondition(phase offv1beta1.OffloadingPhase, conds map[string]offv1beta1.RemoteNamespaceConditions, pending []string, generation int64) metav1.Condition {
-	c := metav1.Condition{Type: ReadyCondition, Status: metav1.ConditionFalse, Reason: string(phase), ObservedGeneration: generation}
+func readyCondition(phase offv1beta1.OffloadingPhase, conds map[string]offv1beta1.RemoteNamespaceConditions, pending []string) kit.Condition {
+	c := kit.Condition{Type: ReadyCondition, Reason: string(phase)}
 	var ready, waiting, failed, selectorErrs []string
 	for _, cluster := range sortedKeys(conds) {
 		for _, rc := range conds[cluster] {
@@ -132,7 +132,7 @@ func readyCondition(phase offv1beta1.OffloadingPhase, conds map[string]offv1beta
 	}
 	switch phase {
 	case offv1beta1.ReadyOffloadingPhase:
-		c.Status, c.Message = metav1.ConditionTrue, "Namespace offloaded to "+strings.Join(ready, ", ")
+		c.OK, c.Message = true, "Namespace offloaded to "+strings.Join(ready, ", ")
 	case offv1beta1.TerminatingOffloadingPhase:
 		c.Message = "Unoffloading: waiting for the twin namespaces to be removed from " + strings.Join(pending, ", ")
 		if len(pending) == 0 {
@@ -148,18 +148,9 @@ func readyCondition(phase offv1beta1.OffloadingPhase, conds map[string]offv1beta
 			c.Message = "No peered cluster matches the cluster selector; check the labels of the virtual nodes"
 		}
 	case offv1beta1.InProgressOffloadingPhase:
-		c.Status, c.Message = metav1.ConditionUnknown, "Waiting for the twin namespaces on "+strings.Join(waiting, ", ")
+		c.Unknown, c.Message = true, "Waiting for the twin namespaces on "+strings.Join(waiting, ", ")
 	default:
 		c.Message = strings.Join(failed, "; ")
 	}
 	return c
-}
-
-// setReady replaces the Ready condition, keeping its transition time if
-// its status did not change.
-func setReady(conds []metav1.Condition, c metav1.Condition, now metav1.Time) []metav1.Condition {
-	out := append([]metav1.Condition(nil), conds...)
-	c.LastTransitionTime = now
-	meta.SetStatusCondition(&out, c)
-	return out
 }

@@ -7,9 +7,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 func TestClusterConditions(t *testing.T) {
@@ -115,8 +117,10 @@ func TestReadyCondition(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := readyCondition(c.phase, c.conds, c.pending, 3)
-			if got.Status != c.status || got.Reason != string(c.phase) || got.ObservedGeneration != 3 || !strings.Contains(got.Message, c.message) {
+			var conds []metav1.Condition
+			kit.SetCondition(&conds, 3, readyCondition(c.phase, c.conds, c.pending))
+			got := meta.FindStatusCondition(conds, ReadyCondition)
+			if got == nil || got.Status != c.status || got.Reason != string(c.phase) || got.ObservedGeneration != 3 || !strings.Contains(got.Message, c.message) {
 				t.Fatalf("got %+v, want status %s reason %s and a message with %q", got, c.status, c.phase, c.message)
 			}
 		})

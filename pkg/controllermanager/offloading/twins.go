@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,6 +26,7 @@ import (
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/podsecurity"
 )
 
@@ -88,7 +88,8 @@ func (r *TwinReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	before := m.Status.DeepCopy()
+	orig := m.DeepCopy()
+	before := &orig.Status
 	current := map[string]offv1beta1.RemoteNamespaceStatus{}
 	count := &twinCount{r: r, consumer: consumer}
 	// One entry's failure does not hold the others back.
@@ -115,10 +116,8 @@ func (r *TwinReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		errs = append(errs, err)
 	}
 	m.Status.CurrentMapping = current
-	if !equality.Semantic.DeepEqual(before, &m.Status) {
-		if err := r.Client.Status().Update(ctx, &m); err != nil {
-			errs = append(errs, err)
-		}
+	if err := kit.PatchStatus(ctx, r.Client, &m, orig); err != nil {
+		errs = append(errs, err)
 	}
 	return ctrl.Result{}, errors.Join(errs...)
 }

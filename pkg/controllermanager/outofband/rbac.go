@@ -11,6 +11,6 @@ package outofband
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=identities;resourceslices,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=core.liqo.io,resources=foreignclusters,verbs=get;list;watch;create;update
-// +kubebuilder:rbac:groups=core.liqo.io,resources=foreignclusters/status,verbs=update
+// +kubebuilder:rbac:groups=core.liqo.io,resources=foreignclusters/status,verbs=patch
 // +kubebuilder:rbac:groups=networking.liqo.io,resources=configurations;gatewayclients;publickeies,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=ipam.liqo.io,resources=networks,verbs=get;list;watch

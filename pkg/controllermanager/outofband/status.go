@@ -24,32 +24,18 @@ type state struct {
 	message string
 }
 
-// setCondition sets the out-of-band condition in conds to st, moving its
-// transition time only when the status changes; it reports whether conds
-// changed. Pure.
-func setCondition(conds []corev1beta1.Condition, st state, now time.Time) ([]corev1beta1.Condition, bool) {
-	msg := st.message
-	if len(msg) > kit.MaxConditionMessage {
-		msg = msg[:kit.MaxConditionMessage-3] + "..."
-	}
-	c := corev1beta1.Condition{Type: peering.OutOfBandCondition, Status: st.status, Reason: st.reason, Message: msg,
-		LastTransitionTime: metav1.NewTime(now.Truncate(time.Second))}
-	for i := range conds {
-		if conds[i].Type != c.Type {
-			continue
-		}
-		old := conds[i]
-		if old.Status == c.Status {
-			c.LastTransitionTime = old.LastTransitionTime
-		}
-		if old == c {
-			return conds, false
-		}
-		out := append([]corev1beta1.Condition(nil), conds...)
-		out[i] = c
-		return out, true
-	}
-	return append(append([]corev1beta1.Condition(nil), conds...), c), true
+// foreignClusterCondition opens a ForeignCluster condition for
+// kit.SetConditionOf.
+func foreignClusterCondition(c *corev1beta1.Condition) kit.ConditionFields[corev1beta1.ConditionType, corev1beta1.ConditionStatusType] {
+	return kit.ConditionFields[corev1beta1.ConditionType, corev1beta1.ConditionStatusType]{
+		Type: &c.Type, Status: &c.Status, Reason: &c.Reason, Message: &c.Message, LastTransitionTime: &c.LastTransitionTime}
+}
+
+// setState sets the out-of-band condition in conds to st at now (to the
+// second, as the API server keeps it); it reports whether conds changed.
+func setState(conds *[]corev1beta1.Condition, st state, now time.Time) bool {
+	return kit.SetConditionOf(conds, foreignClusterCondition, peering.OutOfBandCondition, st.status, st.reason, st.message,
+		metav1.NewTime(now.Truncate(time.Second)))
 }
 
 // eventType is the Event type of a report.
@@ -83,10 +69,9 @@ func (r *Reconciler) report(ctx context.Context, provider, id string, st state) 
 		if err != nil {
 			return err
 		}
-		conds, ch := setCondition(fc.Status.Conditions, st, r.now())
-		if ch {
-			fc.Status.Conditions = conds
-			if err := r.Client.Status().Update(ctx, fc); err != nil {
+		before := fc.DeepCopy()
+		if setState(&fc.Status.Conditions, st, r.now()) {
+			if err := kit.PatchStatus(ctx, r.Client, fc, before); err != nil {
 				return err
 			}
 			changed = true

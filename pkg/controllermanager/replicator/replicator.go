@@ -22,6 +22,7 @@ import (
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
@@ -112,8 +113,9 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 			return ctrl.Result{}, err
 		}
 	}
+	before := local.DeepCopyObject().(client.Object)
 	if r.Kind.SyncStatus(replica, local) {
-		if err := r.Client.Status().Update(ctx, local); err != nil {
+		if err := kit.PatchStatus(ctx, r.Client, local, before); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -119,7 +119,7 @@ type PodOptions struct {
 	NodeSelector map[string]string
 	// MetadataOnly (nil: none) picks the annotation and label keys the
 	// ShadowPod may carry but the Pod must not: the consumer's mesh and
-	// cloud identity settings (webhook.PodPolicy.MetadataOnly), which the
+	// cloud identity settings (podpolicy.PodPolicy.MetadataOnly), which the
 	// provider's sidecar injectors and identity agents would otherwise act
 	// upon, as the provider's. Labels are dropped too because some of those
 	// systems read labels as well (sidecar.istio.io/inject).

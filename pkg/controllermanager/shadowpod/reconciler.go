@@ -228,7 +228,7 @@ func podWithoutSpec(obj any) (any, error) {
 // from the API server when it makes one again. At
 // 10,000 offloaded pods the specs were most of the provider manager's
 // heap. The admission webhook's ledger reads the ShadowPods' resources from
-// the same cache, so its manager passes webhook.QuotaFields. Managed fields
+// the same cache, so its manager passes quota.QuotaFields. Managed fields
 // are dropped too (this replaces the cache's default transform).
 func ShadowPodCache(keep func(*corev1.PodSpec) corev1.PodSpec) cache.ByObject {
 	return cache.ByObject{Transform: func(obj any) (any, error) {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // Reasons of the Resources condition and Events of a cordoned slice.
@@ -48,7 +50,8 @@ func (r *ProviderReconciler) showCordon(s *authv1beta1.ResourceSlice, cordoned, 
 		if withheld {
 			msg += "; the changed request waits"
 		}
-		setCondition(s, authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceAccepted, ReasonSliceCordoned, msg)
+		kit.SetConditionOf(&s.Status.Conditions, sliceCondition,
+			authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceAccepted, ReasonSliceCordoned, msg, metav1.Now())
 		if !was {
 			r.Recorder.Event(s, corev1.EventTypeWarning, ReasonSliceCordoned, msg)
 		}
@@ -56,7 +59,8 @@ func (r *ProviderReconciler) showCordon(s *authv1beta1.ResourceSlice, cordoned, 
 	}
 	if was {
 		msg := "uncordoned on the provider: new ShadowPods may use the grant again"
-		setCondition(s, authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceAccepted, ReasonSliceUncordoned, msg)
+		kit.SetConditionOf(&s.Status.Conditions, sliceCondition,
+			authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceAccepted, ReasonSliceUncordoned, msg, metav1.Now())
 		r.Recorder.Event(s, corev1.EventTypeNormal, ReasonSliceUncordoned, msg)
 	}
 }

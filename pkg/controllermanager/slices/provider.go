@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +22,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // ProviderReconciler decides, on the provider, the ResourceSlices consumers
@@ -62,16 +62,19 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 
 	tenant, err := r.authenticate(ctx, &s, consumer)
 	if err != nil {
-		setCondition(&s, authv1beta1.ResourceSliceAuthentication, authv1beta1.ResourceSliceDenied, "AuthenticationFailed", err.Error())
-		setCondition(&s, authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceDenied, "AuthenticationFailed", "not authenticated")
+		kit.SetConditionOf(&s.Status.Conditions, sliceCondition,
+			authv1beta1.ResourceSliceAuthentication, authv1beta1.ResourceSliceDenied, "AuthenticationFailed", err.Error(), metav1.Now())
+		kit.SetConditionOf(&s.Status.Conditions, sliceCondition,
+			authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceDenied, "AuthenticationFailed", "not authenticated", metav1.Now())
 		s.Status.Resources = nil
 		if err := r.deleteQuota(ctx, &s); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, r.writeStatus(ctx, before, &s)
+		return ctrl.Result{}, kit.PatchStatus(ctx, r.Client, &s, before)
 	}
-	setCondition(&s, authv1beta1.ResourceSliceAuthentication, authv1beta1.ResourceSliceAccepted, "TenantAuthenticated",
-		fmt.Sprintf("consumer %s is an authenticated tenant", consumer))
+	kit.SetConditionOf(&s.Status.Conditions, sliceCondition,
+		authv1beta1.ResourceSliceAuthentication, authv1beta1.ResourceSliceAccepted, "TenantAuthenticated",
+		fmt.Sprintf("consumer %s is an authenticated tenant", consumer), metav1.Now())
 
 	// The request as decided, defaults included: a decision made before
 	// unnamed resources got their defaults is made again.
@@ -111,7 +114,7 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	} else if err := r.deleteQuota(ctx, &s); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.writeStatus(ctx, before, &s); err != nil || !decide {
+	if err := kit.PatchStatus(ctx, r.Client, &s, before); err != nil || !decide {
 		return ctrl.Result{}, err
 	}
 	// Mark the request decided only once the decision is stored: whoever sees
@@ -167,12 +170,14 @@ func (r *ProviderReconciler) decide(ctx context.Context, s *authv1beta1.Resource
 		if Validate(requested) != nil {
 			reason = "InvalidRequest"
 		}
-		setCondition(s, authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceDenied, reason, msg)
+		kit.SetConditionOf(&s.Status.Conditions, sliceCondition,
+			authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceDenied, reason, msg, metav1.Now())
 		s.Status.Resources = nil
 		r.Recorder.Event(s, corev1.EventTypeWarning, "ResourcesDenied", msg)
 		return nil
 	}
-	setCondition(s, authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceAccepted, "ResourcesGranted", msg)
+	kit.SetConditionOf(&s.Status.Conditions, sliceCondition,
+		authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceAccepted, "ResourcesGranted", msg, metav1.Now())
 	s.Status.Resources = grant
 	r.Recorder.Event(s, corev1.EventTypeNormal, "ResourcesAccepted", msg)
 	return nil
@@ -204,29 +209,10 @@ func (r *ProviderReconciler) deleteQuota(ctx context.Context, s *authv1beta1.Res
 	return client.IgnoreNotFound(r.Client.Delete(ctx, q))
 }
 
-func (r *ProviderReconciler) writeStatus(ctx context.Context, before, s *authv1beta1.ResourceSlice) error {
-	if equality.Semantic.DeepEqual(before.Status, s.Status) {
-		return nil
-	}
-	return r.Client.Status().Update(ctx, s)
-}
-
-// setCondition sets a slice condition, moving its transition time only on a
-// change of status.
-func setCondition(s *authv1beta1.ResourceSlice, t authv1beta1.ResourceSliceConditionType, st authv1beta1.ResourceSliceConditionStatus, reason, msg string) {
-	for i := range s.Status.Conditions {
-		c := &s.Status.Conditions[i]
-		if c.Type != t {
-			continue
-		}
-		if c.Status != st {
-			c.LastTransitionTime = metav1.Now()
-		}
-		c.Status, c.Reason, c.Message = st, reason, msg
-		return
-	}
-	s.Status.Conditions = append(s.Status.Conditions, authv1beta1.ResourceSliceCondition{
-		Type: t, Status: st, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()})
+// sliceCondition opens a slice condition for kit.SetConditionOf.
+func sliceCondition(c *authv1beta1.ResourceSliceCondition) kit.ConditionFields[authv1beta1.ResourceSliceConditionType, authv1beta1.ResourceSliceConditionStatus] {
+	return kit.ConditionFields[authv1beta1.ResourceSliceConditionType, authv1beta1.ResourceSliceConditionStatus]{
+		Type: &c.Type, Status: &c.Status, Reason: &c.Reason, Message: &c.Message, LastTransitionTime: &c.LastTransitionTime}
 }
 
 // SetupWithManager registers the controller; Tenant changes requeue the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -17,6 +18,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/kit"
 )
 
 // Reasons of the Events and conditions the tenant state gives.
@@ -38,7 +40,8 @@ func (r *ProviderReconciler) withhold(s *authv1beta1.ResourceSlice, t *authv1bet
 	if accepted(s) {
 		msg += "; the slice keeps its current grant"
 	} else {
-		setCondition(s, authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceDenied, ReasonTenantNotActive, msg)
+		kit.SetConditionOf(&s.Status.Conditions, sliceCondition,
+			authv1beta1.ResourceSliceResources, authv1beta1.ResourceSliceDenied, ReasonTenantNotActive, msg, metav1.Now())
 		s.Status.Resources = nil
 	}
 	r.Recorder.Event(s, corev1.EventTypeWarning, ReasonTenantNotActive, msg)
