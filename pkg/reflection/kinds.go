@@ -84,7 +84,7 @@ func (r *reflector) resources() (map[string]resource, error) {
 				NewLocal:  func() *discoveryv1.EndpointSlice { return &discoveryv1.EndpointSlice{} },
 				NewRemote: func() *offv1beta1.ShadowEndpointSlice { return &offv1beta1.ShadowEndpointSlice{} },
 				Forge: func(l *discoveryv1.EndpointSlice, ns string) (*offv1beta1.ShadowEndpointSlice, bool) {
-					s := forge.ShadowEndpointSlice(l, ns, id, r.cfg.NodeName, r.cfg.Addresses)
+					s := forge.ShadowEndpointSlice(l, ns, id, r.cfg.NodeName)
 					return s, s != nil
 				},
 				Content: forge.ShadowEndpointSliceContent}, p)

@@ -117,7 +117,11 @@ func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bo
 			return false, err
 		}
 	}
-	return false, r.writeStatus(ctx, local, forge.PodStatus(&local.Status, &rp.Status, r.cfg.HostIP, r.cfg.Addresses, base))
+	addrs, err := r.addresses(ctx)
+	if err != nil {
+		return false, err
+	}
+	return false, r.writeStatus(ctx, local, forge.PodStatus(&local.Status, &rp.Status, r.cfg.HostIP, addrs, base))
 }
 
 // recordRestartBase writes base into the local pod's
@@ -176,8 +180,12 @@ func (r *reflector) create(ctx context.Context, local *corev1.Pod, t *twin) (boo
 	case err != nil:
 		return false, err
 	}
-	sp := forge.ShadowPod(local, r.cfg.LocalClusterID, t.remote, r.cfg.Addresses.APIServer())
-	err := r.remote.Create(ctx, sp)
+	addrs, err := r.addresses(ctx)
+	if err != nil {
+		return false, err
+	}
+	sp := forge.ShadowPod(local, r.cfg.LocalClusterID, t.remote, addrs.HomeAPIServer)
+	err = r.remote.Create(ctx, sp)
 	switch {
 	case err == nil, apierrors.IsAlreadyExists(err):
 		return false, nil

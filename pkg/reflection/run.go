@@ -74,15 +74,32 @@ type Config struct {
 	Recorder record.EventRecorder
 	// Kinds are the reflected kinds besides pods (DefaultKinds when nil).
 	Kinds map[string]KindOptions
-	// Addresses translate pod addresses across the boundary, both ways:
-	// reflected EndpointSlices and offloaded pods' status (the network
-	// fabric's remapping of overlapping pod CIDRs; nothing when zero).
-	Addresses forge.Addresses
+	// Fabric tells what the forge needs of the network fabric with the
+	// provider (the remapping of the provider's pod addresses, the home
+	// API server of offloaded pods); nil is no fabric.
+	Fabric Fabric
 
 	// beforeReconcile, when set, runs before each reconciliation of a key
 	// of kind (Pods for the pods), inside the workers' recovery: the tests'
 	// way to make one object's reflection fail or panic.
 	beforeReconcile func(kind string, key types.NamespacedName)
+}
+
+// Fabric reads the state of the network fabric with the provider, at
+// each use: the fabric may be connected, remapped or reset while the
+// reflection runs. Addresses may be called from many goroutines; an error
+// fails the reconciliation that asked, which is retried.
+type Fabric interface {
+	Addresses(ctx context.Context) (forge.Addresses, error)
+}
+
+// addresses is the fabric's current state (the zero Addresses without
+// one).
+func (r *reflector) addresses(ctx context.Context) (forge.Addresses, error) {
+	if r.cfg.Fabric == nil {
+		return forge.Addresses{}, nil
+	}
+	return r.cfg.Fabric.Addresses(ctx)
 }
 
 // Pods is the kind name of the pods in the reflection's logs and metrics.

@@ -207,7 +207,7 @@ func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg vir
 		err := reflection.Run(ctx, reflection.Config{NodeName: cfg.Name, LocalClusterID: r.ClusterID,
 			ProviderID: cfg.RemoteClusterID, LiqoNamespace: r.Namespace, Local: r.Clientset, Maps: r.cache, Remote: remote, LocalCluster: r.LocalCluster,
 			Scheme: r.scheme, Recorder: r.PodRecorder, HostIP: cfg.Address, Kinds: r.Reflected,
-			Addresses: addresses(r.cache, cfg.RemoteClusterID, r.Namespace)})
+			Fabric: fabric{reader: r.cache, provider: cfg.RemoteClusterID, namespace: r.Namespace}})
 		if err != nil && ctx.Err() == nil {
 			ctrl.Log.WithName("virtualnode").Error(err, "pod reflection stopped", "virtualnode", key)
 		}

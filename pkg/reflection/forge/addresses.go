@@ -1,44 +1,39 @@
 package forge
 
-import "net/netip"
+import (
+	"net/netip"
 
-// Addresses is the one place pod addresses cross the cluster boundary. The
-// network fabric remaps a peer's pod CIDR when it overlaps the local one, so
-// the same pod has one address in its own cluster and another in its peer:
-// ToRemote maps a local pod's address to the one the provider reaches it at
-// (reflected EndpointSlices), ToLocal maps a provider pod's address to the
-// one the consumer reaches it at (the status of offloaded pods). A nil
-// function translates nothing, as when peering without the network fabric.
+	"github.com/liqo-go/liqo/pkg/ipam"
+)
+
+// Addresses is what the forge needs to know of the network fabric with the
+// provider, read by the caller when it forges (the fabric may be
+// connected, remapped or reset while a virtual node runs): data, so that
+// the forge stays pure and the caller reads it with its own context and
+// handles the errors.
+//
+// The fabric remaps a provider's pod CIDR when it overlaps the local one,
+// so the same pod has one address in its own cluster and another here:
+// Peer maps a provider pod's address to the one the consumer reaches it
+// at (the status of offloaded pods). The zero Mapping translates nothing,
+// as when peering without the fabric. Local pod addresses go to the
+// provider as they are: the provider maps them with its own mapping of
+// this cluster, and checks them there.
 //
 // HomeAPIServer is where offloaded pods reach the consumer's API server
 // through the fabric (an address in the consumer's external CIDR, which
-// the provider translates), invalid without the fabric or a nil function.
+// the provider translates); invalid without the fabric.
 type Addresses struct {
-	ToRemote      func(string) string
-	ToLocal       func(string) string
-	HomeAPIServer func() netip.Addr
+	Peer          ipam.Mapping
+	HomeAPIServer netip.Addr
 }
 
-// APIServer is where offloaded pods reach the consumer's API server.
-func (a Addresses) APIServer() netip.Addr {
-	if a.HomeAPIServer == nil {
-		return netip.Addr{}
-	}
-	return a.HomeAPIServer()
-}
-
-// Remote is the provider's address of a local pod address.
-func (a Addresses) Remote(ip string) string {
-	if a.ToRemote == nil {
-		return ip
-	}
-	return a.ToRemote(ip)
-}
-
-// Local is the consumer's address of a provider pod address.
+// Local is the consumer's address of a provider pod address: translated
+// when it is in one of the provider's remapped networks, as reported
+// otherwise.
 func (a Addresses) Local(ip string) string {
-	if a.ToLocal == nil {
-		return ip
+	if local, ok := a.Peer.Translate(ip); ok {
+		return local
 	}
-	return a.ToLocal(ip)
+	return ip
 }

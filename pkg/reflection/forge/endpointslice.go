@@ -1,6 +1,8 @@
 package forge
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,9 +25,9 @@ import (
 // listing them twice would double their share of the Service's traffic.
 // Each cluster's EndpointSlices must list every replica exactly once.
 //
-// Addresses are translated to the ones the provider reaches the same pods
-// at (addrs.Remote: the network fabric's remapping of overlapping pod
-// CIDRs), IP addresses only: an FQDN slice names hosts, not pods.
+// Addresses go as they are: the provider translates them with its own
+// mapping of this cluster's networks (the network fabric's), and checks
+// them there.
 //
 // What only means something locally is dropped: each endpoint's node name,
 // zone, target reference and topology hints (they name local nodes and
@@ -34,28 +36,19 @@ import (
 // controller sets its own on the slice it makes) and the last change
 // trigger time annotation (a local latency measure, and it would make
 // every local change a remote write).
-func ShadowEndpointSlice(local *discoveryv1.EndpointSlice, remoteNamespace, localClusterID, skipNode string,
-	addrs Addresses) *offv1beta1.ShadowEndpointSlice {
+func ShadowEndpointSlice(local *discoveryv1.EndpointSlice, remoteNamespace, localClusterID, skipNode string) *offv1beta1.ShadowEndpointSlice {
 	service := local.Labels[discoveryv1.LabelServiceName]
 	if service == "" || local.Namespace == metav1.NamespaceDefault && service == "kubernetes" {
 		return nil
 	}
-	ip := local.AddressType == discoveryv1.AddressTypeIPv4 || local.AddressType == discoveryv1.AddressTypeIPv6
 	var endpoints []discoveryv1.Endpoint
 	for i := range local.Endpoints {
 		e := &local.Endpoints[i]
 		if skipNode != "" && e.NodeName != nil && *e.NodeName == skipNode {
 			continue
 		}
-		addresses := make([]string, len(e.Addresses))
-		for j, a := range e.Addresses {
-			if ip {
-				a = addrs.Remote(a)
-			}
-			addresses[j] = a
-		}
 		endpoints = append(endpoints, discoveryv1.Endpoint{
-			Addresses:  addresses,
+			Addresses:  slices.Clone(e.Addresses),
 			Conditions: *e.Conditions.DeepCopy(),
 			Hostname:   copyPtr(e.Hostname),
 		})
