@@ -23,9 +23,9 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/shadowpod"
 	"github.com/liqo-go/liqo/pkg/controllermanager/teardown"
 	"github.com/liqo-go/liqo/pkg/kit"
-	"github.com/liqo-go/liqo/pkg/reflection"
 	"github.com/liqo-go/liqo/pkg/storage"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/reflection"
 	"github.com/liqo-go/liqo/pkg/webhook"
 )
 

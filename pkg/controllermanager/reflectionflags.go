@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/liqo-go/liqo/pkg/reflection"
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/reflection"
 )
 
 // reflectionFlagNames are the flag prefixes of the reflected kinds, in

@@ -26,9 +26,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
-	"github.com/liqo-go/liqo/pkg/reflection"
 	"github.com/liqo-go/liqo/pkg/remotecluster"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/reflection"
 )
 
 const finalizer = "liqo.io/virtual-node"

@@ -36,8 +36,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
 	"github.com/liqo-go/liqo/pkg/remotecluster"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
 )
 
 // DefaultWorkers is the number of pods reflected in parallel: a reflection

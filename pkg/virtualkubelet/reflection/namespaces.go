@@ -16,8 +16,8 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/kit"
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
 	"github.com/liqo-go/liqo/pkg/remotecluster"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
 )
 
 // twin is one twin namespace on the provider and the watches kept there.
