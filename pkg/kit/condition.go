@@ -3,6 +3,7 @@ package kit
 import (
 	"regexp"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -56,6 +57,36 @@ func SetCondition(conds *[]metav1.Condition, gen int64, c Condition) bool {
 	return meta.SetStatusCondition(conds, metav1.Condition{
 		Type: c.Type, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen,
 	})
+}
+
+// SetTypedCondition is SetCondition for the APIs, kept compatible with the
+// reference system's, whose conditions are a type of their own rather than
+// metav1.Condition (VirtualNode's, whose statuses are None, Running,
+// Creating...). want replaces the condition of its type in conds, or is
+// appended; fields reaches a condition's type, status and transition time,
+// which moves to now only when the status changes. It reports whether conds
+// changed.
+func SetTypedCondition[C any, T, S comparable](conds *[]C, want C, fields func(*C) (typ T, status S, since *metav1.Time)) bool {
+	typ, status, since := fields(&want)
+	for i := range *conds {
+		c := &(*conds)[i]
+		ct, cs, csince := fields(c)
+		if ct != typ {
+			continue
+		}
+		*since = *csince
+		if cs != status {
+			*since = metav1.Now()
+		}
+		if equality.Semantic.DeepEqual(*c, want) {
+			return false
+		}
+		*c = want
+		return true
+	}
+	*since = metav1.Now()
+	*conds = append(*conds, want)
+	return true
 }
 
 // IsTrue tells whether conds holds condition typ with status True.

@@ -3,6 +3,7 @@ package kit
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,5 +35,40 @@ func TestSetCondition(t *testing.T) {
 	}
 	if ValidReason("bad reason!") || !ValidReason("PodReady") {
 		t.Fatal("ValidReason disagrees with the API server's pattern")
+	}
+}
+
+// typed is a condition of its own type, as VirtualNode's.
+type typed struct {
+	Type, Status, Reason string
+	Since                metav1.Time
+}
+
+func typedFields(c *typed) (string, string, *metav1.Time) { return c.Type, c.Status, &c.Since }
+
+func TestSetTypedCondition(t *testing.T) {
+	var conds []typed
+	if !SetTypedCondition(&conds, typed{Type: "Node", Status: "Creating", Reason: "Waiting"}, typedFields) {
+		t.Fatal("a new condition must report a change")
+	}
+	first := conds[0].Since
+	if first.IsZero() {
+		t.Fatal("a new condition has no transition time")
+	}
+	if SetTypedCondition(&conds, typed{Type: "Node", Status: "Creating", Reason: "Waiting"}, typedFields) {
+		t.Fatal("the same condition must not report a change")
+	}
+	if !SetTypedCondition(&conds, typed{Type: "Node", Status: "Creating", Reason: "Probing"}, typedFields) {
+		t.Fatal("a new reason must report a change")
+	}
+	if conds[0].Since != first || conds[0].Reason != "Probing" {
+		t.Fatalf("a new reason with the same status moved the transition time or kept the reason: %+v", conds[0])
+	}
+	SetTypedCondition(&conds, typed{Type: "VirtualKubelet", Status: "Running"}, typedFields)
+	first.Time = first.Add(-time.Hour)
+	conds[0].Since = first
+	SetTypedCondition(&conds, typed{Type: "Node", Status: "Running", Reason: "Ready"}, typedFields)
+	if len(conds) != 2 || conds[0].Status != "Running" || !conds[0].Since.After(first.Time) || conds[1].Type != "VirtualKubelet" {
+		t.Fatalf("a status change must replace the condition of its type and move its transition time: %+v", conds)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
+	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/remotecluster"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/reflection"
@@ -201,27 +201,19 @@ func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg vir
 		case <-ctx.Done():
 		}
 	}()
-	reflected := make(chan struct{})
-	go func() {
-		defer close(reflected)
-		err := reflection.Run(ctx, reflection.Config{NodeName: cfg.Name, LocalClusterID: r.ClusterID,
-			ProviderID: cfg.RemoteClusterID, LiqoNamespace: r.Namespace, Local: r.Clientset, Maps: r.cache, Remote: remote, LocalCluster: r.LocalCluster,
-			Scheme: r.scheme, Recorder: r.PodRecorder, HostIP: cfg.Address, Kinds: r.Reflected,
-			Fabric: fabric{reader: r.cache, provider: cfg.RemoteClusterID, namespace: r.Namespace}})
-		if err != nil && ctx.Err() == nil {
-			ctrl.Log.WithName("virtualnode").Error(err, "pod reflection stopped", "virtualnode", key)
-		}
-	}()
 	go func() {
 		defer close(rn.done)
-		defer func() { <-reflected }()
-		err := virtualkubelet.RunNode(ctx, r.Clientset, remote, cfg, func(ready bool, reason string) {
-			r.mu.Lock()
-			rn.ready, rn.reason, rn.known = ready, reason, true
-			r.mu.Unlock()
-			r.enqueue(ctx, key)
-		})
-		if err != nil && ctx.Err() == nil {
+		err := virtualkubelet.Run(ctx, virtualkubelet.Config{Node: cfg, Local: r.Clientset, Remote: remote,
+			Reflection: reflection.Config{LocalClusterID: r.ClusterID, LiqoNamespace: r.Namespace, Local: r.Clientset, Maps: r.cache,
+				LocalCluster: r.LocalCluster, Scheme: r.scheme, Recorder: r.PodRecorder, Kinds: r.Reflected,
+				Fabric: fabric{reader: r.cache, provider: cfg.RemoteClusterID, namespace: r.Namespace}},
+			Ready: func(ready bool, reason string) {
+				r.mu.Lock()
+				rn.ready, rn.reason, rn.known = ready, reason, true
+				r.mu.Unlock()
+				r.enqueue(ctx, key)
+			}})
+		if err != nil {
 			ctrl.Log.WithName("virtualnode").Error(err, "virtual node stopped", "virtualnode", key)
 		}
 	}()
@@ -249,14 +241,17 @@ func (r *Reconciler) stopRunner(key types.NamespacedName) {
 
 func (r *Reconciler) setStatus(ctx context.Context, vn *offv1beta1.VirtualNode, node offv1beta1.VirtualNodeConditionStatus,
 	reason, msg string, known bool, ready string) error {
-	before := vn.Status.DeepCopy()
 	vk := offv1beta1.RunningVirtualNodeStatus
 	if node == offv1beta1.NoneVirtualNodeStatus && !known {
 		vk = offv1beta1.NoneVirtualNodeStatus
 	}
-	setCondition(vn, offv1beta1.VirtualKubeletCondition, vk, reason, msg)
-	setCondition(vn, offv1beta1.NodeCondition, node, reason, msg)
-	if equality.Semantic.DeepEqual(before, &vn.Status) {
+	changed := kit.SetTypedCondition(&vn.Status.Conditions, offv1beta1.VirtualNodeCondition{
+		Type: offv1beta1.VirtualKubeletCondition, Status: vk, Reason: reason, Message: msg}, conditionFields)
+	if kit.SetTypedCondition(&vn.Status.Conditions, offv1beta1.VirtualNodeCondition{
+		Type: offv1beta1.NodeCondition, Status: node, Reason: reason, Message: msg}, conditionFields) {
+		changed = true
+	}
+	if !changed {
 		return nil
 	}
 	if known {
@@ -269,20 +264,10 @@ func (r *Reconciler) setStatus(ctx context.Context, vn *offv1beta1.VirtualNode, 
 	return r.Client.Status().Update(ctx, vn)
 }
 
-func setCondition(vn *offv1beta1.VirtualNode, t offv1beta1.VirtualNodeConditionType, st offv1beta1.VirtualNodeConditionStatus, reason, msg string) {
-	for i := range vn.Status.Conditions {
-		c := &vn.Status.Conditions[i]
-		if c.Type != t {
-			continue
-		}
-		if c.Status != st {
-			c.LastTransitionTime = metav1.Now()
-		}
-		c.Status, c.Reason, c.Message = st, reason, msg
-		return
-	}
-	vn.Status.Conditions = append(vn.Status.Conditions, offv1beta1.VirtualNodeCondition{
-		Type: t, Status: st, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()})
+// conditionFields reaches the fields of a VirtualNode condition for
+// kit.SetTypedCondition.
+func conditionFields(c *offv1beta1.VirtualNodeCondition) (offv1beta1.VirtualNodeConditionType, offv1beta1.VirtualNodeConditionStatus, *metav1.Time) {
+	return c.Type, c.Status, &c.LastTransitionTime
 }
 
 // Start records the manager's context, which the node goroutines live in,
