@@ -64,6 +64,9 @@ type Reconciler struct {
 	// LocalCluster holds the local namespace caches the reflections share
 	// (made from the manager's client when nil).
 	LocalCluster *remotecluster.Cluster
+	// providers holds the per-provider part of the reflections, which the
+	// provider's virtual nodes share.
+	providers reflection.Providers
 	// cache holds the NamespaceMaps the pod reflection follows.
 	cache  cache.Cache
 	scheme *runtime.Scheme
@@ -205,7 +208,7 @@ func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg vir
 		defer close(rn.done)
 		err := virtualkubelet.Run(ctx, virtualkubelet.Config{Node: cfg, Local: r.Clientset, Remote: remote,
 			Reflection: reflection.Config{LocalClusterID: r.ClusterID, LiqoNamespace: r.Namespace, Local: r.Clientset, Maps: r.cache,
-				LocalCluster: r.LocalCluster, Scheme: r.scheme, Recorder: r.PodRecorder, Kinds: r.Reflected,
+				LocalCluster: r.LocalCluster, Scheme: r.scheme, Recorder: r.PodRecorder, Kinds: r.Reflected, Providers: &r.providers,
 				Fabric: fabric{reader: r.cache, provider: cfg.RemoteClusterID, namespace: r.Namespace}},
 			Ready: func(ready bool, reason string) {
 				r.mu.Lock()

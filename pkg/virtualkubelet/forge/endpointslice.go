@@ -18,12 +18,15 @@ import (
 //     (its Service is not reflected either, see Service);
 //   - a slice of no Service (no kubernetes.io/service-name label): nothing
 //     on the provider would select it;
-//   - a slice left with no endpoint once those on skipNode are dropped.
+//   - a slice left with no endpoint once those on providerNodes are
+//     dropped.
 //
-// skipNode is the virtual node of the provider: the pods there are the
-// provider's own, which its EndpointSlice controller already lists, and
-// listing them twice would double their share of the Service's traffic.
-// Each cluster's EndpointSlices must list every replica exactly once.
+// providerNodes are the provider's virtual nodes (a provider may have
+// several): the pods there are the provider's own, which its EndpointSlice
+// controller already lists, and listing them twice would double their
+// share of the Service's traffic. Each cluster's EndpointSlices must list
+// every replica exactly once, and the copy is the same whichever of the
+// provider's nodes forges it.
 //
 // Addresses go as they are: the provider translates them with its own
 // mapping of this cluster's networks (the network fabric's), and checks
@@ -36,7 +39,7 @@ import (
 // controller sets its own on the slice it makes) and the last change
 // trigger time annotation (a local latency measure, and it would make
 // every local change a remote write).
-func ShadowEndpointSlice(local *discoveryv1.EndpointSlice, remoteNamespace, localClusterID, skipNode string) *offv1beta1.ShadowEndpointSlice {
+func ShadowEndpointSlice(local *discoveryv1.EndpointSlice, remoteNamespace, localClusterID string, providerNodes []string) *offv1beta1.ShadowEndpointSlice {
 	service := local.Labels[discoveryv1.LabelServiceName]
 	if service == "" || local.Namespace == metav1.NamespaceDefault && service == "kubernetes" {
 		return nil
@@ -44,7 +47,7 @@ func ShadowEndpointSlice(local *discoveryv1.EndpointSlice, remoteNamespace, loca
 	var endpoints []discoveryv1.Endpoint
 	for i := range local.Endpoints {
 		e := &local.Endpoints[i]
-		if skipNode != "" && e.NodeName != nil && *e.NodeName == skipNode {
+		if e.NodeName != nil && slices.Contains(providerNodes, *e.NodeName) {
 			continue
 		}
 		endpoints = append(endpoints, discoveryv1.Endpoint{

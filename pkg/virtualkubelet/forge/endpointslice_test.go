@@ -57,25 +57,31 @@ func TestShadowEndpointSlice(t *testing.T) {
 		}
 	}
 	cases := []struct {
-		name     string
-		edit     func(*discoveryv1.EndpointSlice)
-		skipNode string
+		name          string
+		edit          func(*discoveryv1.EndpointSlice)
+		providerNodes []string
 		// wantNil: the slice is not reflected. Otherwise the endpoints.
 		wantNil   bool
 		endpoints []discoveryv1.Endpoint
 	}{
 		{
-			name: "the provider's own replica is dropped", skipNode: "milan",
+			name: "the provider's own replica is dropped", providerNodes: []string{"milan"},
 			endpoints: []discoveryv1.Endpoint{want("10.244.0.5", "web-worker-0"), want("10.244.1.4", "web-naples")},
 		},
 		{
-			name: "no skip node keeps every endpoint",
+			// Two virtual nodes of one provider: the copy is the same
+			// whichever forges it (it once listed the replicas on the other).
+			name: "the replicas on every node of the provider are dropped", providerNodes: []string{"milan", "naples"},
+			endpoints: []discoveryv1.Endpoint{want("10.244.0.5", "web-worker-0")},
+		},
+		{
+			name: "no provider node keeps every endpoint",
 			endpoints: []discoveryv1.Endpoint{
 				want("10.244.0.5", "web-worker-0"), want("10.244.0.9", "web-milan"), want("10.244.1.4", "web-naples"),
 			},
 		},
 		{
-			name: "endpoints without a node name are kept", skipNode: "milan",
+			name: "endpoints without a node name are kept", providerNodes: []string{"milan"},
 			edit: func(s *discoveryv1.EndpointSlice) {
 				s.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5"}}}
 			},
@@ -90,7 +96,7 @@ func TestShadowEndpointSlice(t *testing.T) {
 			endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5.example.com"}}},
 		},
 		{
-			name: "only replicas on the provider: nothing to reflect", skipNode: "milan",
+			name: "only replicas on the provider: nothing to reflect", providerNodes: []string{"milan"},
 			edit:    func(s *discoveryv1.EndpointSlice) { s.Endpoints = s.Endpoints[1:2] },
 			wantNil: true,
 		},
@@ -128,7 +134,7 @@ func TestShadowEndpointSlice(t *testing.T) {
 				tc.edit(local)
 			}
 			before := local.DeepCopy()
-			got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", tc.skipNode)
+			got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", tc.providerNodes)
 			if !equality.Semantic.DeepEqual(local, before) {
 				t.Errorf("the local slice was modified:\n got %+v\nwant %+v", local, before)
 			}
@@ -157,7 +163,7 @@ func TestShadowEndpointSlice(t *testing.T) {
 func TestShadowEndpointSliceMeta(t *testing.T) {
 	local := localSlice()
 	local.Annotations["note"] = "kept"
-	got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", "milan")
+	got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", []string{"milan"})
 	checks := []struct {
 		name string
 		ok   bool
@@ -182,7 +188,7 @@ func TestShadowEndpointSliceMeta(t *testing.T) {
 	// Without other annotations, none are left: an empty map would differ
 	// from what the provider returns and cost an update per comparison.
 	delete(local.Annotations, "note")
-	if got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", ""); got.Annotations != nil {
+	if got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", nil); got.Annotations != nil {
 		t.Errorf("annotations %v, want none", got.Annotations)
 	}
 

@@ -51,7 +51,7 @@ func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bo
 		return false, r.writeStatus(ctx, local, forge.RefusedStatus(&local.Status, forge.ReasonDaemonSetPodRefused, msg))
 	}
 	t := r.twinOf(key.Namespace)
-	if t != nil && !t.synced.Load() {
+	if t != nil && !t.podsReady(r) {
 		// Enqueued again once the twin's watches are synced.
 		return false, nil
 	}
@@ -100,6 +100,13 @@ func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bo
 			return false, r.deleteLocal(ctx, local)
 		}
 		return r.create(ctx, local, t)
+	}
+	// The token Secrets stay while the pod runs: one the provider's token
+	// keeper deleted while this node was away (restarting: its pods were
+	// not counted) is written again. A refusal concerns new pods only.
+	var refused *tokenRefusal
+	if err := r.tokens.ensure(ctx, local, t.remote); err != nil && !errors.As(err, &refused) {
+		return false, err
 	}
 	if rp == nil || !metav1.IsControlledBy(rp, sp) {
 		// The provider has not created the pod yet: its creation wakes us.
