@@ -24,6 +24,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/teardown"
 	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/storage"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/reflection"
 	"github.com/liqo-go/liqo/pkg/webhook"
@@ -64,6 +65,10 @@ type Options struct {
 	// ProviderUnreachableGrace is how long a virtual node stays Ready, and
 	// its pods stay, while its provider is unreachable.
 	ProviderUnreachableGrace time.Duration
+	// RemoteUnschedulableTimeout is how long an offloaded pod may stay
+	// unschedulable on its provider before it fails here, so that its
+	// controller creates it again elsewhere (0: never).
+	RemoteUnschedulableTimeout time.Duration
 	// NonceLifetime is how long a provider offers a nonce no consumer used
 	// before it rotates it (a used one rotates at once).
 	NonceLifetime time.Duration
@@ -169,19 +174,20 @@ const DefaultProviderUnreachableGrace = 5 * time.Minute
 // DefaultOptions returns the defaults the flags start from.
 func DefaultOptions() Options {
 	return Options{
-		Namespace:                consts.DefaultNamespace,
-		SharingPercentage:        50,
-		SlicePolicy:              SliceClamp,
-		QuotaEnforcement:         offv1beta1.HardLimitsEnforcement,
-		HealthCheckInterval:      5 * time.Second,
-		ProviderUnreachableGrace: DefaultProviderUnreachableGrace,
-		NonceLifetime:            auth.DefaultNonceLifetime,
-		ConsumerCertLifetime:     auth.DefaultCertLifetime,
-		MetricsAddr:              "0",
-		HealthAddr:               "0",
-		PprofAddr:                "0",
-		WebhookAddr:              "127.0.0.1:0",
-		Webhook:                  webhook.DefaultServingOptions(),
+		Namespace:                  consts.DefaultNamespace,
+		SharingPercentage:          50,
+		SlicePolicy:                SliceClamp,
+		QuotaEnforcement:           offv1beta1.HardLimitsEnforcement,
+		HealthCheckInterval:        5 * time.Second,
+		ProviderUnreachableGrace:   DefaultProviderUnreachableGrace,
+		RemoteUnschedulableTimeout: forge.DefaultUnschedulableTimeout,
+		NonceLifetime:              auth.DefaultNonceLifetime,
+		ConsumerCertLifetime:       auth.DefaultCertLifetime,
+		MetricsAddr:                "0",
+		HealthAddr:                 "0",
+		PprofAddr:                  "0",
+		WebhookAddr:                "127.0.0.1:0",
+		Webhook:                    webhook.DefaultServingOptions(),
 		// In a pod: --kubelet-api-address=0.0.0.0:10250 and the pod IP as
 		// --kubelet-api-advertise-ip.
 		KubeletAPIAddr:        kubeletapi.DefaultListenAddress,
@@ -210,6 +216,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.HealthCheckInterval, "health-check-interval", o.HealthCheckInterval, "how often virtual nodes check their provider's API server")
 	fs.DurationVar(&o.ProviderUnreachableGrace, "provider-unreachable-grace", o.ProviderUnreachableGrace,
 		"how long a virtual node stays Ready (taking no new pod) while its provider is unreachable, so that a short partition does not evict and recreate its pods; they are evicted after the grace and their not-ready toleration (300s by default); 0 turns the node NotReady at once")
+	fs.DurationVar(&o.RemoteUnschedulableTimeout, "remote-unschedulable-timeout", o.RemoteUnschedulableTimeout,
+		"how long an offloaded pod may stay unschedulable on its provider (no node there has room for it, e.g. after a drain) before it fails here, so that its controller creates it again and the placement picks a cluster that can run it; 0 never fails it")
 	fs.DurationVar(&o.ConsumerCertLifetime, "consumer-certificate-lifetime", o.ConsumerCertLifetime,
 		"lifetime of the client certificates issued to consumers; they are renewed at two thirds of it and the consumers pick the new one up (at least 10m)")
 	fs.DurationVar(&o.NonceLifetime, "nonce-lifetime", o.NonceLifetime, "how long the nonce a consumer signs to peer is offered before it is replaced (a used one is replaced at once; the one before stays valid for ten minutes)")
@@ -272,6 +280,9 @@ func (o *Options) Validate() error {
 	}
 	if o.ProviderUnreachableGrace < 0 {
 		return fmt.Errorf("--provider-unreachable-grace must not be negative, got %s", o.ProviderUnreachableGrace)
+	}
+	if o.RemoteUnschedulableTimeout < 0 {
+		return fmt.Errorf("--remote-unschedulable-timeout must not be negative, got %s", o.RemoteUnschedulableTimeout)
 	}
 	if o.ConsumerCertLifetime < auth.MinCertLifetime {
 		return fmt.Errorf("--consumer-certificate-lifetime must be at least %s (the certificates API's minimum), got %s", auth.MinCertLifetime, o.ConsumerCertLifetime)

@@ -122,6 +122,15 @@ func (v *shadowPodValidator) Handle(ctx context.Context, req admission.Request) 
 	if why != "" {
 		return admission.Denied(why)
 	}
+	if isConsumer {
+		refusal, err := fitRefusal(ctx, v.reader, consumer, &sp.Spec.Pod)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		if refusal != nil {
+			return *refusal
+		}
+	}
 	if resp := v.admitSize(ctx, req, id, isConsumer, sp, nil); !resp.Allowed {
 		return resp
 	}

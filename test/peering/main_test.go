@@ -72,6 +72,11 @@ func TestMain(m *testing.M) {
 // unreachable here: short, so that the outage tests see it end.
 const testGrace = 10 * time.Second
 
+// testUnschedulableTimeout is how long an offloaded pod may stay
+// unschedulable on its provider here before it fails: short, so that
+// TestDrainedProviderNode sees it happen.
+const testUnschedulableTimeout = 20 * time.Second
+
 // testTeardownTimeout is how long a consumer's objects may hold a drain or
 // an unpeering here before the provider forces them out: short, so that
 // TestTeardownPastConsumerFinalizers sees it happen.
@@ -99,6 +104,7 @@ func startManager(ctx context.Context, cl *testbed.Cluster, labels map[string]st
 	o.ReflectedPolicy.ServiceTypes = serviceTypes
 	o.HealthCheckInterval = time.Second
 	o.ProviderUnreachableGrace = testGrace
+	o.RemoteUnschedulableTimeout = testUnschedulableTimeout
 	o.Teardown.Timeout = testTeardownTimeout
 	o.TenantObjects.MaxBytes.Quantity = testTenantBytes
 	o.IPAM.PodCIDR = netip.MustParsePrefix("10.244.0.0/16") // every testbed cluster's

@@ -58,6 +58,9 @@ type Reconciler struct {
 	// Reflected are the kinds reflected besides pods (reflection's
 	// defaults when nil).
 	Reflected map[string]reflection.KindOptions
+	// UnschedulableTimeout is reflection.Config's: how long a pod may stay
+	// unschedulable on the provider before it fails here.
+	UnschedulableTimeout time.Duration
 	// Remotes gives each node the Cluster of its credentials: the nodes of
 	// one provider share its clients, probe and twin namespace caches.
 	Remotes *remotecluster.Registry
@@ -209,7 +212,8 @@ func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg vir
 		err := virtualkubelet.Run(ctx, virtualkubelet.Config{Node: cfg, Local: r.Clientset, Remote: remote,
 			Reflection: reflection.Config{LocalClusterID: r.ClusterID, LiqoNamespace: r.Namespace, Local: r.Clientset, Maps: r.cache,
 				LocalCluster: r.LocalCluster, Scheme: r.scheme, Recorder: r.PodRecorder, Kinds: r.Reflected, Providers: &r.providers,
-				Fabric: fabric{reader: r.cache, provider: cfg.RemoteClusterID, namespace: r.Namespace}},
+				UnschedulableTimeout: r.UnschedulableTimeout,
+				Fabric:               fabric{reader: r.cache, provider: cfg.RemoteClusterID, namespace: r.Namespace}},
 			Ready: func(ready bool, reason string) {
 				r.mu.Lock()
 				rn.ready, rn.reason, rn.known = ready, reason, true

@@ -182,11 +182,11 @@ func (r *Reconciler) place(ctx context.Context, pod *corev1.Pod, nodes []corev1.
 			continue
 		}
 		unfit = append(unfit, n.Name)
-		chunks = append(chunks, fmt.Sprintf("%s: %s", provider, describe(only(summary.Largest(), requests))))
+		chunks = append(chunks, fmt.Sprintf("%s: %s", provider, fit.Describe(fit.Only(summary.Largest(), requests))))
 	}
 	if len(fitting) == 0 && !local {
 		msg := fmt.Sprintf("no provider has a node this pod fits on (it requests %s; each provider's largest free piece: %s)",
-			describe(requests), strings.Join(chunks, "; "))
+			fit.Describe(requests), strings.Join(chunks, "; "))
 		if len(chunks) == 0 {
 			msg = "no node, local or virtual, matches the pod's node selector, affinity and tolerations"
 		}
@@ -337,26 +337,4 @@ func schedulable(pod *corev1.Pod, n *corev1.Node, required nodeaffinity.Required
 
 func gated(pod *corev1.Pod) bool {
 	return slices.ContainsFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == consts.PlacementGate })
-}
-
-// only is l restricted to the resources requests names.
-func only(l, requests corev1.ResourceList) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for name := range requests {
-		out[name] = l[name]
-	}
-	return out
-}
-
-// describe writes a resource list as cpu=…, memory=…, in name order.
-func describe(l corev1.ResourceList) string {
-	if len(l) == 0 {
-		return "nothing"
-	}
-	parts := make([]string, 0, len(l))
-	for _, name := range slices.Sorted(maps.Keys(l)) {
-		q := l[name]
-		parts = append(parts, fmt.Sprintf("%s=%s", name, q.String()))
-	}
-	return strings.Join(parts, ", ")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -91,6 +92,13 @@ func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bo
 	if !local.DeletionTimestamp.IsZero() {
 		return false, r.terminate(ctx, local, sp, rp)
 	}
+	if forge.GivenUp(&local.Status) {
+		// Failed for good: what the provider still holds for it goes.
+		if sp != nil && sp.DeletionTimestamp.IsZero() {
+			return false, r.deleteShadow(ctx, sp)
+		}
+		return false, nil
+	}
 	if sp == nil {
 		if forge.Reflected(&local.Status) {
 			// The ShadowPod ran and is gone: deleted on the provider's side.
@@ -111,6 +119,9 @@ func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bo
 	if rp == nil || !metav1.IsControlledBy(rp, sp) {
 		// The provider has not created the pod yet: its creation wakes us.
 		return false, nil
+	}
+	if since, why, ok := forge.RemoteUnschedulable(rp, forge.BoundSince(local)); ok {
+		return false, r.unschedulable(ctx, local, sp, since, why)
 	}
 	if !forge.Reported(&rp.Status) && local.Status.Reason == "" {
 		// Created and scheduled remotely, nothing more yet: the local pod
@@ -196,11 +207,59 @@ func (r *reflector) create(ctx context.Context, local *corev1.Pod, t *twin) (boo
 	switch {
 	case err == nil, apierrors.IsAlreadyExists(err):
 		return false, nil
+	case apierrors.HasStatusCause(err, forge.ReasonRemoteUnschedulable):
+		// The provider's admission found no node with room for it: as if
+		// its scheduler had said so, the pod fails here past the time
+		// limit, and is retried until then.
+		return true, r.unschedulable(ctx, local, nil, forge.BoundSince(local),
+			forge.RemoteText(causeMessage(err, forge.ReasonRemoteUnschedulable)))
 	case apierrors.IsForbidden(err), apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
 		return true, r.refuse(ctx, local, fmt.Sprintf("cluster %s refused the pod: %v", r.cfg.ProviderID, err))
 	default:
 		return false, err
 	}
+}
+
+// unschedulable handles a local pod its provider cannot run since since,
+// for the reason why: Pending, saying so, until the time limit; then
+// Failed, and its ShadowPod (if any) deleted.
+func (r *reflector) unschedulable(ctx context.Context, local *corev1.Pod, sp *metav1.PartialObjectMetadata, since time.Time, why string) error {
+	limit := r.cfg.UnschedulableTimeout
+	if left := limit - time.Since(since); limit < 0 || left > 0 {
+		msg := forge.UnschedulableMessage(r.cfg.ProviderID, why, limit)
+		if limit > 0 {
+			// Nothing else wakes the pod when its time is up.
+			r.queue.AddAfter(client.ObjectKeyFromObject(local), left)
+		}
+		if local.Status.Reason != forge.ReasonRemoteUnschedulable {
+			r.cfg.Recorder.Event(local, corev1.EventTypeWarning, forge.ReasonRemoteUnschedulable, msg)
+		}
+		return r.writeStatus(ctx, local, forge.RefusedStatus(&local.Status, forge.ReasonRemoteUnschedulable, msg))
+	}
+	msg := fmt.Sprintf("cluster %s could not run the pod for %s (%s): failed, so that its controller creates it again elsewhere",
+		r.cfg.ProviderID, limit, why)
+	if err := r.writeStatus(ctx, local, forge.FailedStatus(&local.Status, forge.ReasonRemoteUnschedulable, msg)); err != nil {
+		return err
+	}
+	r.cfg.Recorder.Event(local, corev1.EventTypeWarning, forge.ReasonRemoteUnschedulable, msg)
+	if sp != nil {
+		return r.deleteShadow(ctx, sp)
+	}
+	return nil
+}
+
+// causeMessage is the message of err's first status cause of type t (the
+// whole error's message if it has none).
+func causeMessage(err error, t metav1.CauseType) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Details != nil {
+		for _, c := range status.Status().Details.Causes {
+			if c.Type == t && c.Message != "" {
+				return c.Message
+			}
+		}
+	}
+	return err.Error()
 }
 
 // refuse keeps a pod Pending with the reason it cannot be offloaded now,

@@ -88,6 +88,11 @@ type Config struct {
 	// provider (the remapping of the provider's pod addresses, the home
 	// API server of offloaded pods); nil is no fabric.
 	Fabric Fabric
+	// UnschedulableTimeout is how long a pod may stay unschedulable on the
+	// provider before it fails locally, so that its controller creates it
+	// again and the placement tries another cluster
+	// (forge.DefaultUnschedulableTimeout when zero; never when negative).
+	UnschedulableTimeout time.Duration
 
 	// beforeReconcile, when set, runs before each reconciliation of a key
 	// of kind (Pods for the pods), inside the workers' recovery: the tests'
@@ -125,6 +130,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	if cfg.Kinds == nil {
 		cfg.Kinds = DefaultKinds()
+	}
+	if cfg.UnschedulableTimeout == 0 {
+		cfg.UnschedulableTimeout = forge.DefaultUnschedulableTimeout
 	}
 	if err := ValidateKinds(cfg.Kinds); err != nil {
 		return err
