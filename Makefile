@@ -83,7 +83,7 @@ docs:
 # peers and gateways from its package under pkg/rbac (PEERING_RBAC, as
 # name=package).
 RBAC_DIR      := deploy/charts/liqo/files/rbac
-MANAGER_RBAC  := ./pkg/controllermanager/...;./pkg/mcs/...;./pkg/placement/...;./pkg/identity/...;./pkg/reflection/...;./pkg/virtualkubelet/...;./pkg/webhook/...;./pkg/storage/...
+MANAGER_RBAC  := ./pkg/controllermanager/...;./pkg/mcs/...;./pkg/placement/...;./pkg/identity/...;./pkg/virtualkubelet/...;./pkg/webhook/...;./pkg/storage/...
 PEERING_RBAC  := liqo-remote-controlplane=remotecontrolplane liqo-remote-offloading=remoteoffloading liqo-gateway=gateway liqo-gateway-nodes=gatewaynodes
 
 ## generate: deepcopy, CRD manifests and ClusterRoles (controller-gen, pinned); the chart's webhook configurations and the values reference (docs/helm-values.md).

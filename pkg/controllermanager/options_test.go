@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/liqo-go/liqo/pkg/reflection"
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/reflection"
 	"github.com/liqo-go/liqo/pkg/webhook"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/liqo-go/liqo/pkg/reflection"
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/reflection"
 )
 
 // reflectionFlagNames are the flag prefixes of the reflected kinds, in
@@ -28,7 +28,7 @@ var reflectionFlagNames = []struct{ kind, flag string }{
 func (o *Options) addReflectionFlags(fs *pflag.FlagSet) {
 	for _, k := range reflectionFlagNames {
 		fs.Var(&reflectionWorkers{o.Reflection, k.kind}, k.flag+"-reflection-workers",
-			fmt.Sprintf("%s reflected in parallel per virtual node (0 disables their reflection)", k.kind))
+			fmt.Sprintf("%s reflected in parallel per provider (0 disables their reflection)", k.kind))
 		if k.kind == reflection.Events || k.kind == reflection.PersistentVolumeClaims {
 			// Events and volume status flow back from the provider: no
 			// local object to annotate.

@@ -1,6 +1,12 @@
 // Package virtualkubelet runs the virtual node that stands, in the consumer
 // cluster, for one peered provider cluster.
 //
+// Run runs one virtual node whole: its Node (RunNode) and the reflection
+// of its pods (subpackage reflection, whose provider's part the nodes of
+// one provider share; the pure local→remote transformations are in
+// subpackage forge). The caller (the VirtualNode reconciler) decides when
+// a node runs and reports its status.
+//
 // RunNode registers the Node (or adopts the one a previous run left), keeps
 // its status and its Lease in kube-node-lease fresh through virtual-kubelet's
 // node controller, and probes the provider's API server (/readyz) every

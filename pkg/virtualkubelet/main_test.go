@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
+
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
 

@@ -5,9 +5,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/liqo-go/liqo/pkg/consts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/liqo-go/liqo/pkg/consts"
 )
 
 // Reasons of the virtual node's Ready condition, also passed to RunNode's

@@ -7,11 +7,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/liqo-go/liqo/pkg/consts"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/liqo-go/liqo/pkg/consts"
 )
 
 func TestBuildNode(t *testing.T) {

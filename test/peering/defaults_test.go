@@ -15,7 +15,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager/offloading"
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
 	"github.com/liqo-go/liqo/test/harness"
 )
 

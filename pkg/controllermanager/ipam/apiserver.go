@@ -89,11 +89,12 @@ func (a *APIServerIP) ensure(ctx context.Context) error {
 // HomeAPIServer is where this cluster's API server is reached from a peer,
 // in this cluster's own external CIDR (a peer translates it into its view);
 // invalid until the IP is allocated. The port is the kubernetes Service's.
-func HomeAPIServer(ctx context.Context, r client.Reader, namespace string) netip.Addr {
+func HomeAPIServer(ctx context.Context, r client.Reader, namespace string) (netip.Addr, error) {
 	var ip ipamv1alpha1.IP
 	if err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ipamv1alpha1.APIServerIPName}, &ip); err != nil {
-		return netip.Addr{}
+		return netip.Addr{}, client.IgnoreNotFound(err)
 	}
+	// An empty or unparsable status is an IP not allocated yet.
 	addr, _ := netip.ParseAddr(string(ip.Status.IP))
-	return addr
+	return addr, nil
 }

@@ -1,8 +1,8 @@
 package vnode
 
 // The controller manager's rights for the VirtualNodes. The node and pod
-// reflection they start state theirs in pkg/virtualkubelet and
-// pkg/reflection.
+// reflection they start state theirs in pkg/virtualkubelet and its
+// reflection subpackage.
 
 // A consumer's accepted ResourceSlice owns (blocking) its VirtualNode; the
 // reconciler keeps a finalizer on it and reads its kubeconfig Secret.

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,9 +25,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
-	"github.com/liqo-go/liqo/pkg/reflection"
+	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/remotecluster"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/reflection"
 )
 
 const finalizer = "liqo.io/virtual-node"
@@ -67,6 +67,9 @@ type Reconciler struct {
 	// LocalCluster holds the local namespace caches the reflections share
 	// (made from the manager's client when nil).
 	LocalCluster *remotecluster.Cluster
+	// providers holds the per-provider part of the reflections, which the
+	// provider's virtual nodes share.
+	providers reflection.Providers
 	// cache holds the NamespaceMaps the pod reflection follows.
 	cache  cache.Cache
 	scheme *runtime.Scheme
@@ -204,27 +207,20 @@ func (r *Reconciler) ensureRunner(key types.NamespacedName, hash string, cfg vir
 		case <-ctx.Done():
 		}
 	}()
-	reflected := make(chan struct{})
-	go func() {
-		defer close(reflected)
-		err := reflection.Run(ctx, reflection.Config{NodeName: cfg.Name, LocalClusterID: r.ClusterID,
-			ProviderID: cfg.RemoteClusterID, LiqoNamespace: r.Namespace, Local: r.Clientset, Maps: r.cache, Remote: remote, LocalCluster: r.LocalCluster,
-			Scheme: r.scheme, Recorder: r.PodRecorder, HostIP: cfg.Address, Kinds: r.Reflected,
-			Addresses: addresses(r.cache, cfg.RemoteClusterID, r.Namespace), UnschedulableTimeout: r.UnschedulableTimeout})
-		if err != nil && ctx.Err() == nil {
-			ctrl.Log.WithName("virtualnode").Error(err, "pod reflection stopped", "virtualnode", key)
-		}
-	}()
 	go func() {
 		defer close(rn.done)
-		defer func() { <-reflected }()
-		err := virtualkubelet.RunNode(ctx, r.Clientset, remote, cfg, func(ready bool, reason string) {
-			r.mu.Lock()
-			rn.ready, rn.reason, rn.known = ready, reason, true
-			r.mu.Unlock()
-			r.enqueue(ctx, key)
-		})
-		if err != nil && ctx.Err() == nil {
+		err := virtualkubelet.Run(ctx, virtualkubelet.Config{Node: cfg, Local: r.Clientset, Remote: remote,
+			Reflection: reflection.Config{LocalClusterID: r.ClusterID, LiqoNamespace: r.Namespace, Local: r.Clientset, Maps: r.cache,
+				LocalCluster: r.LocalCluster, Scheme: r.scheme, Recorder: r.PodRecorder, Kinds: r.Reflected, Providers: &r.providers,
+				UnschedulableTimeout: r.UnschedulableTimeout,
+				Fabric:               fabric{reader: r.cache, provider: cfg.RemoteClusterID, namespace: r.Namespace}},
+			Ready: func(ready bool, reason string) {
+				r.mu.Lock()
+				rn.ready, rn.reason, rn.known = ready, reason, true
+				r.mu.Unlock()
+				r.enqueue(ctx, key)
+			}})
+		if err != nil {
 			ctrl.Log.WithName("virtualnode").Error(err, "virtual node stopped", "virtualnode", key)
 		}
 	}()
@@ -252,14 +248,16 @@ func (r *Reconciler) stopRunner(key types.NamespacedName) {
 
 func (r *Reconciler) setStatus(ctx context.Context, vn *offv1beta1.VirtualNode, node offv1beta1.VirtualNodeConditionStatus,
 	reason, msg string, known bool, ready string) error {
-	before := vn.Status.DeepCopy()
 	vk := offv1beta1.RunningVirtualNodeStatus
 	if node == offv1beta1.NoneVirtualNodeStatus && !known {
 		vk = offv1beta1.NoneVirtualNodeStatus
 	}
-	setCondition(vn, offv1beta1.VirtualKubeletCondition, vk, reason, msg)
-	setCondition(vn, offv1beta1.NodeCondition, node, reason, msg)
-	if equality.Semantic.DeepEqual(before, &vn.Status) {
+	now := metav1.Now()
+	changed := kit.SetConditionOf(&vn.Status.Conditions, conditionFields, offv1beta1.VirtualKubeletCondition, vk, reason, msg, now)
+	if kit.SetConditionOf(&vn.Status.Conditions, conditionFields, offv1beta1.NodeCondition, node, reason, msg, now) {
+		changed = true
+	}
+	if !changed {
 		return nil
 	}
 	if known {
@@ -272,20 +270,10 @@ func (r *Reconciler) setStatus(ctx context.Context, vn *offv1beta1.VirtualNode, 
 	return r.Client.Status().Update(ctx, vn)
 }
 
-func setCondition(vn *offv1beta1.VirtualNode, t offv1beta1.VirtualNodeConditionType, st offv1beta1.VirtualNodeConditionStatus, reason, msg string) {
-	for i := range vn.Status.Conditions {
-		c := &vn.Status.Conditions[i]
-		if c.Type != t {
-			continue
-		}
-		if c.Status != st {
-			c.LastTransitionTime = metav1.Now()
-		}
-		c.Status, c.Reason, c.Message = st, reason, msg
-		return
-	}
-	vn.Status.Conditions = append(vn.Status.Conditions, offv1beta1.VirtualNodeCondition{
-		Type: t, Status: st, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()})
+// conditionFields opens a VirtualNode condition for kit.SetConditionOf.
+func conditionFields(c *offv1beta1.VirtualNodeCondition) kit.ConditionFields[offv1beta1.VirtualNodeConditionType, offv1beta1.VirtualNodeConditionStatus] {
+	return kit.ConditionFields[offv1beta1.VirtualNodeConditionType, offv1beta1.VirtualNodeConditionStatus]{
+		Type: &c.Type, Status: &c.Status, Reason: &c.Reason, Message: &c.Message, LastTransitionTime: &c.LastTransitionTime}
 }
 
 // Start records the manager's context, which the node goroutines live in,

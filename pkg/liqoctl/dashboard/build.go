@@ -331,7 +331,7 @@ func twin(s *Snapshot, no *offv1beta1.NamespaceOffloading, cluster string, conds
 }
 
 // reasonOffloadingBackOff is the reason the virtual kubelet gives a pod a
-// provider does not run (pkg/reflection/forge's, which liqoctl does not
+// provider does not run (pkg/virtualkubelet/forge's, which liqoctl does not
 // link).
 const reasonOffloadingBackOff = "OffloadingBackOff"
 

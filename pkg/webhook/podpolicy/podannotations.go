@@ -12,7 +12,7 @@ import (
 
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/podsecurity"
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
 )
 
 // builtInAnnotations are the prefixed annotation keys (or <prefix>/*

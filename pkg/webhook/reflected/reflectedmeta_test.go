@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
 	"github.com/liqo-go/liqo/pkg/webhook/internal/webhooktest"
 )
 

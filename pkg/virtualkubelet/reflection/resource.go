@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
 )
 
 // Kind says how the local objects of one kind (L) are reflected into the
@@ -64,7 +64,7 @@ type kindReflector[L, R client.Object] struct {
 	policy forge.Policy
 }
 
-func newKindReflector[L, R client.Object](r *reflector, k Kind[L, R], policy forge.Policy) *kindReflector[L, R] {
+func newKindReflector[L, R client.Object](r *providerReflection, k Kind[L, R], policy forge.Policy) *kindReflector[L, R] {
 	if k.RemoteName == nil {
 		k.RemoteName = identity
 	}
@@ -241,7 +241,7 @@ func get(ctx context.Context, c cache.Cache, key types.NamespacedName, obj clien
 
 // names lists the names of the objects of obj's kind in a namespace of a
 // cache.
-func (r *reflector) names(ctx context.Context, c cache.Cache, obj client.Object, namespace string) ([]string, error) {
+func (r *providerReflection) names(ctx context.Context, c cache.Cache, obj client.Object, namespace string) ([]string, error) {
 	gvk, err := apiutil.GVKForObject(obj, r.cfg.Scheme)
 	if err != nil {
 		return nil, err

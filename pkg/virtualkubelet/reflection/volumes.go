@@ -36,7 +36,7 @@ type volumeReflector struct {
 // looked at again: nothing here watches the local PVC's binding.
 const notBoundRetry = 2 * time.Second
 
-func newVolumeReflector(r *reflector) *volumeReflector {
+func newVolumeReflector(r *providerReflection) *volumeReflector {
 	return &volumeReflector{kindQueue: newKindQueue(r, PersistentVolumeClaims)}
 }
 

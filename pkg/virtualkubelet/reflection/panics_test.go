@@ -49,8 +49,8 @@ func TestPanicsStayWithTheirObject(t *testing.T) {
 	testBombs.arm(Pods, badPod)
 	defer testBombs.disarm(ConfigMaps, badMap)
 	defer testBombs.disarm(Pods, badPod)
-	mapPanics := reflectionPanics.WithLabelValues(vnodeName, ConfigMaps)
-	podPanics := reflectionPanics.WithLabelValues(vnodeName, Pods)
+	mapPanics := reflectionPanics.WithLabelValues(providerID, ConfigMaps)
+	podPanics := reflectionPanics.WithLabelValues(providerID, Pods)
 	mapsBefore, podsBefore := testutil.ToFloat64(mapPanics), testutil.ToFloat64(podPanics)
 
 	for _, name := range []string{"bomb", "calm"} {

@@ -3,7 +3,6 @@ package forge
 import (
 	"net/netip"
 	"reflect"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/ipam"
 )
 
 func seedPod() *corev1.Pod {
@@ -156,12 +156,16 @@ func TestBackOffStatus(t *testing.T) {
 }
 
 // TestPodStatusAddresses: the remote pod's IPs reach the local status
-// through the same translation as reflected EndpointSlices, the other way.
+// translated by the fabric's mapping of the provider's networks; an
+// address outside them (here IPv6) is kept.
 func TestPodStatusAddresses(t *testing.T) {
 	remote := corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.0.7",
 		PodIPs: []corev1.PodIP{{IP: "10.244.0.7"}, {IP: "fd00::7"}}}
-	toLocal := func(a string) string { return strings.Replace(a, "10.244.", "10.71.", 1) }
-	got := PodStatus(&corev1.PodStatus{}, &remote, "127.0.0.1", Addresses{ToLocal: toLocal, ToRemote: func(string) string { return "wrong way" }}, nil)
+	peer, err := ipam.NewMapping([]string{"10.244.0.0/16"}, []string{"10.71.0.0/16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := PodStatus(&corev1.PodStatus{}, &remote, "127.0.0.1", Addresses{Peer: peer}, nil)
 	if got.PodIP != "10.71.0.7" || len(got.PodIPs) != 2 || got.PodIPs[0].IP != "10.71.0.7" || got.PodIPs[1].IP != "fd00::7" {
 		t.Errorf("pod IPs %q %v, want the remote ones as the consumer reaches them", got.PodIP, got.PodIPs)
 	}

@@ -116,18 +116,18 @@ func hooked(cfg *Config, kind string, reconcile func(context.Context, types.Name
 
 // kindQueue is what every reflected kind has: the queue of its keys (the
 // local namespace and the local object's name), its metrics, and the
-// reflector it serves.
+// provider's part it serves.
 type kindQueue struct {
 	name    string
-	r       *reflector
+	r       *providerReflection
 	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	metrics *kindMetrics
 }
 
-func newKindQueue(r *reflector, name string) kindQueue {
+func newKindQueue(r *providerReflection, name string) kindQueue {
 	return kindQueue{name: name, r: r,
-		queue:   newQueue[types.NamespacedName]("reflection-" + name + "-" + r.cfg.NodeName),
-		metrics: newKindMetrics(r.cfg.NodeName, name),
+		queue:   newQueue[types.NamespacedName]("reflection-" + name + "-" + r.cfg.ProviderID),
+		metrics: newKindMetrics(r.cfg.ProviderID, name),
 	}
 }
 

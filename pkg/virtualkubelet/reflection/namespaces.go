@@ -2,6 +2,7 @@ package reflection
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,8 +17,8 @@ import (
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/kit"
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
 	"github.com/liqo-go/liqo/pkg/remotecluster"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
 )
 
 // twin is one twin namespace on the provider and the watches kept there.
@@ -26,18 +27,22 @@ type twin struct {
 	// cache holds the twin namespace's objects we made; localCache the
 	// local namespace's objects of the reflected kinds.
 	cache, localCache *remotecluster.NamespaceCache
-	stop              context.CancelFunc
-	// synced says the pods' watches are synced; kindSynced, by kind name,
-	// the watches of each reflected kind: a kind the provider does not let
-	// us watch (an older provider's role) holds up only itself.
-	synced     atomic.Bool
+	// ctx is the twin's lifetime, which stop ends.
+	ctx  context.Context
+	stop context.CancelFunc
+	// podsSynced holds, by node (*reflector), whether the node's watches of
+	// the ShadowPods and pods are synced (an *atomic.Bool); kindSynced, by
+	// kind name, the watches of each reflected kind: a kind the provider
+	// does not let us watch (an older provider's role) holds up only
+	// itself.
+	podsSynced sync.Map
 	kindSynced map[string]*atomic.Bool
 }
 
 // watchMaps follows the consumer's NamespaceMap for the provider: the
 // namespaces it lists as Accepted get their remote watches, the others lose
 // them. The returned function removes the event handler.
-func (r *reflector) watchMaps(ctx context.Context) (func(), error) {
+func (r *providerReflection) watchMaps(ctx context.Context) (func(), error) {
 	inf, err := r.cfg.Maps.GetInformer(ctx, &offv1beta1.NamespaceMap{}, cache.BlockUntilSynced(false))
 	if err != nil {
 		return nil, err
@@ -96,7 +101,7 @@ func accepted(m *offv1beta1.NamespaceMap) map[string]string {
 // this cluster in a peering both ways, has rights of its own, and its
 // entries decide which namespaces' Secrets are copied to the provider
 // (issue 30). Each entry refused gets a Warning Event on the map, once.
-func (r *reflector) askedOnly(ctx context.Context, m *offv1beta1.NamespaceMap, want map[string]string) map[string]string {
+func (r *providerReflection) askedOnly(ctx context.Context, m *offv1beta1.NamespaceMap, want map[string]string) map[string]string {
 	refused := map[string]string{}
 	for local, remote := range want {
 		var why string
@@ -151,7 +156,7 @@ func askedHere(nsof *offv1beta1.NamespaceOffloading, provider string) bool {
 	return false
 }
 
-func (r *reflector) syncMaps(ctx context.Context) {
+func (r *providerReflection) syncMaps(ctx context.Context) {
 	r.syncMu.Lock()
 	defer r.syncMu.Unlock()
 	var m offv1beta1.NamespaceMap
@@ -185,10 +190,18 @@ func (r *reflector) syncMaps(ctx context.Context) {
 		r.namespaces[local] = t
 	}
 	r.mu.Unlock()
-	// Pods of namespaces no longer offloaded leave the node; pods of new ones
-	// are enqueued once the twin's watches are synced.
+	// Pods of namespaces no longer offloaded leave their node; pods of new
+	// ones are enqueued once the twin's watches are synced.
+	r.mu.RLock()
+	nodes := make([]*reflector, 0, len(r.nodes))
+	for n := range r.nodes {
+		nodes = append(nodes, n)
+	}
+	r.mu.RUnlock()
 	for _, ns := range changed {
-		r.enqueueNamespace(ns)
+		for _, n := range nodes {
+			n.enqueueNamespace(ns)
+		}
 		for _, k := range r.kinds {
 			k.forget(ns)
 		}
@@ -227,7 +240,7 @@ const twinCaches = "reflection"
 // provider, the ShadowPods, their pods and the copies of the reflected
 // kinds (only those made by this cluster); locally, the objects of the
 // reflected kinds.
-func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin, error) {
+func (r *providerReflection) startTwin(ctx context.Context, local, remote string) (*twin, error) {
 	ours := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue,
 		consts.OriginClusterIDLabel: r.cfg.LocalClusterID})
 	managed := labels.SelectorFromSet(labels.Set{consts.ManagedByLabel: consts.ManagedByValue})
@@ -251,21 +264,17 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 		stop()
 		return nil, err
 	}
-	t := &twin{local: local, remote: remote, cache: c, localCache: lc, stop: stop, kindSynced: map[string]*atomic.Bool{}}
-	// The provider's pods' changes go to the status lane (StatusWorkers).
-	handlers := map[client.Object]toolscache.ResourceEventHandlerFuncs{
-		shadowPodMetadata(): onEvery(func(o client.Object) { r.queue.Add(types.NamespacedName{Namespace: local, Name: o.GetName()}) }),
-		&corev1.Pod{}:       onEvery(func(o client.Object) { r.statusQueue.Add(types.NamespacedName{Namespace: local, Name: o.GetName()}) }),
+	t := &twin{local: local, remote: remote, cache: c, localCache: lc, ctx: tctx, stop: stop, kindSynced: map[string]*atomic.Bool{}}
+	for n := range r.nodes {
+		r.attach(n, t)
 	}
-	var syncs []toolscache.InformerSynced
-	for kind, handler := range handlers {
-		synced, err := c.Watch(tctx, kind, handler)
-		if err != nil {
-			stop()
-			return nil, err
+	// The tokens of the pods offloaded before a restart are refreshed on
+	// the Secrets' own schedule.
+	go func() {
+		if err := r.tokens.adopt(tctx, local, remote); err != nil && tctx.Err() == nil {
+			r.logger.Error(err, "planning the token refreshes", "namespace", local)
 		}
-		syncs = append(syncs, synced)
-	}
+	}()
 	kindSyncs := map[string][]toolscache.InformerSynced{}
 	for name, k := range r.kinds {
 		s, err := k.watch(tctx, t)
@@ -276,17 +285,6 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 		kindSyncs[name] = s
 		t.kindSynced[name] = &atomic.Bool{}
 	}
-	go func() {
-		if toolscache.WaitForCacheSync(tctx.Done(), syncs...) {
-			t.synced.Store(true)
-			// The tokens of the pods offloaded before a restart are
-			// refreshed on the Secrets' own schedule.
-			if err := r.tokens.adopt(tctx, local, remote); err != nil && tctx.Err() == nil {
-				r.logger.Error(err, "planning the token refreshes", "namespace", local)
-			}
-			r.enqueueNamespace(local)
-		}
-	}()
 	for name, k := range r.kinds {
 		go func() {
 			if toolscache.WaitForCacheSync(tctx.Done(), kindSyncs[name]...) {
@@ -298,6 +296,47 @@ func (r *reflector) startTwin(ctx context.Context, local, remote string) (*twin,
 	return t, nil
 }
 
+// attach watches, for node n, the ShadowPods and the provider's pods of a
+// twin, until the twin or the node goes; the node's pods of the namespace
+// are enqueued once the watches are synced. r.mu is held.
+func (r *providerReflection) attach(n *reflector, t *twin) {
+	ctx, stop := context.WithCancel(t.ctx)
+	// Ends with the node too; the hook on the node goes with the twin.
+	unhook := context.AfterFunc(n.ctx, stop)
+	context.AfterFunc(ctx, func() { unhook() })
+	synced := &atomic.Bool{}
+	t.podsSynced.Store(n, synced)
+	// The provider's pods' changes go to the status lane (StatusWorkers).
+	handlers := map[client.Object]toolscache.ResourceEventHandlerFuncs{
+		shadowPodMetadata(): onEvery(func(o client.Object) { n.queue.Add(types.NamespacedName{Namespace: t.local, Name: o.GetName()}) }),
+		&corev1.Pod{}:       onEvery(func(o client.Object) { n.statusQueue.Add(types.NamespacedName{Namespace: t.local, Name: o.GetName()}) }),
+	}
+	var syncs []toolscache.InformerSynced
+	for kind, handler := range handlers {
+		s, err := t.cache.Watch(ctx, kind, handler)
+		if err != nil {
+			// Not synced: the node's pods of the namespace wait, and the
+			// next change of the map starts the twin again.
+			r.logger.Error(err, "watching the twin namespace's pods", "namespace", t.local, "node", n.cfg.NodeName)
+			stop()
+			return
+		}
+		syncs = append(syncs, s)
+	}
+	go func() {
+		if toolscache.WaitForCacheSync(ctx.Done(), syncs...) {
+			synced.Store(true)
+			n.enqueueNamespace(t.local)
+		}
+	}()
+}
+
+// podsReady reports whether node n's watches in the twin are synced.
+func (t *twin) podsReady(n *reflector) bool {
+	synced, ok := t.podsSynced.Load(n)
+	return ok && synced.(*atomic.Bool).Load()
+}
+
 // kindReady reports whether a kind's watches in the twin are synced.
 func (t *twin) kindReady(kind string) bool {
 	ready, ok := t.kindSynced[kind]
@@ -305,13 +344,13 @@ func (t *twin) kindReady(kind string) bool {
 }
 
 // twinOf returns the twin namespace of a local namespace, if any.
-func (r *reflector) twinOf(local string) *twin {
+func (r *providerReflection) twinOf(local string) *twin {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.namespaces[local]
 }
 
-func (r *reflector) stopTwins() {
+func (r *providerReflection) stopTwins() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for local, t := range r.namespaces {

@@ -17,7 +17,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
 )
 
 // shadowPodMetadata is an empty ShadowPod of which the twin caches hold the
@@ -52,7 +52,7 @@ func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bo
 		return false, r.writeStatus(ctx, local, forge.RefusedStatus(&local.Status, forge.ReasonDaemonSetPodRefused, msg))
 	}
 	t := r.twinOf(key.Namespace)
-	if t != nil && !t.synced.Load() {
+	if t != nil && !t.podsReady(r) {
 		// Enqueued again once the twin's watches are synced.
 		return false, nil
 	}
@@ -109,6 +109,13 @@ func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bo
 		}
 		return r.create(ctx, local, t)
 	}
+	// The token Secrets stay while the pod runs: one the provider's token
+	// keeper deleted while this node was away (restarting: its pods were
+	// not counted) is written again. A refusal concerns new pods only.
+	var refused *tokenRefusal
+	if err := r.tokens.ensure(ctx, local, t.remote); err != nil && !errors.As(err, &refused) {
+		return false, err
+	}
 	if rp == nil || !metav1.IsControlledBy(rp, sp) {
 		// The provider has not created the pod yet: its creation wakes us.
 		return false, nil
@@ -128,7 +135,11 @@ func (r *reflector) reconcile(ctx context.Context, key types.NamespacedName) (bo
 			return false, err
 		}
 	}
-	return false, r.writeStatus(ctx, local, forge.PodStatus(&local.Status, &rp.Status, r.cfg.HostIP, r.cfg.Addresses, base))
+	addrs, err := r.addresses(ctx)
+	if err != nil {
+		return false, err
+	}
+	return false, r.writeStatus(ctx, local, forge.PodStatus(&local.Status, &rp.Status, r.cfg.HostIP, addrs, base))
 }
 
 // recordRestartBase writes base into the local pod's
@@ -187,8 +198,12 @@ func (r *reflector) create(ctx context.Context, local *corev1.Pod, t *twin) (boo
 	case err != nil:
 		return false, err
 	}
-	sp := forge.ShadowPod(local, r.cfg.LocalClusterID, t.remote, r.cfg.Addresses.APIServer())
-	err := r.remote.Create(ctx, sp)
+	addrs, err := r.addresses(ctx)
+	if err != nil {
+		return false, err
+	}
+	sp := forge.ShadowPod(local, r.cfg.LocalClusterID, t.remote, addrs.HomeAPIServer)
+	err = r.remote.Create(ctx, sp)
 	switch {
 	case err == nil, apierrors.IsAlreadyExists(err):
 		return false, nil

@@ -1,7 +1,6 @@
 package forge
 
 import (
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,10 +47,6 @@ func localSlice() *discoveryv1.EndpointSlice {
 	}
 }
 
-// remapped stands for the network fabric's remapping: the provider reaches
-// the consumer's 10.244.0.0/16 at 10.71.0.0/16.
-func remapped(a string) string { return strings.Replace(a, "10.244.", "10.71.", 1) }
-
 func TestShadowEndpointSlice(t *testing.T) {
 	// want is what every reflected endpoint of localSlice becomes.
 	want := func(ip, host string) discoveryv1.Endpoint {
@@ -62,37 +57,38 @@ func TestShadowEndpointSlice(t *testing.T) {
 		}
 	}
 	cases := []struct {
-		name      string
-		edit      func(*discoveryv1.EndpointSlice)
-		skipNode  string
-		translate Addresses
+		name          string
+		edit          func(*discoveryv1.EndpointSlice)
+		providerNodes []string
 		// wantNil: the slice is not reflected. Otherwise the endpoints.
 		wantNil   bool
 		endpoints []discoveryv1.Endpoint
 	}{
 		{
-			name: "the provider's own replica is dropped", skipNode: "milan", translate: Addresses{},
+			name: "the provider's own replica is dropped", providerNodes: []string{"milan"},
 			endpoints: []discoveryv1.Endpoint{want("10.244.0.5", "web-worker-0"), want("10.244.1.4", "web-naples")},
 		},
 		{
-			name: "addresses are translated", skipNode: "milan", translate: Addresses{ToRemote: remapped},
-			endpoints: []discoveryv1.Endpoint{want("10.71.0.5", "web-worker-0"), want("10.71.1.4", "web-naples")},
+			// Two virtual nodes of one provider: the copy is the same
+			// whichever forges it (it once listed the replicas on the other).
+			name: "the replicas on every node of the provider are dropped", providerNodes: []string{"milan", "naples"},
+			endpoints: []discoveryv1.Endpoint{want("10.244.0.5", "web-worker-0")},
 		},
 		{
-			name: "no skip node keeps every endpoint", translate: Addresses{},
+			name: "no provider node keeps every endpoint",
 			endpoints: []discoveryv1.Endpoint{
 				want("10.244.0.5", "web-worker-0"), want("10.244.0.9", "web-milan"), want("10.244.1.4", "web-naples"),
 			},
 		},
 		{
-			name: "endpoints without a node name are kept", skipNode: "milan", translate: Addresses{},
+			name: "endpoints without a node name are kept", providerNodes: []string{"milan"},
 			edit: func(s *discoveryv1.EndpointSlice) {
 				s.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5"}}}
 			},
 			endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5"}}},
 		},
 		{
-			name: "FQDN addresses are not translated", translate: Addresses{ToRemote: remapped},
+			name: "FQDN addresses are kept",
 			edit: func(s *discoveryv1.EndpointSlice) {
 				s.AddressType = discoveryv1.AddressTypeFQDN
 				s.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5.example.com"}}}
@@ -100,22 +96,22 @@ func TestShadowEndpointSlice(t *testing.T) {
 			endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5.example.com"}}},
 		},
 		{
-			name: "only replicas on the provider: nothing to reflect", skipNode: "milan", translate: Addresses{},
+			name: "only replicas on the provider: nothing to reflect", providerNodes: []string{"milan"},
 			edit:    func(s *discoveryv1.EndpointSlice) { s.Endpoints = s.Endpoints[1:2] },
 			wantNil: true,
 		},
 		{
-			name: "no endpoints at all", translate: Addresses{},
+			name:    "no endpoints at all",
 			edit:    func(s *discoveryv1.EndpointSlice) { s.Endpoints = nil },
 			wantNil: true,
 		},
 		{
-			name: "a slice of no Service", translate: Addresses{},
+			name:    "a slice of no Service",
 			edit:    func(s *discoveryv1.EndpointSlice) { delete(s.Labels, discoveryv1.LabelServiceName) },
 			wantNil: true,
 		},
 		{
-			name: "the API server's kubernetes Service", translate: Addresses{},
+			name: "the API server's kubernetes Service",
 			edit: func(s *discoveryv1.EndpointSlice) {
 				s.Namespace = metav1.NamespaceDefault
 				s.Labels[discoveryv1.LabelServiceName] = "kubernetes"
@@ -124,7 +120,7 @@ func TestShadowEndpointSlice(t *testing.T) {
 		},
 		{
 			// Its Service is reflected like any other (see Service).
-			name: "a user's Service named kubernetes elsewhere", translate: Addresses{},
+			name: "a user's Service named kubernetes elsewhere",
 			edit: func(s *discoveryv1.EndpointSlice) { s.Labels[discoveryv1.LabelServiceName] = "kubernetes" },
 			endpoints: []discoveryv1.Endpoint{
 				want("10.244.0.5", "web-worker-0"), want("10.244.0.9", "web-milan"), want("10.244.1.4", "web-naples"),
@@ -138,7 +134,7 @@ func TestShadowEndpointSlice(t *testing.T) {
 				tc.edit(local)
 			}
 			before := local.DeepCopy()
-			got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", tc.skipNode, tc.translate)
+			got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", tc.providerNodes)
 			if !equality.Semantic.DeepEqual(local, before) {
 				t.Errorf("the local slice was modified:\n got %+v\nwant %+v", local, before)
 			}
@@ -167,7 +163,7 @@ func TestShadowEndpointSlice(t *testing.T) {
 func TestShadowEndpointSliceMeta(t *testing.T) {
 	local := localSlice()
 	local.Annotations["note"] = "kept"
-	got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", "milan", Addresses{})
+	got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", []string{"milan"})
 	checks := []struct {
 		name string
 		ok   bool
@@ -192,7 +188,7 @@ func TestShadowEndpointSliceMeta(t *testing.T) {
 	// Without other annotations, none are left: an empty map would differ
 	// from what the provider returns and cost an update per comparison.
 	delete(local.Annotations, "note")
-	if got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", "", Addresses{}); got.Annotations != nil {
+	if got := ShadowEndpointSlice(local, "liqo-demo-rome", "rome", nil); got.Annotations != nil {
 		t.Errorf("annotations %v, want none", got.Annotations)
 	}
 

@@ -14,16 +14,18 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
 	"github.com/liqo-go/liqo/test/harness"
 )
 
@@ -41,9 +43,21 @@ func startTokens(ctx context.Context, t *testing.T, fraction float64) *tokens {
 	if !toolscache.WaitForCacheSync(ctx.Done(), pods.Informer().HasSynced) {
 		t.Fatal("the pod informer did not sync")
 	}
-	tk := newTokens(consumerCS, provider, lister, pods.Informer().HasSynced, consumerID, providerID, klog.Background(), tokenOptions{RefreshFraction: fraction})
+	tk := newTokens(consumerCS, provider, listedPods{lister, pods.Informer().HasSynced}, consumerID, providerID, klog.Background(), tokenOptions{RefreshFraction: fraction})
 	go tk.run(ctx)
 	return tk
+}
+
+// listedPods are the pods of one node's lister, as a provider's
+// reflection lists its nodes' pods.
+type listedPods struct {
+	lister corelisters.PodLister
+	synced toolscache.InformerSynced
+}
+
+func (l listedPods) inNamespace(namespace string) ([]*corev1.Pod, bool) {
+	pods, err := l.lister.Pods(namespace).List(labels.Everything())
+	return pods, err == nil && l.synced()
 }
 
 // whoAmI is the user the consumer's API server takes token for, asked as

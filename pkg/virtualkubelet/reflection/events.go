@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/pkg/clientcfg"
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
 )
 
 // Events is the kind name of the event reflection, which runs the other
@@ -39,7 +39,7 @@ type eventReflector struct {
 // eventQPS and eventBurst are a kubelet's defaults for its Events.
 const eventQPS, eventBurst = 50, 100
 
-func newEventReflector(r *reflector) (*eventReflector, error) {
+func newEventReflector(r *providerReflection) (*eventReflector, error) {
 	cfg := rest.CopyConfig(r.cfg.LocalCluster.Config)
 	cfg.QPS, cfg.Burst = eventQPS, eventBurst
 	cs, err := kubernetes.NewForConfig(clientcfg.Protobuf(cfg))
@@ -97,7 +97,11 @@ func (e *eventReflector) reconcile(ctx context.Context, key types.NamespacedName
 	var err error
 	switch remote.InvolvedObject.Kind {
 	case "Pod":
-		local, err = e.r.pods.Pods(key.Namespace).Get(remote.InvolvedObject.Name)
+		if pod := e.r.podOfNodes(key.Namespace, remote.InvolvedObject.Name); pod != nil {
+			local = pod
+		} else {
+			err = apierrors.NewNotFound(corev1.Resource("pods"), remote.InvolvedObject.Name)
+		}
 	case "PersistentVolumeClaim":
 		// Few, and only for remote volumes: read, not cached.
 		local, err = e.events.CoreV1().PersistentVolumeClaims(key.Namespace).Get(ctx, remote.InvolvedObject.Name, metav1.GetOptions{})

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
 	"github.com/liqo-go/liqo/test/harness"
 )
 
@@ -148,7 +148,7 @@ func TestConfigMaps(t *testing.T) {
 		}
 	})
 
-	if n := testutil.ToFloat64(reflectedObjects.WithLabelValues(vnodeName, ConfigMaps)); n < 2 {
+	if n := testutil.ToFloat64(reflectedObjects.WithLabelValues(providerID, ConfigMaps)); n < 2 {
 		t.Errorf("liqo_reflection_objects{kind=configmaps} = %v, want at least the root CA and the public ConfigMap", n)
 	}
 	// What the controller manager's metrics endpoint serves.
@@ -163,9 +163,9 @@ func TestConfigMaps(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		`liqo_reflection_objects{kind="configmaps",node="` + vnodeName + `"}`,
-		`liqo_reflection_operations_total{kind="configmaps",node="` + vnodeName + `",operation="update"}`,
-		`workqueue_depth{controller="reflection-configmaps-` + vnodeName + `",name="reflection-configmaps-` + vnodeName + `"`,
+		`liqo_reflection_objects{kind="configmaps",provider="` + providerID + `"}`,
+		`liqo_reflection_operations_total{kind="configmaps",operation="update",provider="` + providerID + `"}`,
+		`workqueue_depth{controller="reflection-configmaps-` + providerID + `",name="reflection-configmaps-` + providerID + `"`,
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the metrics lack %s", want)

@@ -11,7 +11,7 @@ import (
 
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
 )
 
 // The kinds the reflection copies into the twin namespaces.
@@ -25,7 +25,8 @@ const (
 
 // KindOptions tune the reflection of one kind.
 type KindOptions struct {
-	// Workers reflect objects of the kind in parallel; 0 disables the kind.
+	// Workers reflect objects of the kind in parallel, for each provider; 0
+	// disables the kind.
 	Workers int
 	// Policy selects the objects reflected (DenyList when empty).
 	Policy forge.Policy
@@ -63,7 +64,7 @@ func ValidateKinds(kinds map[string]KindOptions) error {
 }
 
 // resources builds the reflectors of the kinds enabled in cfg.
-func (r *reflector) resources() (map[string]resource, error) {
+func (r *providerReflection) resources() (map[string]resource, error) {
 	id := r.cfg.LocalClusterID
 	all := map[string]func(forge.Policy) resource{
 		ConfigMaps: func(p forge.Policy) resource {
@@ -84,7 +85,7 @@ func (r *reflector) resources() (map[string]resource, error) {
 				NewLocal:  func() *discoveryv1.EndpointSlice { return &discoveryv1.EndpointSlice{} },
 				NewRemote: func() *offv1beta1.ShadowEndpointSlice { return &offv1beta1.ShadowEndpointSlice{} },
 				Forge: func(l *discoveryv1.EndpointSlice, ns string) (*offv1beta1.ShadowEndpointSlice, bool) {
-					s := forge.ShadowEndpointSlice(l, ns, id, r.cfg.NodeName, r.cfg.Addresses)
+					s := forge.ShadowEndpointSlice(l, ns, id, r.nodeNames())
 					return s, s != nil
 				},
 				Content: forge.ShadowEndpointSliceContent}, p)

@@ -11,10 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -22,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/liqo-go/liqo/pkg/consts"
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
 )
 
 // DefaultTokenRefreshFraction is the part of a token's lifetime after
@@ -45,9 +42,12 @@ type tokenOptions struct {
 // audience, whatever the number of pods, holding a token that the local
 // TokenRequest API issued for the ServiceAccount (not bound to a pod, so
 // that one serves them all), replaced after RefreshFraction of its
-// lifetime. A Secret no local pod of the node needs any more is deleted
-// when its refresh comes, rather than refreshed: its token stays valid
-// until then anyway, and the pods' deletions need no bookkeeping.
+// lifetime. A Secret no local pod of the provider's virtual nodes needs any
+// more is deleted when its refresh comes, rather than refreshed: its token
+// stays valid until then anyway, and the pods' deletions need no
+// bookkeeping. One keeper serves all the provider's nodes, whose pods share
+// the twin namespaces and so the Secrets: a node's keeper of its own would
+// delete the Secrets only another node's pods mount.
 //
 // Only Secrets carrying the token marks of this cluster are written; a
 // pod whose Secret name is taken by another object gets a tokenRefusal.
@@ -56,8 +56,7 @@ type tokenOptions struct {
 type tokens struct {
 	local      kubernetes.Interface
 	remote     client.Client
-	pods       corelisters.PodLister
-	podsSynced toolscache.InformerSynced
+	pods       localPods
 	clusterID  string
 	providerID string
 	fraction   float64
@@ -93,10 +92,17 @@ type tokenRefusal struct{ msg string }
 
 func (e *tokenRefusal) Error() string { return e.msg }
 
-// newTokens is the token reflection of one virtual node: local issues the
-// tokens, remote writes the Secrets, pods lists the node's local pods
-// (podsSynced tells when the list is complete).
-func newTokens(local kubernetes.Interface, remote client.Client, pods corelisters.PodLister, podsSynced toolscache.InformerSynced,
+// localPods lists the local pods of a namespace that may need a token: those
+// bound to the provider's virtual nodes. complete is false while some of
+// them may be missing from the list.
+type localPods interface {
+	inNamespace(namespace string) (pods []*corev1.Pod, complete bool)
+}
+
+// newTokens is the token reflection of one provider: local issues the
+// tokens, remote writes the Secrets, pods lists the local pods of the
+// provider's virtual nodes.
+func newTokens(local kubernetes.Interface, remote client.Client, pods localPods,
 	localClusterID, providerID string, logger klog.Logger, opts tokenOptions) *tokens {
 	if opts.RefreshFraction <= 0 || opts.RefreshFraction >= 1 {
 		opts.RefreshFraction = DefaultTokenRefreshFraction
@@ -105,7 +111,7 @@ func newTokens(local kubernetes.Interface, remote client.Client, pods corelister
 		opts.Clock = clock.RealClock{}
 	}
 	return &tokens{
-		local: local, remote: remote, pods: pods, podsSynced: podsSynced, clusterID: localClusterID, providerID: providerID,
+		local: local, remote: remote, pods: pods, clusterID: localClusterID, providerID: providerID,
 		fraction: opts.RefreshFraction, clock: opts.Clock, logger: logger.WithValues("reflector", "tokens"),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[tokenKey](time.Second, 5*time.Minute),
@@ -116,12 +122,6 @@ func newTokens(local kubernetes.Interface, remote client.Client, pods corelister
 
 // run refreshes the tokens when they are due until ctx is done.
 func (t *tokens) run(ctx context.Context) {
-	// A refresh deletes the Secrets no pod needs: not before all pods are
-	// known.
-	if !toolscache.WaitForCacheSync(ctx.Done(), t.podsSynced) {
-		t.queue.ShutDown()
-		return
-	}
 	process(ctx, t.queue, 1, func(ctx context.Context, key tokenKey) (time.Duration, error) {
 		return 0, t.refresh(ctx, key)
 	}, func(key tokenKey, err error) {
@@ -273,14 +273,13 @@ func (t *tokens) refresh(ctx context.Context, key tokenKey) error {
 	return err
 }
 
-// neededBy reports whether a local pod of the node in namespace mounts
-// ref's token, and the shortest lifetime the pods ask for.
+// neededBy reports whether a local pod of the provider's virtual nodes in
+// namespace mounts ref's token, and the shortest lifetime the pods ask
+// for. While the pods are not all known the token counts as needed: a
+// refresh deletes the Secrets no pod needs.
 func (t *tokens) neededBy(namespace string, ref forge.TokenRef) (int64, bool) {
-	pods, err := t.pods.Pods(namespace).List(labels.Everything())
-	if err != nil {
-		return ref.ExpirationSeconds, true
-	}
-	exp, used := int64(0), false
+	pods, complete := t.pods.inNamespace(namespace)
+	exp, used := ref.ExpirationSeconds, !complete
 	for _, p := range pods {
 		for _, r := range forge.PodTokens(&p.Spec) {
 			if r.ServiceAccount == ref.ServiceAccount && r.Audience == ref.Audience {

@@ -1,6 +1,8 @@
 package forge
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,16 +18,19 @@ import (
 //     (its Service is not reflected either, see Service);
 //   - a slice of no Service (no kubernetes.io/service-name label): nothing
 //     on the provider would select it;
-//   - a slice left with no endpoint once those on skipNode are dropped.
+//   - a slice left with no endpoint once those on providerNodes are
+//     dropped.
 //
-// skipNode is the virtual node of the provider: the pods there are the
-// provider's own, which its EndpointSlice controller already lists, and
-// listing them twice would double their share of the Service's traffic.
-// Each cluster's EndpointSlices must list every replica exactly once.
+// providerNodes are the provider's virtual nodes (a provider may have
+// several): the pods there are the provider's own, which its EndpointSlice
+// controller already lists, and listing them twice would double their
+// share of the Service's traffic. Each cluster's EndpointSlices must list
+// every replica exactly once, and the copy is the same whichever of the
+// provider's nodes forges it.
 //
-// Addresses are translated to the ones the provider reaches the same pods
-// at (addrs.Remote: the network fabric's remapping of overlapping pod
-// CIDRs), IP addresses only: an FQDN slice names hosts, not pods.
+// Addresses go as they are: the provider translates them with its own
+// mapping of this cluster's networks (the network fabric's), and checks
+// them there.
 //
 // What only means something locally is dropped: each endpoint's node name,
 // zone, target reference and topology hints (they name local nodes and
@@ -34,28 +39,19 @@ import (
 // controller sets its own on the slice it makes) and the last change
 // trigger time annotation (a local latency measure, and it would make
 // every local change a remote write).
-func ShadowEndpointSlice(local *discoveryv1.EndpointSlice, remoteNamespace, localClusterID, skipNode string,
-	addrs Addresses) *offv1beta1.ShadowEndpointSlice {
+func ShadowEndpointSlice(local *discoveryv1.EndpointSlice, remoteNamespace, localClusterID string, providerNodes []string) *offv1beta1.ShadowEndpointSlice {
 	service := local.Labels[discoveryv1.LabelServiceName]
 	if service == "" || local.Namespace == metav1.NamespaceDefault && service == "kubernetes" {
 		return nil
 	}
-	ip := local.AddressType == discoveryv1.AddressTypeIPv4 || local.AddressType == discoveryv1.AddressTypeIPv6
 	var endpoints []discoveryv1.Endpoint
 	for i := range local.Endpoints {
 		e := &local.Endpoints[i]
-		if skipNode != "" && e.NodeName != nil && *e.NodeName == skipNode {
+		if e.NodeName != nil && slices.Contains(providerNodes, *e.NodeName) {
 			continue
 		}
-		addresses := make([]string, len(e.Addresses))
-		for j, a := range e.Addresses {
-			if ip {
-				a = addrs.Remote(a)
-			}
-			addresses[j] = a
-		}
 		endpoints = append(endpoints, discoveryv1.Endpoint{
-			Addresses:  addresses,
+			Addresses:  slices.Clone(e.Addresses),
 			Conditions: *e.Conditions.DeepCopy(),
 			Hostname:   copyPtr(e.Hostname),
 		})

@@ -5,13 +5,17 @@
 // are copied into the twin namespaces by one generic reflector per kind
 // (resource.go), with the per-kind transformations in package forge.
 //
-// One reflection runs per virtual node. It watches the local pods bound to
-// the node (one informer, selected by spec.nodeName), the consumer's
-// NamespaceMap for the provider (which twin namespaces exist), and, in each
-// twin namespace, the ShadowPods and the provider's pods. Every event turns
-// into the key of a local pod, and workers bring that pod and its ShadowPod
-// in line: level-triggered, so a restart or a lost event costs nothing but
-// a resync.
+// The twin namespaces are the provider's, whatever the number of its
+// virtual nodes, so the reflection has two parts. The provider's part
+// (provider.go, shared through Providers and counted by its nodes) follows
+// the consumer's NamespaceMap for the provider (which twin namespaces
+// exist), reflects the other kinds and keeps the ServiceAccount token
+// Secrets. Each node's part (Run) watches the local pods bound to the node
+// (one informer, selected by spec.nodeName) and, in each twin namespace,
+// the ShadowPods and the provider's pods through the provider's shared
+// caches. Every event turns into the key of a local pod, and workers bring
+// that pod and its ShadowPod in line: level-triggered, so a restart or a
+// lost event costs nothing but a resync.
 package reflection
 
 import (
@@ -36,8 +40,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/liqo-go/liqo/pkg/reflection/forge"
 	"github.com/liqo-go/liqo/pkg/remotecluster"
+	"github.com/liqo-go/liqo/pkg/virtualkubelet/forge"
 )
 
 // DefaultWorkers is the number of pods reflected in parallel: a reflection
@@ -74,10 +78,16 @@ type Config struct {
 	Recorder record.EventRecorder
 	// Kinds are the reflected kinds besides pods (DefaultKinds when nil).
 	Kinds map[string]KindOptions
-	// Addresses translate pod addresses across the boundary, both ways:
-	// reflected EndpointSlices and offloaded pods' status (the network
-	// fabric's remapping of overlapping pod CIDRs; nothing when zero).
-	Addresses forge.Addresses
+	// Providers holds the provider's part of the reflection, shared with
+	// the provider's other virtual nodes of the process (one of the node's
+	// own when nil). The part is configured by the first node's Config:
+	// the nodes of one provider must agree on all but NodeName, HostIP
+	// and Workers.
+	Providers *Providers
+	// Fabric tells what the forge needs of the network fabric with the
+	// provider (the remapping of the provider's pod addresses, the home
+	// API server of offloaded pods); nil is no fabric.
+	Fabric Fabric
 	// UnschedulableTimeout is how long a pod may stay unschedulable on the
 	// provider before it fails locally, so that its controller creates it
 	// again and the placement tries another cluster
@@ -88,12 +98,32 @@ type Config struct {
 	// of kind (Pods for the pods), inside the workers' recovery: the tests'
 	// way to make one object's reflection fail or panic.
 	beforeReconcile func(kind string, key types.NamespacedName)
+	// tokenOptions tune the token Secrets' refreshes (the tests').
+	tokenOptions tokenOptions
+}
+
+// Fabric reads the state of the network fabric with the provider, at
+// each use: the fabric may be connected, remapped or reset while the
+// reflection runs. Addresses may be called from many goroutines; an error
+// fails the reconciliation that asked, which is retried.
+type Fabric interface {
+	Addresses(ctx context.Context) (forge.Addresses, error)
+}
+
+// addresses is the fabric's current state (the zero Addresses without
+// one).
+func (r *providerReflection) addresses(ctx context.Context) (forge.Addresses, error) {
+	if r.cfg.Fabric == nil {
+		return forge.Addresses{}, nil
+	}
+	return r.cfg.Fabric.Addresses(ctx)
 }
 
 // Pods is the kind name of the pods in the reflection's logs and metrics.
 const Pods = "pods"
 
-// Run reflects the node's pods until ctx is done.
+// Run reflects the node's pods until ctx is done, with the provider's
+// part of the reflection (cfg.Providers).
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
@@ -110,29 +140,18 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.LocalCluster == nil || cfg.Remote == nil {
 		return fmt.Errorf("the reflection of node %s needs both the local and the remote cluster", cfg.NodeName)
 	}
-	rc := cfg.Remote.Client
+	if cfg.Providers == nil {
+		cfg.Providers = &Providers{}
+	}
 	r := &reflector{
 		cfg:         cfg,
-		remote:      rc,
 		logger:      klog.FromContext(ctx).WithValues("node", cfg.NodeName),
 		queue:       newQueue[types.NamespacedName]("pods-" + cfg.NodeName),
 		statusQueue: newQueue[types.NamespacedName]("pod-status-" + cfg.NodeName),
 		keys:        newKeyLocks[types.NamespacedName](),
-		namespaces:  map[string]*twin{},
 	}
 	defer r.queue.ShutDown()
 	defer r.statusQueue.ShutDown()
-	var err error
-	if r.kinds, err = r.resources(); err != nil {
-		return err
-	}
-	var kinds sync.WaitGroup
-	kctx, stopKinds := context.WithCancel(ctx)
-	for name, k := range r.kinds {
-		kinds.Go(func() { k.run(kctx, cfg.Kinds[name].Workers) })
-	}
-	defer kinds.Wait()
-	defer stopKinds()
 
 	factory := informers.NewSharedInformerFactoryWithOptions(cfg.Local, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -141,9 +160,8 @@ func Run(ctx context.Context, cfg Config) error {
 		informers.WithTransform(localPodCached))
 	podInformer := factory.Core().V1().Pods()
 	r.pods = podInformer.Lister()
+	r.podsSynced = podInformer.Informer().HasSynced
 	r.written = toolscache.NewIntegerResourceVersionMutationCache(r.logger, podInformer.Informer().GetStore(), nil, writtenTTL, false)
-	r.tokens = newTokens(cfg.Local, rc, r.pods, podInformer.Informer().HasSynced, cfg.LocalClusterID, cfg.ProviderID, r.logger, tokenOptions{})
-	go r.tokens.run(ctx)
 	if _, err := podInformer.Informer().AddEventHandler(onEvery(func(o client.Object) {
 		r.queue.Add(client.ObjectKeyFromObject(o))
 	})); err != nil {
@@ -152,19 +170,23 @@ func Run(ctx context.Context, cfg Config) error {
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 
-	stopMaps, err := r.watchMaps(ctx)
+	// The node's handlers on the twins end with nctx, before the provider
+	// may stop with the last node.
+	nctx, detach := context.WithCancel(ctx)
+	r.ctx = nctx
+	p, leave, err := cfg.Providers.join(ctx, cfg, r)
 	if err != nil {
+		detach()
 		return err
 	}
-	defer stopMaps()
-	defer r.stopTwins()
+	r.providerReflection = p
+	defer leave()
+	defer detach()
 
 	if !toolscache.WaitForCacheSync(ctx.Done(), podInformer.Informer().HasSynced) {
 		return nil
 	}
-	podErrors, podPanics := reflectionErrors.WithLabelValues(cfg.NodeName, Pods), reflectionPanics.WithLabelValues(cfg.NodeName, Pods)
-	defer reflectionErrors.DeleteLabelValues(cfg.NodeName, Pods)
-	defer reflectionPanics.DeleteLabelValues(cfg.NodeName, Pods)
+	podErrors, podPanics := reflectionErrors.WithLabelValues(cfg.ProviderID, Pods), reflectionPanics.WithLabelValues(cfg.ProviderID, Pods)
 	failed := func(key types.NamespacedName, err error) {
 		if !errors.Is(err, errBackOff) {
 			reportFailure(r.logger, Pods, key, err, podErrors, podPanics)
@@ -188,10 +210,16 @@ const writtenTTL = time.Minute
 // lanes run the same reconcile, never at once for one pod.
 const StatusWorkers = 8
 
+// reflector is the node's part of the reflection. It embeds its
+// provider's part, whose twins, kinds, token keeper and remote client it
+// uses; cfg is the node's own.
 type reflector struct {
-	cfg    Config
-	remote client.Client
-	pods   corelisters.PodLister
+	*providerReflection
+	cfg Config
+	// ctx is the node's: its handlers on the twins end with it.
+	ctx        context.Context
+	pods       corelisters.PodLister
+	podsSynced toolscache.InformerSynced
 	// written holds the local pods as this reflector's status writes left
 	// them, until the pods' cache has caught up (localPod).
 	written toolscache.MutationCache
@@ -202,10 +230,6 @@ type reflector struct {
 	keys        *keyLocks[types.NamespacedName]
 	logger      klog.Logger
 
-	// kinds reflect the other kinds, by name.
-	kinds map[string]resource
-	// tokens keeps the offloaded pods' ServiceAccount token Secrets.
-	tokens *tokens
 	// deletedLocal holds, by key, the UID of a local pod deleted and not
 	// yet gone from the cache, so that the events still in flight for it
 	// do not delete it again (one DELETE answered 404 in three pods).
@@ -213,17 +237,6 @@ type reflector struct {
 	// otherNodes holds, by key, the UID of a local pod bound to another
 	// virtual node of the provider (otherNodesPod).
 	otherNodes sync.Map
-
-	// syncMu runs one syncMaps at a time: the maps' and the offloadings'
-	// handlers call it from two goroutines, and an older reading applied
-	// after a newer one would stand until the next event.
-	syncMu sync.Mutex
-	mu     sync.RWMutex
-	// namespaces holds the twin namespaces by local namespace name.
-	namespaces map[string]*twin
-	// refused holds the map's entries askedOnly refused, by local
-	// namespace, with why: each is told once.
-	refused map[string]string
 }
 
 // onEvery is an event handler calling f with the object of every add,
