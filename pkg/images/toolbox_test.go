@@ -72,13 +72,18 @@ func TestToolboxRuns(t *testing.T) {
 	l.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	// exec: socat replaces the shell, so that killing the listener stops
+	// socat itself; its own group: the children it forks go with it. A
+	// socat left behind would outlive the test with whatever it inherited.
 	listener := chrooted(ctx, root, "sh", "-c",
-		`socat TCP-LISTEN:`+port+`,bind=127.0.0.1,crlf,reuseaddr,fork SYSTEM:'echo "pod ip $first_ip"'`)
+		`exec socat TCP-LISTEN:`+port+`,bind=127.0.0.1,crlf,reuseaddr,fork SYSTEM:'echo "pod ip $first_ip"'`)
 	listener.Env = append(listener.Env, "first_ip=192.0.2.1")
+	listener.SysProcAttr.Setpgid = true
+	listener.Cancel = func() error { return syscall.Kill(-listener.Process.Pid, syscall.SIGKILL) }
 	if err := listener.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = listener.Process.Kill(); _ = listener.Wait() }()
+	defer func() { _ = syscall.Kill(-listener.Process.Pid, syscall.SIGKILL); _ = listener.Wait() }()
 
 	deadline := time.Now().Add(20 * time.Second)
 	for {
