@@ -146,7 +146,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		func() error {
 			return (&vnode.Reconciler{Client: mgr.GetClient(), Clientset: cs, ClusterID: local, Namespace: o.Namespace,
 				HealthCheckInterval: o.HealthCheckInterval, UnreachableGrace: o.ProviderUnreachableGrace, KubeletAPI: kubeletAPI,
-				Reflected: o.Reflection, Remotes: remotes, UnschedulableTimeout: unschedulableTimeout(o.RemoteUnschedulableTimeout)}).SetupWithManager(mgr)
+				Reflected: o.Reflection, Remotes: remotes, UnschedulableTimeout: o.RemoteUnschedulableTimeout}).SetupWithManager(mgr)
 		},
 		func() error { return (&foreigncluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr) },
 		func() error {
@@ -275,14 +275,4 @@ func clusterCA(cfg *rest.Config) ([]byte, error) {
 		return readFile(cfg.CAFile)
 	}
 	return nil, nil
-}
-
-// unschedulableTimeout is the reflection's form of
-// --remote-unschedulable-timeout: its zero means the default, its
-// negative never.
-func unschedulableTimeout(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
 }

@@ -54,8 +54,13 @@ func BoundSince(local *corev1.Pod) time.Time {
 }
 
 // UnschedulableMessage is what a local pod the provider cannot run says
-// while it waits: who cannot, why, and when the pod fails here.
+// while it waits: who cannot, why, and when the pod fails here (left,
+// the time limit; none if zero).
 func UnschedulableMessage(provider, why string, left time.Duration) string {
+	if left <= 0 {
+		// No time limit: the pod waits for the provider.
+		return fmt.Sprintf("cluster %s cannot run the pod: %s", provider, why)
+	}
 	return fmt.Sprintf("cluster %s cannot run the pod: %s; unless it can within %s, the pod fails here so that its controller creates it again elsewhere",
 		provider, why, left.Round(time.Second))
 }

@@ -212,7 +212,7 @@ func (r *reflector) create(ctx context.Context, local *corev1.Pod, t *twin) (boo
 		// its scheduler had said so, the pod fails here past the time
 		// limit, and is retried until then.
 		return true, r.unschedulable(ctx, local, nil, forge.BoundSince(local),
-			forge.RemoteText(causeMessage(err, forge.ReasonRemoteUnschedulable)))
+			forge.RemoteText(causeMessage(err)))
 	case apierrors.IsForbidden(err), apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
 		return true, r.refuse(ctx, local, fmt.Sprintf("cluster %s refused the pod: %v", r.cfg.ProviderID, err))
 	default:
@@ -225,7 +225,7 @@ func (r *reflector) create(ctx context.Context, local *corev1.Pod, t *twin) (boo
 // Failed, and its ShadowPod (if any) deleted.
 func (r *reflector) unschedulable(ctx context.Context, local *corev1.Pod, sp *metav1.PartialObjectMetadata, since time.Time, why string) error {
 	limit := r.cfg.UnschedulableTimeout
-	if left := limit - time.Since(since); limit < 0 || left > 0 {
+	if left := limit - time.Since(since); limit <= 0 || left > 0 {
 		msg := forge.UnschedulableMessage(r.cfg.ProviderID, why, limit)
 		if limit > 0 {
 			// Nothing else wakes the pod when its time is up.
@@ -248,16 +248,11 @@ func (r *reflector) unschedulable(ctx context.Context, local *corev1.Pod, sp *me
 	return nil
 }
 
-// causeMessage is the message of err's first status cause of type t (the
-// whole error's message if it has none).
-func causeMessage(err error, t metav1.CauseType) string {
-	var status apierrors.APIStatus
-	if errors.As(err, &status) && status.Status().Details != nil {
-		for _, c := range status.Status().Details.Causes {
-			if c.Type == t && c.Message != "" {
-				return c.Message
-			}
-		}
+// causeMessage is the message of err's RemoteUnschedulable status cause
+// (the whole error's message if it has none).
+func causeMessage(err error) string {
+	if c, ok := apierrors.StatusCause(err, forge.ReasonRemoteUnschedulable); ok && c.Message != "" {
+		return c.Message
 	}
 	return err.Error()
 }

@@ -91,7 +91,7 @@ type Config struct {
 	// UnschedulableTimeout is how long a pod may stay unschedulable on the
 	// provider before it fails locally, so that its controller creates it
 	// again and the placement tries another cluster
-	// (forge.DefaultUnschedulableTimeout when zero; never when negative).
+	// (never when zero).
 	UnschedulableTimeout time.Duration
 
 	// beforeReconcile, when set, runs before each reconciliation of a key
@@ -130,9 +130,6 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	if cfg.Kinds == nil {
 		cfg.Kinds = DefaultKinds()
-	}
-	if cfg.UnschedulableTimeout == 0 {
-		cfg.UnschedulableTimeout = forge.DefaultUnschedulableTimeout
 	}
 	if err := ValidateKinds(cfg.Kinds); err != nil {
 		return err
