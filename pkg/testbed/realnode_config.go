@@ -180,12 +180,16 @@ volumePluginDir: %[12]q
 failSwapOn: false
 # Kernel tunables are the machine's, shared by every node: leave them alone.
 protectKernelDefaults: false
-# Every node sees the whole machine's disk: evict only when it is really full.
+# Every node sees the whole machine's disk, shared with everything else
+# on it (build caches, other clusters): a nearly full disk there is no
+# pressure of this node's pods, and evicting them (or tainting the node)
+# would only fail the tests. "0%%" turns a signal off.
 evictionHard:
   memory.available: "100Mi"
-  nodefs.available: "1%%"
-  nodefs.inodesFree: "1%%"
-  imagefs.available: "1%%"
+  nodefs.available: "0%%"
+  nodefs.inodesFree: "0%%"
+  imagefs.available: "0%%"
+  imagefs.inodesFree: "0%%"
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false

@@ -14,7 +14,7 @@ package auth
 // blocking owners of a RoleBinding or a Secret takes where the
 // OwnerReferencesPermissionEnforcement admission plugin is on.
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=tenants,verbs=get;list;watch
-// +kubebuilder:rbac:groups=authentication.liqo.io,resources=tenants/status,verbs=update;patch
+// +kubebuilder:rbac:groups=authentication.liqo.io,resources=tenants/status,verbs=patch
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=tenants/finalizers,verbs=update
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=identities,verbs=get;list;watch;update
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=identities/status,verbs=patch

@@ -10,8 +10,6 @@ import (
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -26,6 +24,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/identity"
+	"github.com/liqo-go/liqo/pkg/kit"
 	"github.com/liqo-go/liqo/pkg/twinname"
 )
 
@@ -83,26 +82,27 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	// keeps its peering, and the twin-name rules still bind its twins.
 	if !handshakeVerified(&t) {
 		if err := twinname.CheckID(consumer, r.ReservedNamespaces); err != nil {
-			return ctrl.Result{}, r.setReady(ctx, &t, metav1.ConditionFalse, ReasonClusterIDNotAllowed, err.Error())
+			return ctrl.Result{}, r.setReady(ctx, &t, false, ReasonClusterIDNotAllowed, err.Error())
 		}
 	}
 	clientKey, err := r.verify(ctx, &t, user)
 	if err != nil {
-		return ctrl.Result{}, r.setReady(ctx, &t, metav1.ConditionFalse, "AuthenticationFailed", err.Error())
+		return ctrl.Result{}, r.setReady(ctx, &t, false, "AuthenticationFailed", err.Error())
 	}
 	if err := r.checkPin(ctx, &t); errors.As(err, &errKeyChanged{}) {
 		// Nothing else changes: the RoleBinding and the certificate of the
 		// pinned key stay, the new key gets nothing.
-		return ctrl.Result{}, r.setReady(ctx, &t, metav1.ConditionFalse, ReasonPublicKeyChanged, err.Error())
+		return ctrl.Result{}, r.setReady(ctx, &t, false, ReasonPublicKeyChanged, err.Error())
 	} else if err != nil {
 		return ctrl.Result{}, err
 	}
 	if !handshakeVerified(&t) {
 		// Recorded before anything else: from now on the nonce may rotate
 		// (the NonceReconciler sees it used) without failing this Tenant.
-		meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{Type: ConditionHandshakeVerified, Status: metav1.ConditionTrue,
-			Reason: "SignatureVerified", Message: "the consumer's handshake is signed over a nonce this provider issued", ObservedGeneration: t.Generation})
-		if err := r.Client.Status().Update(ctx, &t); err != nil {
+		before := t.DeepCopy()
+		kit.SetCondition(&t.Status.Conditions, t.Generation, kit.Condition{Type: ConditionHandshakeVerified, OK: true,
+			Reason: "SignatureVerified", Message: "the consumer's handshake is signed over a nonce this provider issued"})
+		if err := kit.PatchStatus(ctx, r.Client, &t, before); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -120,7 +120,7 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 				// it is until the renewed one replaces it.
 				return ctrl.Result{RequeueAfter: 30 * time.Second}, nil
 			}
-			return ctrl.Result{}, r.setReady(ctx, &t, metav1.ConditionFalse, "CertificatePending", "waiting for the certificates API to sign the consumer's certificate")
+			return ctrl.Result{}, r.setReady(ctx, &t, false, "CertificatePending", "waiting for the certificates API to sign the consumer's certificate")
 		}
 	}
 	if err := r.ensureRoleBinding(ctx, &t, user); err != nil {
@@ -129,10 +129,10 @@ func (r *TenantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 
 	// The parameters change without the condition when the certificate
 	// is renewed: both are compared with what was there before.
-	before := t.Status.DeepCopy()
+	before := t.DeepCopy()
 	t.Status.TenantNamespace = t.Namespace
 	t.Status.AuthParams = &authv1beta1.AuthParams{CA: r.CA, SignedCRT: crt, APIServer: r.APIServerURL}
-	if err := r.setReadyFrom(ctx, &t, before, metav1.ConditionTrue, "Authenticated", fmt.Sprintf("consumer %s authenticated as user %s", consumer, user)); err != nil {
+	if err := r.setReadyFrom(ctx, &t, before, true, "Authenticated", fmt.Sprintf("consumer %s authenticated as user %s", consumer, user)); err != nil {
 		return ctrl.Result{}, err
 	}
 	// The request served its purpose; its certificate now lives in the status.
@@ -287,26 +287,23 @@ func (r *TenantReconciler) ensureRoleBinding(ctx context.Context, t *authv1beta1
 	return err
 }
 
-func (r *TenantReconciler) setReady(ctx context.Context, t *authv1beta1.Tenant, status metav1.ConditionStatus, reason, msg string) error {
-	return r.setReadyFrom(ctx, t, t.Status.DeepCopy(), status, reason, msg)
+func (r *TenantReconciler) setReady(ctx context.Context, t *authv1beta1.Tenant, ok bool, reason, msg string) error {
+	return r.setReadyFrom(ctx, t, t.DeepCopy(), ok, reason, msg)
 }
 
-// setReadyFrom sets the Ready condition and writes the status if it
-// differs from before.
-func (r *TenantReconciler) setReadyFrom(ctx context.Context, t *authv1beta1.Tenant, before *authv1beta1.TenantStatus, status metav1.ConditionStatus, reason, msg string) error {
-	meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{Type: authv1beta1.ReadyCondition, Status: status, Reason: reason,
-		Message: msg, ObservedGeneration: t.Generation})
-	if equality.Semantic.DeepEqual(before, &t.Status) {
-		return nil
-	}
-	eventType := corev1.EventTypeNormal
-	if status != metav1.ConditionTrue {
-		eventType = corev1.EventTypeWarning
-	}
-	if r.Recorder != nil && reason != "CertificatePending" {
+// setReadyFrom sets the Ready condition, with an Event when it changes
+// (but for the wait on the signer, which is no news), and writes the
+// status changed since before.
+func (r *TenantReconciler) setReadyFrom(ctx context.Context, t, before *authv1beta1.Tenant, ok bool, reason, msg string) error {
+	changed := kit.SetCondition(&t.Status.Conditions, t.Generation, kit.Condition{Type: authv1beta1.ReadyCondition, OK: ok, Reason: reason, Message: msg})
+	if changed && r.Recorder != nil && reason != "CertificatePending" {
+		eventType := corev1.EventTypeNormal
+		if !ok {
+			eventType = corev1.EventTypeWarning
+		}
 		r.Recorder.Event(t, eventType, reason, msg)
 	}
-	return r.Client.Status().Update(ctx, t)
+	return kit.PatchStatus(ctx, r.Client, t, before)
 }
 
 // SetupWithManager registers the controller; signed CertificateSigningRequests

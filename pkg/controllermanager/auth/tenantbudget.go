@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -90,7 +89,7 @@ func (r *TenantReconciler) reportBudget(ctx context.Context, t *authv1beta1.Tena
 	if equality.Semantic.DeepEqual(before.Status, t.Status) {
 		return nil
 	}
-	if err := r.Client.Status().Patch(ctx, t, client.MergeFrom(before)); err != nil {
+	if err := kit.PatchStatus(ctx, r.Client, t, before); err != nil {
 		return fmt.Errorf("writing the object budget's usage: %w", err)
 	}
 	// An Event when the pressure starts, changes or ends; not on every

@@ -9,7 +9,7 @@ package vnode
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=resourceslices,verbs=get;list;watch
 // +kubebuilder:rbac:groups=authentication.liqo.io,resources=resourceslices/finalizers,verbs=update
 // +kubebuilder:rbac:groups=offloading.liqo.io,resources=virtualnodes,verbs=get;list;watch;create;update;delete
-// +kubebuilder:rbac:groups=offloading.liqo.io,resources=virtualnodes/status,verbs=update
+// +kubebuilder:rbac:groups=offloading.liqo.io,resources=virtualnodes/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 
 // The translation of the provider's pod addresses reads the network

@@ -252,6 +252,7 @@ func (r *Reconciler) setStatus(ctx context.Context, vn *offv1beta1.VirtualNode, 
 	if node == offv1beta1.NoneVirtualNodeStatus && !known {
 		vk = offv1beta1.NoneVirtualNodeStatus
 	}
+	before := vn.DeepCopy()
 	now := metav1.Now()
 	changed := kit.SetConditionOf(&vn.Status.Conditions, conditionFields, offv1beta1.VirtualKubeletCondition, vk, reason, msg, now)
 	if kit.SetConditionOf(&vn.Status.Conditions, conditionFields, offv1beta1.NodeCondition, node, reason, msg, now) {
@@ -267,7 +268,7 @@ func (r *Reconciler) setStatus(ctx context.Context, vn *offv1beta1.VirtualNode, 
 		}
 		r.Recorder.Eventf(vn, kind, reason, "node %s ready=%s", vn.Name, ready)
 	}
-	return r.Client.Status().Update(ctx, vn)
+	return kit.PatchStatus(ctx, r.Client, vn, before)
 }
 
 // conditionFields opens a VirtualNode condition for kit.SetConditionOf.
