@@ -13,7 +13,7 @@ const debianBusybox = "/usr/bin/busybox"
 func TestBusybox(t *testing.T) {
 	host, err := os.ReadFile(debianBusybox)
 	if err != nil {
-		t.Fatalf("no static busybox: install Debian's busybox-static (.ci/run does): %v", err)
+		t.Fatalf("no static busybox: install Debian's busybox-static (liqo-playground build and make test do): %v", err)
 	}
 	img, err := Busybox(debianBusybox)
 	if err != nil {

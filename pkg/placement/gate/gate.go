@@ -116,24 +116,45 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	held := slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return !gated(&p) || !p.DeletionTimestamp.IsZero() })
+	slices.SortStableFunc(held, func(a, b corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
+	// Placed first, released after: release reads each reservation's pod
+	// from the API server, which a new pod should not wait for. Placing
+	// against reservations not yet released errs on the side of holding;
+	// a pod held so is placed again at once when a release freed room.
+	held, err = r.placeAll(ctx, held, nodes.Items, summaries)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	reservations := len(r.reserved)
 	if err := r.release(ctx, summaries); err != nil {
 		return ctrl.Result{}, err
 	}
-	held := slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return !gated(&p) || !p.DeletionTimestamp.IsZero() })
-	slices.SortStableFunc(held, func(a, b corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
-	waiting := false
-	for i := range held {
-		placed, err := r.place(ctx, &held[i], nodes.Items, summaries)
-		if err != nil {
+	if len(held) > 0 && len(r.reserved) < reservations {
+		if held, err = r.placeAll(ctx, held, nodes.Items, summaries); err != nil {
 			return ctrl.Result{}, err
 		}
-		waiting = waiting || !placed
 	}
-	if waiting || len(r.reserved) > 0 {
+	if len(held) > 0 || len(r.reserved) > 0 {
 		// Summaries change on the provider's side: look again.
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// placeAll places the held pods in order and returns those still held.
+func (r *Reconciler) placeAll(ctx context.Context, held []corev1.Pod, nodes []corev1.Node, summaries map[string]*authv1beta1.FitSummary) ([]corev1.Pod, error) {
+	var still []corev1.Pod
+	for i := range held {
+		placed, err := r.place(ctx, &held[i], nodes, summaries)
+		if err != nil {
+			return nil, err
+		}
+		if !placed {
+			still = append(still, held[i])
+		}
+	}
+	return still, nil
 }
 
 // summaries are the fit summaries of the providers, by cluster ID: the
