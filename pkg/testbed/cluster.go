@@ -55,6 +55,8 @@ type Cluster struct {
 	net       *clusterNet
 	// stopStorage stops the hostPath provisioner (startStorage).
 	stopStorage func()
+	// pinned is the cpuset cgroup of PinCPUs, if any.
+	pinned string
 }
 
 // Client returns a new admin clientset.
@@ -318,6 +320,9 @@ func (c *Cluster) Stop() {
 	c.mu.Unlock()
 	for _, name := range append(extra, stopOrder...) {
 		c.StopComponent(name)
+	}
+	if err := c.unpin(); err != nil {
+		fmt.Fprintf(os.Stderr, "testbed: cluster %s: %v\n", c.Name, err)
 	}
 	c.stopClusterNet()
 	c.release()

@@ -18,7 +18,8 @@ type footprint struct {
 	OwnDir bool   `json:"ownDir"`
 	// NodeNS are the name prefixes of the real nodes' network namespaces.
 	NodeNS []string `json:"nodeNS"`
-	// Cgroups are the real nodes' parent cgroups.
+	// Cgroups are the real nodes' parent cgroups, and those of clusters
+	// pinned to CPUs.
 	Cgroups     []string `json:"cgroups"`
 	Underlay    string   `json:"underlay"`
 	OwnUnderlay bool     `json:"ownUnderlay"`
@@ -34,6 +35,9 @@ func (tb *Testbed) footprint() footprint {
 		if c.slot != nil {
 			f.NodeNS = append(f.NodeNS, slotNodeNSPrefix(c.slot.underlay, c.slot.n))
 			f.Cgroups = append(f.Cgroups, c.slot.cgroup())
+		}
+		if c.pinned != "" {
+			f.Cgroups = append(f.Cgroups, c.pinned)
 		}
 	}
 	return f

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -43,7 +44,7 @@ func main() {
 	proxyServices := flag.Int("proxy-services", 1000, "Services of the kube-proxy mode comparison (realnodes suite)")
 	repeers := flag.Int("repeers", 5, "re-peerings (unpeer then peer) measured after the first peering")
 	rates := flag.String("reflection-rates", "100,200", "comma-separated update rates (per second) of the reflection suite's paced latency rounds, each followed by a burst round")
-	qpsProfiles := flag.String("qps", "default,1000", "comma-separated client-QPS profiles of the offloading suite: default (the upstream 20/50) and 1000")
+	qpsProfiles := flag.String("qps", "default,1000,1000-pinned", "comma-separated profiles of the offloading suite: default (client QPS the upstream 20/50), 1000 (client QPS 1,000), 1000-pinned (QPS 1,000, consumer on CPU 0 and provider on CPU 1)")
 	pprofDir := flag.String("pprof", "", "directory for pprof profiles of both liqo controller managers, both API servers and both kube-controller-managers during the largest offloaded run of each QPS profile (CPU over -pprof-seconds from its start; allocations of the liqo managers after it); their top entries go to stderr")
 	pprofSeconds := flag.Int("pprof-seconds", 20, "length of the CPU profiles of -pprof")
 	output := flag.String("o", "table", "output: table (for people) or json (every figure as one object of a JSON array, for comparing versions)")
@@ -98,14 +99,16 @@ func main() {
 	}
 	if want["offloading"] {
 		o := offloadOptions{qpsProfiles: map[string]bool{}, pprofDir: *pprofDir, pprofSeconds: *pprofSeconds}
+		var known []string
+		for _, p := range offloadProfiles {
+			known = append(known, p.flag)
+		}
 		for _, q := range strings.Split(*qpsProfiles, ",") {
-			switch q = strings.TrimSpace(q); q {
-			case "default", "1000":
-				o.qpsProfiles[q] = true
-			default:
-				fmt.Fprintf(os.Stderr, "-qps: unknown profile %q (want default, 1000)\n", q)
+			if q = strings.TrimSpace(q); !slices.Contains(known, q) {
+				fmt.Fprintf(os.Stderr, "-qps: unknown profile %q (want %s)\n", q, strings.Join(known, ", "))
 				os.Exit(2)
 			}
+			o.qpsProfiles[q] = true
 		}
 		if o.pprofDir != "" {
 			if err := os.MkdirAll(o.pprofDir, 0o755); err != nil {

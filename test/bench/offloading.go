@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -70,15 +71,11 @@ func benchOffloading(ctx context.Context, bins *testbed.Binaries, sizes []int, o
 		maxN = max(maxN, n)
 	}
 	out := &offloadResult{runs: map[string][]offloadRun{}}
-	for _, p := range []struct {
-		flag, name string
-		qps        float32
-		burst      int
-	}{{"default", "default client QPS", 0, 0}, {"1000", "client QPS 1,000", 1000, 2000}} {
+	for _, p := range offloadProfiles {
 		if !o.qpsProfiles[p.flag] {
 			continue
 		}
-		runs, single, err := offloadProfile(ctx, bins, manager, dir, p.qps, p.burst, sizes, maxN, o)
+		runs, single, err := offloadProfileRuns(ctx, bins, manager, dir, p, sizes, maxN, o)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.name, err)
 		}
@@ -88,6 +85,26 @@ func benchOffloading(ctx context.Context, bins *testbed.Binaries, sizes []int, o
 		}
 	}
 	return out, nil
+}
+
+// offloadProfile is one way of running the offloading suite: the client
+// QPS of every cluster's controllers and, when pinned, each cluster on a
+// core of its own (consumer on CPU 0, provider on CPU 1; vanilla runs on
+// the provider alone, so on its core alone), as clusters on machines of
+// their own would be; unpinned, both share every core.
+type offloadProfile struct {
+	flag, name string
+	qps        float32
+	burst      int
+	pinned     bool
+}
+
+// offloadProfiles are the profiles of the -qps flag, in the order run and
+// printed.
+var offloadProfiles = []offloadProfile{
+	{flag: "default", name: "default client QPS"},
+	{flag: "1000", name: "client QPS 1,000", qps: 1000, burst: 2000},
+	{flag: "1000-pinned", name: "client QPS 1,000, a core per cluster", qps: 1000, burst: 2000, pinned: true},
 }
 
 // offloadResult is the offloading suite's figures: the runs by client-QPS
@@ -113,7 +130,8 @@ type offloadOptions struct {
 	pprofSeconds int
 }
 
-func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir string, qps float32, burst int, sizes []int, maxN int, o offloadOptions) ([]offloadRun, *singleRun, error) {
+func offloadProfileRuns(ctx context.Context, bins *testbed.Binaries, manager, dir string, prof offloadProfile, sizes []int, maxN int, o offloadOptions) ([]offloadRun, *singleRun, error) {
+	qps, burst := prof.qps, prof.burst
 	// The provider shares half of its nodes (the default): room for maxN.
 	providerNodes := testbed.NodePool{Prefix: "worker", Count: 2*maxN/250 + 2, CPU: "64", Memory: "256Gi", Pods: 250}
 	spec := func(name string, nodes testbed.NodePool) testbed.ClusterSpec {
@@ -129,6 +147,16 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 	}
 	defer p.Stop()
 	consumer, provider, cl, pids := p.tb.Cluster("consumer"), p.tb.Cluster("provider"), p.consumer, p.pids
+	if prof.pinned {
+		if runtime.NumCPU() < 2 {
+			return nil, nil, fmt.Errorf("a core per cluster needs 2 CPUs, this machine has %d", runtime.NumCPU())
+		}
+		for c, cpu := range map[*testbed.Cluster]string{consumer: "0", provider: "1"} {
+			if err := c.PinCPUs(cpu, pids[c.Name]); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
 	// Every process of the pair, by cluster and component: one reading
 	// of their CPU times gives the managers', the API servers' and the
 	// breakdown on stderr of where each run's CPU went.
@@ -212,7 +240,7 @@ func offloadProfile(ctx context.Context, bins *testbed.Binaries, manager, dir st
 			ms(run.vanilla.running), ms(run.offloaded.running), ms(run.vanilla.deleted), ms(run.offloaded.deleted))
 		runs = append(runs, run)
 	}
-	if qps != 0 {
+	if qps != 0 || prof.pinned {
 		return runs, nil, nil
 	}
 	// One pod at a time, at the default QPS: vanilla on the provider's own
@@ -363,17 +391,15 @@ func printOffloading(r *offloadResult) {
 	fmt.Fprintln(tables, "\nOffloading: Deployment of N → all N pods Running (vanilla: on the provider's own nodes; offloaded: from the consumer, namespace with podOffloadingStrategy Remote); CPU per pod covers creation and deletion")
 	w := tabwriter.NewWriter(tables, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "profile\tN\tvanilla\toffloaded\tratio\tdelete vanilla\tdelete offloaded\tRSS consumer mgr\tRSS provider mgr\tCPU/pod\tAPI servers CPU/pod, vanilla\toffloaded\tratio\t")
-	for _, name := range []string{"default client QPS", "client QPS 1,000"} {
+	for _, prof := range offloadProfiles {
+		name := prof.name
 		for _, r := range all[name] {
 			perPod := func(d time.Duration) float64 { return 1000 * d.Seconds() / float64(r.n) }
 			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%.2f×\t%s\t%s\t%d MB\t%d MB\t%.1f ms\t%.1f ms\t%.1f ms\t%.2f×\t\n", name, r.n,
 				ms(r.vanilla.running), ms(r.offloaded.running), r.offloaded.running.Seconds()/r.vanilla.running.Seconds(),
 				ms(r.vanilla.deleted), ms(r.offloaded.deleted), r.rss["consumer"].RSS>>20, r.rss["provider"].RSS>>20,
 				perPod(r.cpu), perPod(r.apiVanilla), perPod(r.apiOffloaded), r.apiOffloaded.Seconds()/r.apiVanilla.Seconds())
-			m := measurement{Suite: "offloading", N: r.n, Profile: name, Unit: "s"}
-			if name == "client QPS 1,000" {
-				m.QPS = 1000
-			}
+			m := measurement{Suite: "offloading", N: r.n, Profile: name, Unit: "s", QPS: float64(prof.qps)}
 			for _, f := range []struct {
 				measure            string
 				vanilla, offloaded time.Duration
@@ -416,7 +442,8 @@ func printOffloading(r *offloadResult) {
 		}
 	}
 	w.Flush()
-	for _, name := range []string{"default client QPS", "client QPS 1,000"} {
+	for _, prof := range offloadProfiles {
+		name := prof.name
 		if runs := all[name]; len(runs) > 0 {
 			i := runs[0].idle
 			fmt.Fprintf(tables, "%s: both managers' RSS, peered and idle: %d MB (anonymous %d MB, file-backed %d MB); PSS %d MB (their one binary's pages counted once)\n",
