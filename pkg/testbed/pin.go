@@ -51,7 +51,8 @@ func (c *Cluster) pinCgroup() string {
 	return filepath.Join(cgroupBase, "pinned", strings.ReplaceAll(strings.Trim(c.Dir, "/"), "/", "_"))
 }
 
-// unpin removes the cgroup of PinCPUs, killing whatever is still in it.
+// unpin removes the cgroup of PinCPUs, killing whatever is still in it,
+// and its parent once no other cluster is pinned.
 func (c *Cluster) unpin() error {
 	c.mu.Lock()
 	rel := c.pinned
@@ -60,7 +61,10 @@ func (c *Cluster) unpin() error {
 	if rel == "" {
 		return nil
 	}
-	return removeCgroupTree(rel)
+	err := removeCgroupTree(rel)
+	// The parent is shared by every pinned cluster: gone with the last.
+	pruneEmptyCgroups(filepath.Dir(rel))
+	return err
 }
 
 // cpusetMount is the root of the cpuset hierarchy (cgroup v1), or of the
