@@ -29,6 +29,7 @@ require (
 	k8s.io/client-go v0.34.4
 	k8s.io/component-helpers v0.34.4
 	k8s.io/klog/v2 v2.130.1
+	k8s.io/kubectl v0.34.2
 	k8s.io/metrics v0.34.4
 	k8s.io/utils v0.0.0-20250820121507-0af2bda4dd1d
 	sigs.k8s.io/controller-runtime v0.22.5
@@ -186,7 +187,6 @@ require (
 	gotest.tools/v3 v3.5.2 // indirect
 	k8s.io/component-base v0.34.4 // indirect
 	k8s.io/kube-openapi v0.0.0-20250902184714-7fc278399c7f // indirect
-	k8s.io/kubectl v0.34.2 // indirect
 	oras.land/oras-go/v2 v2.6.0 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.31.2 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect

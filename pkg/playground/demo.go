@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/kubectl/pkg/util/podutils"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,7 +35,7 @@ const (
 
 // offloadDemo offloads liqo-demo from consumer (LocalAndRemote, every
 // peer), runs a Deployment with one replica per node there, waits until
-// every replica is Running and shows where they run.
+// every replica is Ready and shows where they run.
 func offloadDemo(ctx context.Context, out io.Writer, l layout, consumer string, networking bool) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", l.kubeconfig(consumer))
 	if err != nil {
@@ -77,9 +78,11 @@ func offloadDemo(ctx context.Context, out io.Writer, l layout, consumer string, 
 		if err := cl.List(ctx, &pods, client.InNamespace(demoNamespace), client.MatchingLabels{"app": demoDeployment}); err != nil {
 			return false, err
 		}
+		// Ready, not only Running: the table below is what the user reads,
+		// and a replica whose probe has not passed yet shows 0/1 there.
 		running, remote := 0, 0
 		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning {
+			if podutils.IsPodReady(&p) {
 				running++
 				if isVirtual(nodes.Items, p.Spec.NodeName) {
 					remote++
@@ -88,7 +91,7 @@ func offloadDemo(ctx context.Context, out io.Writer, l layout, consumer string, 
 		}
 		return running >= int(replicas) && remote > 0, nil
 	}); err != nil {
-		return fmt.Errorf("the demo Deployment is not Running with a replica on the virtual node: %w", err)
+		return fmt.Errorf("the demo Deployment is not Ready with a replica on the virtual node: %w", err)
 	}
 	fmt.Fprintf(out, "\n$ kubectl --kubeconfig %s get pods -n %s -o wide\n", l.kubeconfig(consumer), demoNamespace)
 	kubectl := exec.CommandContext(ctx, filepath.Join(l.bin(), "kubectl"), "--kubeconfig", l.kubeconfig(consumer),
