@@ -36,8 +36,8 @@ func (tb *Testbed) footprint() footprint {
 			f.NodeNS = append(f.NodeNS, slotNodeNSPrefix(c.slot.underlay, c.slot.n))
 			f.Cgroups = append(f.Cgroups, c.slot.cgroup())
 		}
-		if c.pinned != "" {
-			f.Cgroups = append(f.Cgroups, c.pinned)
+		if pinned := c.pinnedCgroup(); pinned != "" {
+			f.Cgroups = append(f.Cgroups, pinned)
 		}
 	}
 	return f

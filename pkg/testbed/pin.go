@@ -2,8 +2,10 @@ package testbed
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -34,10 +36,7 @@ func (c *Cluster) PinCPUs(cpus string, pids ...int) error {
 	if err := os.WriteFile(filepath.Join(cpusetRoot, rel, "cpuset.cpus"), []byte(cpus), 0o644); err != nil {
 		return fmt.Errorf("pinning cluster %s to CPUs %s: %w", c.Name, cpus, err)
 	}
-	for _, pid := range c.PIDs() {
-		pids = append(pids, pid)
-	}
-	for _, pid := range pids {
+	for _, pid := range slices.AppendSeq(pids, maps.Values(c.PIDs())) {
 		if err := addToCgroup(rel, pid); err != nil {
 			return fmt.Errorf("pinning cluster %s: %w", c.Name, err)
 		}
@@ -49,6 +48,14 @@ func (c *Cluster) PinCPUs(cpus string, pids ...int) error {
 // is unique on the machine.
 func (c *Cluster) pinCgroup() string {
 	return filepath.Join(cgroupBase, "pinned", strings.ReplaceAll(strings.Trim(c.Dir, "/"), "/", "_"))
+}
+
+// pinnedCgroup is the cgroup of PinCPUs, empty if the cluster is not
+// pinned.
+func (c *Cluster) pinnedCgroup() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pinned
 }
 
 // unpin removes the cgroup of PinCPUs, killing whatever is still in it,
@@ -67,8 +74,9 @@ func (c *Cluster) unpin() error {
 	return err
 }
 
-// cpusetMount is the root of the cpuset hierarchy (cgroup v1), or of the
-// unified one when it has the cpuset controller.
+// cpusetMount is the root of the cgroup v1 cpuset hierarchy (the
+// testbed's cgroups are v1: createCgroup enables no controller, as the
+// unified hierarchy would need).
 func cpusetMount() (string, error) {
 	mounts, err := cgroupMounts()
 	if err != nil {
@@ -78,9 +86,6 @@ func cpusetMount() (string, error) {
 		if _, err := os.Stat(filepath.Join(m, "cpuset.cpus")); err == nil {
 			return m, nil
 		}
-		if _, err := os.Stat(filepath.Join(m, "cpuset.cpus.effective")); err == nil {
-			return m, nil
-		}
 	}
-	return "", fmt.Errorf("no cpuset cgroup hierarchy is mounted")
+	return "", fmt.Errorf("no cgroup v1 cpuset hierarchy is mounted")
 }

@@ -23,16 +23,6 @@ func activePod(pods []corev1.Pod, uid string) *corev1.Pod {
 	return nil
 }
 
-// podReady tells whether the pod's Ready condition is True.
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // nodeAddress is the address another cluster dials to reach node: an
 // external one when the node has one, else its internal one.
 func nodeAddress(node *corev1.Node) (string, error) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/kubectl/pkg/util/podutils"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -150,7 +152,7 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, d desc, st *st
 		}
 		*st.endpoint = ep
 	}
-	if !podReady(pod) {
+	if !podutils.IsPodReady(pod) {
 		return ready(false, netv1beta1.GatewayReasonPodNotReady, "the gateway pod %s is running but not ready", pod.Name), nil
 	}
 	return ready(true, netv1beta1.GatewayReasonReady, "the gateway pod %s is ready on node %s", pod.Name, node), nil

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/kubectl/pkg/util/podutils"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -240,7 +242,7 @@ func (o *Options) deploy(ctx context.Context, vnodes []string) ([]*server, error
 	for _, s := range servers {
 		var p corev1.Pod
 		err := wait.For(ctx, c, types.NamespacedName{Namespace: o.namespace, Name: s.name}, &p, "pod "+s.name+" to be ready", func(p *corev1.Pod) error {
-			if p.Status.PodIP == "" || !ready(p) {
+			if p.Status.PodIP == "" || !podutils.IsPodReady(p) {
 				return wait.NotYet("pod %s is %s", p.Name, p.Status.Phase)
 			}
 			return nil
@@ -254,15 +256,6 @@ func (o *Options) deploy(ctx context.Context, vnodes []string) ([]*server, error
 		}
 	}
 	return servers, nil
-}
-
-func ready(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // create runs server s and its Service.
