@@ -205,6 +205,18 @@ func TestIngressClasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = webhooktest.Cl.Delete(context.Background(), class) })
+	// The API server defaults the class from its own cache of IngressClasses,
+	// which sees the new one a moment later: wait until an administrator's
+	// classless Ingress (which the webhook does not judge), tried without
+	// being stored, comes back with nginx.
+	webhooktest.Eventually(t, "the API server defaulting Ingresses to nginx", func(ctx context.Context) (bool, error) {
+		probe := webhooktest.ReflectedIngress("probe", "default", "newt", "probe.example.com")
+		probe.Labels, probe.Spec.IngressClassName = nil, nil
+		if err := webhooktest.Cl.Create(ctx, probe, client.DryRunAll); err != nil {
+			return false, err
+		}
+		return ptr.Deref(probe.Spec.IngressClassName, "") == "nginx", nil
+	})
 	ing := webhooktest.ReflectedIngress("front", twins[0], "newt", "front.newt.example.com")
 	ing.Spec.IngressClassName = nil
 	if err := newt.Create(ctx, ing); err != nil {
