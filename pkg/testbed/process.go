@@ -141,7 +141,8 @@ func (p *process) exitError() error {
 		msg += ": " + p.err.Error()
 	}
 	logTail := proc.TailFile(p.logPath, 15)
-	if hint := diagnose(logTail); hint != "" {
+	// A crash's headline sits well above the tail of its trace.
+	if hint := diagnose(proc.TailFile(p.logPath, 400)); hint != "" {
 		msg += "\n" + hint
 	}
 	return errors.New(msg + "\n--- last lines of " + p.logPath + " ---\n" + logTail)
@@ -152,9 +153,10 @@ func (p *process) exitError() error {
 const portTakenHint = "a port it needs is already in use by another program"
 
 // kwokRaceHint explains kwok v0.8.0 dying at start in its CEL setup, which
-// its node and pod controllers run at once on shared state (seen once in
-// CI: the trace ends in pkg/utils/cel's NewEnvironment, from
-// lifecycle.Stage.init); Start tries again when it sees it.
+// its node and pod controllers and its metrics server run at once on
+// shared state (seen in CI: traces through pkg/utils/cel's NewEnvironment
+// from lifecycle.Stage.init, or from the server's InstallMetrics); Start
+// tries again when it sees it.
 const kwokRaceHint = "kwok crashed in the data race of its CEL setup at start"
 
 // diagnose turns well-known failure lines into advice.
@@ -162,10 +164,20 @@ func diagnose(log string) string {
 	switch {
 	case strings.Contains(log, "address already in use"):
 		return portTakenHint
-	case strings.Contains(log, "sigs.k8s.io/kwok") && strings.Contains(log, "pkg/utils/cel/environment.go"):
+	case strings.Contains(log, "sigs.k8s.io/kwok") && containsAny(log,
+		"pkg/utils/cel/environment.go", "(*Server).initCEL", "(*Server).InstallMetrics", "fatal error: concurrent map"):
 		return kwokRaceHint
 	case strings.Contains(log, "permission denied"):
 		return "it lacks a permission it needs (see the log below)"
 	}
 	return ""
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
