@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -50,6 +51,16 @@ func MirrorRef(mirror, upstream string) (name.Reference, error) {
 // "docker.io/library/busybox:latest", img) writes library/busybox:latest.
 // Blobs the registry already holds are not sent again.
 func Push(ctx context.Context, registry, upstream string, t remote.Taggable) error {
+	return push(ctx, registry, upstream, t, authn.Anonymous)
+}
+
+// PushAs is Push with the credentials of user on the registry, for the
+// repositories it keeps private (see PrivateRepos).
+func PushAs(ctx context.Context, registry, upstream string, t remote.Taggable, user, password string) error {
+	return push(ctx, registry, upstream, t, &authn.Basic{Username: user, Password: password})
+}
+
+func push(ctx context.Context, registry, upstream string, t remote.Taggable, auth authn.Authenticator) error {
 	ref, err := MirrorRef(registry, upstream)
 	if err != nil {
 		return err
@@ -59,7 +70,7 @@ func Push(ctx context.Context, registry, upstream string, t remote.Taggable) err
 	default:
 		return fmt.Errorf("pushing %s: a %T is neither an image nor an index", upstream, t)
 	}
-	if err := remote.Push(ref, t, remote.WithContext(ctx), remote.WithTransport(directTransport())); err != nil {
+	if err := remote.Push(ref, t, remote.WithContext(ctx), remote.WithTransport(directTransport()), remote.WithAuth(auth)); err != nil {
 		return fmt.Errorf("pushing %s to %s: %w", upstream, registry, err)
 	}
 	return nil

@@ -36,8 +36,9 @@ type Registry struct {
 // NewRegistry makes a registry keeping its blobs under dir (created if
 // absent). logger receives the registry's request log and the errors of
 // its servers; nil discards them, since a registry answering every pull of
-// a test cluster would drown the test's output.
-func NewRegistry(dir string, logger *log.Logger) (*Registry, error) {
+// a test cluster would drown the test's output. private lists the parts of
+// its namespace that need credentials (see PrivateRepos); the rest is open.
+func NewRegistry(dir string, logger *log.Logger, private ...PrivateRepos) (*Registry, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the registry's blob directory: %w", err)
 	}
@@ -48,6 +49,9 @@ func NewRegistry(dir string, logger *log.Logger) (*Registry, error) {
 		registry.WithBlobHandler(registry.NewDiskBlobHandler(dir)),
 		registry.Logger(logger),
 	)
+	for _, p := range private {
+		handler = p.Wrap(handler)
+	}
 	return &Registry{handler: handler, log: logger}, nil
 }
 
