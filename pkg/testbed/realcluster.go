@@ -34,6 +34,9 @@ type clusterNet struct {
 	egress           *egressProxy
 	registry         *images.Registry
 	registryLoopback string
+	// registryGuard keeps the registry's PrivatePrefix for holders of its
+	// password.
+	registryGuard images.PrivateRepos
 }
 
 // joinUnderlay claims the cluster's slot on the underlay.

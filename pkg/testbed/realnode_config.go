@@ -39,11 +39,15 @@ func (n *realNode) writeConfigs(c *Cluster) error {
 		"kubelet.yaml":     n.kubeletConfig(c),
 		"kube-proxy.yaml":  n.kubeProxyConfig(c),
 		"resolv.conf":      "# pods with dnsPolicy Default resolve nothing outside the cluster\noptions ndots:1\n",
-		"certs.d/hosts.md": "one folder per mirrored registry, each pointing at the testbed's registry\n",
+		"certs.d/hosts.md": "one folder per mirrored registry, each pointing at the testbed's registry, and one for that registry by its own name\n",
 	}
 	for _, upstream := range mirroredRegistries {
 		files["certs.d/"+upstream+"/hosts.toml"] = registryHosts(c.registryAddr())
 	}
+	// The registry by its own name, for the images named after it (the
+	// private ones: see NodeRegistryAddr): containerd would otherwise
+	// speak HTTPS to it.
+	files["certs.d/"+c.registryAddr()+"/hosts.toml"] = fmt.Sprintf("server = %q\n", "http://"+c.registryAddr())
 	for name, content := range files {
 		if err := os.MkdirAll(filepath.Dir(n.path(name)), 0o755); err != nil {
 			return err

@@ -91,9 +91,11 @@ const busyboxPath = "/bin/busybox"
 var BusyboxImages = []string{"docker.io/library/busybox:latest", "docker.io/library/busybox:1.35"}
 
 // startRegistry serves the cluster's registry on loopback and on the
-// underlay, and publishes the testbed's images in it.
+// underlay, with its PrivatePrefix guarded, and publishes the testbed's
+// images in it.
 func (c *Cluster) startRegistry() error {
-	reg, err := images.NewRegistry(filepath.Join(c.Dir, "registry"), nil)
+	c.net.registryGuard = newRegistryGuard()
+	reg, err := images.NewRegistry(filepath.Join(c.Dir, "registry"), nil, c.net.registryGuard)
 	if err != nil {
 		return err
 	}
