@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -83,11 +84,7 @@ func TestPrivateImageNotReused(t *testing.T) {
 		return err == nil, nil
 	})
 	createPod(ctx, t, rome, privatePod(romeNS, "owner", image, corev1.PullIfNotPresent, "regcred"))
-	realpods.RunningPods(ctx, t, rome, romeNS, "app=owner", 1)
-	owner, err := milan.Client().CoreV1().Pods(romeTwin).Get(ctx, "owner", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	owner := runsOnMilan(ctx, t, romeTwin, "owner")
 	node := owner.Spec.NodeName
 	t.Logf("rome's pod pulled %s on milan's node %s", image, node)
 
@@ -158,7 +155,29 @@ func TestPrivateImageNotReused(t *testing.T) {
 		return err == nil, nil
 	})
 	createPod(ctx, t, paris, privatePod(parisNS, "holder", image, corev1.PullIfNotPresent, "regcred"))
-	realpods.RunningPods(ctx, t, paris, parisNS, "app=holder", 1)
+	runsOnMilan(ctx, t, parisTwin, "holder")
+}
+
+// runsOnMilan waits a few minutes for the pod name in milan's namespace ns
+// to run, failing with the last state of its container (a pull error
+// tells more than a timeout).
+func runsOnMilan(ctx context.Context, t *testing.T, ns, name string) *corev1.Pod {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	var pod *corev1.Pod
+	harness.Eventually(ctx, t, "pod "+name+" running on milan", func() (bool, error) {
+		p, err := milan.Client().CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		pod = p
+		if p.Status.Phase == corev1.PodRunning {
+			return true, nil
+		}
+		return false, fmt.Errorf("phase %s, conditions %+v, containers %+v", p.Status.Phase, p.Status.Conditions, p.Status.ContainerStatuses)
+	})
+	return pod
 }
 
 // offloaded makes a namespace in consumer, offloads it and returns it with
