@@ -47,7 +47,7 @@ func (n *realNode) writeConfigs(c *Cluster) error {
 	// The registry by its own name, for the images named after it (the
 	// private ones: see NodeRegistryAddr): containerd would otherwise
 	// speak HTTPS to it.
-	files["certs.d/"+c.registryAddr()+"/hosts.toml"] = fmt.Sprintf("server = %q\n", "http://"+c.registryAddr())
+	files["certs.d/"+c.registryAddr()+"/hosts.toml"] = registryHosts(c.registryAddr())
 	for name, content := range files {
 		if err := os.MkdirAll(filepath.Dir(n.path(name)), 0o755); err != nil {
 			return err

@@ -43,8 +43,10 @@ func TestPrivateImageNotReused(t *testing.T) {
 		t.Fatalf("peer rome -> milan: %v\n%s", err, out)
 	}
 	// Paris's pods need no network to the others: the cheaper peering.
+	// Its slice names pods: without, its virtual node took none ("Too
+	// many pods").
 	if out, err := liqoctlRun(ctx, "peer", "--kubeconfig", kubeconfigs["paris"], "--remote-kubeconfig", kubeconfigs["milan"],
-		"--networking-disabled", "--timeout", "5m"); err != nil {
+		"--networking-disabled", "--cpu", "1", "--memory", "1Gi", "--pods", "10", "--timeout", "5m"); err != nil {
 		t.Fatalf("peer paris -> milan: %v\n%s", err, out)
 	}
 	// Registered first, run last: after the namespaces' deletion.
