@@ -3,7 +3,6 @@ package images
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -22,17 +21,7 @@ import (
 // right credentials, with wrong ones and with none.
 func TestPrivateRepos(t *testing.T) {
 	guard := PrivateRepos{Prefix: "private/", User: "alice", Password: "s3cret"}
-	reg, err := NewRegistry(t.TempDir(), nil, guard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.Serve(l)
-	t.Cleanup(func() { _ = reg.Close() })
-	host := l.Addr().String()
+	_, host := startRegistry(t, guard)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 

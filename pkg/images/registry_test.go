@@ -13,11 +13,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
-// startRegistry serves a registry on a loopback port for the test's life
-// and returns its host:port.
-func startRegistry(t *testing.T) (*Registry, string) {
+// startRegistry serves a registry on a loopback port for the test's life,
+// with private guarded, and returns its host:port.
+func startRegistry(t *testing.T, private ...PrivateRepos) (*Registry, string) {
 	t.Helper()
-	reg, err := NewRegistry(filepath.Join(t.TempDir(), "blobs"), nil)
+	reg, err := NewRegistry(filepath.Join(t.TempDir(), "blobs"), nil, private...)
 	if err != nil {
 		t.Fatal(err)
 	}
