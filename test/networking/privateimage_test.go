@@ -38,15 +38,17 @@ import (
 // registry's, not a path the node cannot pull from.
 func TestPrivateImageNotReused(t *testing.T) {
 	ctx := realpods.Timeout(t, 10*time.Minute)
+	// Rome asks for part of what milan shares, so that paris's slice gets
+	// the rest: by default rome's takes it all, and paris's virtual node
+	// took no pod ("Too many pods"). A later peering with defaults asks for
+	// it all again.
 	if out, err := liqoctlRun(ctx, "peer", "--kubeconfig", kubeconfigs["rome"], "--remote-kubeconfig", kubeconfigs["milan"],
-		"--server-service-type", "NodePort", "--timeout", "5m"); err != nil {
+		"--server-service-type", "NodePort", "--cpu", "500m", "--memory", "2Gi", "--pods", "20", "--timeout", "5m"); err != nil {
 		t.Fatalf("peer rome -> milan: %v\n%s", err, out)
 	}
 	// Paris's pods need no network to the others: the cheaper peering.
-	// Its slice names pods: without, its virtual node took none ("Too
-	// many pods").
 	if out, err := liqoctlRun(ctx, "peer", "--kubeconfig", kubeconfigs["paris"], "--remote-kubeconfig", kubeconfigs["milan"],
-		"--networking-disabled", "--cpu", "1", "--memory", "1Gi", "--pods", "10", "--timeout", "5m"); err != nil {
+		"--networking-disabled", "--cpu", "400m", "--memory", "1Gi", "--pods", "10", "--timeout", "5m"); err != nil {
 		t.Fatalf("peer paris -> milan: %v\n%s", err, out)
 	}
 	// Registered first, run last: after the namespaces' deletion.
