@@ -1,10 +1,10 @@
 // Package hostpath is the testbed clusters' storage: a provisioner of
 // hostPath volumes, a controller of package provision in a small
 // controller-runtime manager of its own, behind each cluster's default
-// StorageClass. The real nodes share the
-// host's filesystem, so the testbed process creates each volume's
-// directory itself, under the cluster's directory, and the PV's node
-// affinity keeps the pods that use it on the node it was made for.
+// StorageClass. The real nodes share the host's filesystem, so the
+// testbed process creates each volume's directory itself, under the
+// cluster's directory, and the PV's node affinity keeps the pods that use
+// it on the node it was made for.
 package hostpath
 
 import (
@@ -25,12 +25,11 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-
-	"k8s.io/utils/ptr"
 
 	"github.com/liqo-go/liqo/pkg/storage/provision"
 )
@@ -144,6 +143,7 @@ func Run(ctx context.Context, cfg *rest.Config, root string) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err
 	}
+	// client-go's types registered in this scheme, not client-go's scheme.
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
