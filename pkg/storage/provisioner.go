@@ -12,17 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/remotecluster"
+	"github.com/liqo-go/liqo/pkg/storage/provision"
 )
-
-// selectedNodeAnnotation is where the scheduler writes the node a PVC of
-// a WaitForFirstConsumer class is wanted on.
-const selectedNodeAnnotation = "volume.kubernetes.io/selected-node"
 
 // Provisioner provisions the virtual StorageClass's volumes.
 type Provisioner struct {
@@ -37,16 +33,16 @@ type Provisioner struct {
 	ClusterID string
 }
 
-var _ controller.Provisioner = (*Provisioner)(nil)
+var _ provision.Provisioner = (*Provisioner)(nil)
 
 // Provision backs the PVC on the node its first pod was scheduled to.
-func (p *Provisioner) Provision(ctx context.Context, o controller.ProvisionOptions) (*corev1.PersistentVolume, controller.ProvisioningState, error) {
+func (p *Provisioner) Provision(ctx context.Context, o provision.Options) (*corev1.PersistentVolume, provision.State, error) {
 	if o.SelectedNodeName == "" {
-		return nil, controller.ProvisioningFinished, fmt.Errorf("StorageClass %s binds on the first consumer: no node was selected", o.StorageClass.Name)
+		return nil, provision.Finished, fmt.Errorf("StorageClass %s binds on the first consumer: no node was selected", o.StorageClass.Name)
 	}
 	var node corev1.Node
 	if err := p.Reader.Get(ctx, types.NamespacedName{Name: o.SelectedNodeName}, &node); err != nil {
-		return nil, controller.ProvisioningNoChange, fmt.Errorf("reading node %s: %w", o.SelectedNodeName, err)
+		return nil, provision.NoChange, fmt.Errorf("reading node %s: %w", o.SelectedNodeName, err)
 	}
 	if node.Labels[consts.TypeLabel] == consts.TypeVirtualNode {
 		return p.provisionRemote(ctx, o, node.Labels[consts.RemoteClusterIDLabel])
@@ -57,39 +53,39 @@ func (p *Provisioner) Provision(ctx context.Context, o controller.ProvisionOptio
 // provisionRemote makes the PVC of the same name in the twin namespace on
 // provider and returns a placeholder PV pinned to provider's virtual
 // nodes: nothing mounts it here, the remote pod mounts the remote PVC.
-func (p *Provisioner) provisionRemote(ctx context.Context, o controller.ProvisionOptions, provider string) (*corev1.PersistentVolume, controller.ProvisioningState, error) {
+func (p *Provisioner) provisionRemote(ctx context.Context, o provision.Options, provider string) (*corev1.PersistentVolume, provision.State, error) {
 	if provider == "" {
-		return nil, controller.ProvisioningFinished, fmt.Errorf("virtual node %s names no remote cluster", o.SelectedNodeName)
+		return nil, provision.Finished, fmt.Errorf("virtual node %s names no remote cluster", o.SelectedNodeName)
 	}
 	var vn offv1beta1.VirtualNode
 	if err := p.Reader.Get(ctx, types.NamespacedName{Namespace: consts.TenantNamespace(provider), Name: o.SelectedNodeName}, &vn); err != nil {
-		return nil, controller.ProvisioningNoChange, fmt.Errorf("reading the VirtualNode %s: %w", o.SelectedNodeName, err)
+		return nil, provision.NoChange, fmt.Errorf("reading the VirtualNode %s: %w", o.SelectedNodeName, err)
 	}
 	if err := CheckRemoteClass(o.PVC, provider, vn.Spec.StorageClasses); err != nil {
 		// Final: the PVC stays Pending, with this as its Event, until
 		// its annotation names a class the provider offers.
-		return nil, controller.ProvisioningFinished, err
+		return nil, provision.Finished, err
 	}
 	var nm offv1beta1.NamespaceMap
 	if err := p.Reader.Get(ctx, consts.NamespaceMapKey(provider), &nm); err != nil {
-		return nil, controller.ProvisioningNoChange, fmt.Errorf("reading the namespace map of %s: %w", provider, err)
+		return nil, provision.NoChange, fmt.Errorf("reading the namespace map of %s: %w", provider, err)
 	}
 	twin := nm.Status.CurrentMapping[o.PVC.Namespace].RemoteNamespace
 	if twin == "" {
-		return nil, controller.ProvisioningNoChange, fmt.Errorf("namespace %s has no twin namespace on %s yet", o.PVC.Namespace, provider)
+		return nil, provision.NoChange, fmt.Errorf("namespace %s has no twin namespace on %s yet", o.PVC.Namespace, provider)
 	}
 	conn, err := p.Remotes.Get(ctx, provider)
 	if err != nil {
-		return nil, controller.ProvisioningNoChange, err
+		return nil, provision.NoChange, err
 	}
 	want := RemotePVC(o.PVC, twin, p.ClusterID)
 	pvcs := conn.Clientset.CoreV1().PersistentVolumeClaims(twin)
 	if _, err := pvcs.Create(ctx, want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, controller.ProvisioningNoChange, fmt.Errorf("creating PVC %s/%s on %s: %w", twin, want.Name, provider, err)
+		return nil, provision.NoChange, fmt.Errorf("creating PVC %s/%s on %s: %w", twin, want.Name, provider, err)
 	}
 	pv := placeholderPV(o, provider)
 	pv.Annotations = map[string]string{consts.RemoteClusterAnnotation: provider, consts.RemoteNamespaceAnnotation: twin}
-	return pv, controller.ProvisioningFinished, nil
+	return pv, provision.Finished, nil
 }
 
 // CheckRemoteClass refuses a PVC whose liqo.io/remote-storage-class the
@@ -138,7 +134,7 @@ func RemotePVC(local *corev1.PersistentVolumeClaim, twin, origin string) *corev1
 // placeholderPV is the local PV of a remote volume: its size as asked,
 // pinned to provider's virtual nodes. Its hostPath is never mounted (no
 // kubelet runs there).
-func placeholderPV(o controller.ProvisionOptions, provider string) *corev1.PersistentVolume {
+func placeholderPV(o provision.Options, provider string) *corev1.PersistentVolume {
 	return &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: o.PVName},
 		Spec: corev1.PersistentVolumeSpec{
@@ -156,7 +152,7 @@ func placeholderPV(o controller.ProvisionOptions, provider string) *corev1.Persi
 	}
 }
 
-func reclaimPolicy(o controller.ProvisionOptions) corev1.PersistentVolumeReclaimPolicy {
+func reclaimPolicy(o provision.Options) corev1.PersistentVolumeReclaimPolicy {
 	if o.StorageClass.ReclaimPolicy != nil {
 		return *o.StorageClass.ReclaimPolicy
 	}
@@ -166,7 +162,7 @@ func reclaimPolicy(o controller.ProvisionOptions) corev1.PersistentVolumeReclaim
 // provisionLocal backs the PVC with a real PVC of the real class in the
 // storage namespace, bound on the same node, and returns a PV with the
 // real PV's source and node affinity.
-func (p *Provisioner) provisionLocal(ctx context.Context, o controller.ProvisionOptions) (*corev1.PersistentVolume, controller.ProvisioningState, error) {
+func (p *Provisioner) provisionLocal(ctx context.Context, o provision.Options) (*corev1.PersistentVolume, provision.State, error) {
 	key := types.NamespacedName{Namespace: p.Options.Namespace, Name: string(o.PVC.UID)}
 	var real corev1.PersistentVolumeClaim
 	switch err := p.Reader.Get(ctx, key, &real); {
@@ -175,7 +171,7 @@ func (p *Provisioner) provisionLocal(ctx context.Context, o controller.Provision
 			ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace,
 				Labels: map[string]string{consts.ManagedByLabel: consts.ManagedByValue,
 					VirtualPVCNamespaceLabel: o.PVC.Namespace, VirtualPVCNameLabel: o.PVC.Name},
-				Annotations: map[string]string{selectedNodeAnnotation: o.SelectedNodeName}},
+				Annotations: map[string]string{provision.AnnSelectedNode: o.SelectedNodeName}},
 			Spec: corev1.PersistentVolumeClaimSpec{
 				AccessModes: o.PVC.Spec.AccessModes,
 				VolumeMode:  o.PVC.Spec.VolumeMode,
@@ -186,18 +182,18 @@ func (p *Provisioner) provisionLocal(ctx context.Context, o controller.Provision
 			real.Spec.StorageClassName = ptr.To(p.Options.RealClass)
 		}
 		if err := p.Writer.Create(ctx, &real); err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, controller.ProvisioningNoChange, fmt.Errorf("creating the real PVC %s: %w", key, err)
+			return nil, provision.NoChange, fmt.Errorf("creating the real PVC %s: %w", key, err)
 		}
-		return nil, controller.ProvisioningInBackground, fmt.Errorf("waiting for the real PVC %s to bind", key)
+		return nil, provision.InBackground, fmt.Errorf("waiting for the real PVC %s to bind", key)
 	case err != nil:
-		return nil, controller.ProvisioningNoChange, err
+		return nil, provision.NoChange, err
 	}
 	if real.Spec.VolumeName == "" || real.Status.Phase != corev1.ClaimBound {
-		return nil, controller.ProvisioningInBackground, fmt.Errorf("waiting for the real PVC %s to bind", key)
+		return nil, provision.InBackground, fmt.Errorf("waiting for the real PVC %s to bind", key)
 	}
 	var realPV corev1.PersistentVolume
 	if err := p.Reader.Get(ctx, types.NamespacedName{Name: real.Spec.VolumeName}, &realPV); err != nil {
-		return nil, controller.ProvisioningInBackground, fmt.Errorf("reading the real PV %s: %w", real.Spec.VolumeName, err)
+		return nil, provision.InBackground, fmt.Errorf("reading the real PV %s: %w", real.Spec.VolumeName, err)
 	}
 	return &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: o.PVName, Annotations: map[string]string{consts.RealPVCAnnotation: key.String()}},
@@ -210,7 +206,7 @@ func (p *Provisioner) provisionLocal(ctx context.Context, o controller.Provision
 			NodeAffinity:                  realPV.Spec.NodeAffinity,
 			MountOptions:                  realPV.Spec.MountOptions,
 		},
-	}, controller.ProvisioningFinished, nil
+	}, provision.Finished, nil
 }
 
 // Delete removes what backs the PV: the remote PVC, or the real one (whose
@@ -235,5 +231,5 @@ func (p *Provisioner) Delete(ctx context.Context, pv *corev1.PersistentVolume) e
 		}
 		return client.IgnoreNotFound(p.Writer.Delete(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
 	}
-	return &controller.IgnoredError{Reason: "not a volume of the virtual StorageClass"}
+	return &provision.IgnoredError{Reason: "not a volume of the virtual StorageClass"}
 }

@@ -11,12 +11,13 @@ import (
 
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/storage/provision"
 )
 
 func TestRemotePVC(t *testing.T) {
 	local := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "data-db-0", Namespace: "shop", Labels: map[string]string{"app": "db"},
-			Annotations: map[string]string{consts.RemoteStorageClassAnnotation: "fast", selectedNodeAnnotation: "milan"}},
+			Annotations: map[string]string{consts.RemoteStorageClassAnnotation: "fast", provision.AnnSelectedNode: "milan"}},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			StorageClassName: ptr.To("liqo"), VolumeName: "pvc-x",
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},

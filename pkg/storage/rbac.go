@@ -1,7 +1,8 @@
 package storage
 
-// The provisioner's rights: the virtual PVCs and their PVs (the library
-// writes them and Events), the real PVCs in the storage namespace, the
+// The provisioner's rights: the virtual PVCs and their PVs (its
+// controllers, package provision, watch them, write them and Events, and
+// read the StorageClasses), the real PVCs in the storage namespace, the
 // nodes it reads where a volume is wanted; self-provisioning creates the
 // StorageClass and the namespace.
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;delete;update;patch

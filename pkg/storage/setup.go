@@ -12,32 +12,28 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/remotecluster"
+	"github.com/liqo-go/liqo/pkg/storage/provision"
 )
 
-// Setup adds the provisioner to the manager, on cs, the manager's local
-// clientset: it runs on the leader only.
+// Setup adds the provisioner's controllers to the manager, which runs them
+// on the leader only, with its client, cache and event recorder.
 // selfProvision creates the virtual StorageClass and the storage namespace
-// first, as the chart does in a cluster.
+// first (on cs, the manager's local clientset, also on the leader only),
+// as the chart does in a cluster.
 func Setup(mgr ctrl.Manager, cs kubernetes.Interface, o Options, remotes *remotecluster.Registry, clusterID string, selfProvision bool) error {
 	if !o.Enabled {
 		return nil
 	}
-	p := &Provisioner{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Remotes: remotes, Options: o, ClusterID: clusterID}
-	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		if selfProvision {
-			if err := ensureObjects(ctx, cs, o); err != nil {
-				return err
-			}
+	if selfProvision {
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { return ensureObjects(ctx, cs, o) })); err != nil {
+			return err
 		}
-		controller.NewProvisionController(ctx, cs, ProvisionerName, p,
-			controller.LeaderElection(false), // the manager's election holds
-			controller.Threadiness(4)).Run(ctx)
-		return nil
-	}))
+	}
+	p := &Provisioner{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Remotes: remotes, Options: o, ClusterID: clusterID}
+	return (&provision.Controller{Name: "liqo-storage", ProvisionerName: ProvisionerName, Provisioner: p, Workers: 4}).SetupWithManager(mgr)
 }
 
 // VirtualClass is the virtual StorageClass.

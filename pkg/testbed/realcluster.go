@@ -202,7 +202,7 @@ func (c *Cluster) startStorage() error {
 	go func() {
 		defer close(done)
 		defer f.Close()
-		if err := hostpath.Run(ctx, c.Client(), filepath.Join(c.Dir, "volumes")); err != nil {
+		if err := hostpath.Run(ctx, c.Config, filepath.Join(c.Dir, "volumes")); err != nil {
 			log.Error(err, "the hostPath provisioner stopped")
 		}
 	}()

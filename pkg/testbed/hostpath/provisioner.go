@@ -1,9 +1,10 @@
 // Package hostpath is the testbed clusters' storage: a provisioner of
-// hostPath volumes, built on the sig-storage external provisioner library,
-// behind each cluster's default StorageClass. The real nodes share the
-// host's filesystem, so the testbed process creates each volume's
-// directory itself, under the cluster's directory, and the PV's node
-// affinity keeps the pods that use it on the node it was made for.
+// hostPath volumes, a controller of package provision in a small
+// controller-runtime manager of its own, behind each cluster's default
+// StorageClass. The real nodes share the host's filesystem, so the
+// testbed process creates each volume's directory itself, under the
+// cluster's directory, and the PV's node affinity keeps the pods that use
+// it on the node it was made for.
 package hostpath
 
 import (
@@ -13,15 +14,24 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/liqo-go/liqo/pkg/storage/provision"
 )
 
 const (
@@ -55,30 +65,30 @@ type Provisioner struct {
 	Root string
 }
 
-var _ controller.Provisioner = (*Provisioner)(nil)
+var _ provision.Provisioner = (*Provisioner)(nil)
 
 // Provision creates the directory of the PVC's volume on the node its first
 // pod was scheduled to (the class binds on the first consumer).
-func (p *Provisioner) Provision(_ context.Context, o controller.ProvisionOptions) (*corev1.PersistentVolume, controller.ProvisioningState, error) {
+func (p *Provisioner) Provision(_ context.Context, o provision.Options) (*corev1.PersistentVolume, provision.State, error) {
 	if o.SelectedNodeName == "" {
-		return nil, controller.ProvisioningFinished, fmt.Errorf("StorageClass %s binds on the first consumer: no node was selected for PVC %s/%s",
+		return nil, provision.Finished, fmt.Errorf("StorageClass %s binds on the first consumer: no node was selected for PVC %s/%s",
 			o.StorageClass.Name, o.PVC.Namespace, o.PVC.Name)
 	}
 	size, err := Capacity(o.PVC.Spec.Resources.Requests[corev1.ResourceStorage], o.StorageClass.Parameters)
 	if err != nil {
-		return nil, controller.ProvisioningFinished, err
+		return nil, provision.Finished, err
 	}
 	node := o.SelectedNodeName
 	if err := checkName(node); err != nil {
-		return nil, controller.ProvisioningFinished, err
+		return nil, provision.Finished, err
 	}
 	dir := filepath.Join(p.Root, node, o.PVName)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil, controller.ProvisioningFinished, fmt.Errorf("creating the volume's directory: %w", err)
+		return nil, provision.Finished, fmt.Errorf("creating the volume's directory: %w", err)
 	}
 	// Containers of any user write there, as on a fresh disk.
 	if err := os.Chmod(dir, 0o777); err != nil {
-		return nil, controller.ProvisioningFinished, err
+		return nil, provision.Finished, err
 	}
 	reclaim := corev1.PersistentVolumeReclaimDelete
 	if o.StorageClass.ReclaimPolicy != nil {
@@ -98,18 +108,18 @@ func (p *Provisioner) Provision(_ context.Context, o controller.ProvisionOptions
 				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
 			}}}},
 		},
-	}, controller.ProvisioningFinished, nil
+	}, provision.Finished, nil
 }
 
 // Delete removes the volume's directory, and only a directory of this
 // provisioner's root.
 func (p *Provisioner) Delete(_ context.Context, pv *corev1.PersistentVolume) error {
 	if pv.Spec.HostPath == nil {
-		return &controller.IgnoredError{Reason: "not a hostPath volume"}
+		return &provision.IgnoredError{Reason: "not a hostPath volume"}
 	}
 	rel, err := filepath.Rel(p.Root, pv.Spec.HostPath.Path)
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") || len(strings.Split(rel, string(filepath.Separator))) != 2 {
-		return &controller.IgnoredError{Reason: fmt.Sprintf("%s is not a volume of %s", pv.Spec.HostPath.Path, p.Root)}
+		return &provision.IgnoredError{Reason: fmt.Sprintf("%s is not a volume of %s", pv.Spec.HostPath.Path, p.Root)}
 	}
 	if err := os.RemoveAll(pv.Spec.HostPath.Path); err != nil {
 		return fmt.Errorf("removing the volume's directory: %w", err)
@@ -126,9 +136,27 @@ func checkName(node string) error {
 }
 
 // Run creates the default StorageClass and provisions its volumes until ctx
-// ends.
-func Run(ctx context.Context, cs kubernetes.Interface, root string) error {
+// ends, logging to ctx's logger. It runs a manager of its own, with a
+// scheme of its own: a test binary runs one per testbed cluster, next to
+// controller managers, and none may write a scheme another reads.
+func Run(ctx context.Context, cfg *rest.Config, root string) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	// client-go's types registered in this scheme, not client-go's scheme.
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  scheme,
+		Logger:  klog.FromContext(ctx),
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		// One per cluster in a process: the controllers' names repeat.
+		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
+		GracefulShutdownTimeout: ptr.To(5 * time.Second),
+	})
+	if err != nil {
 		return err
 	}
 	class := &storagev1.StorageClass{
@@ -137,12 +165,22 @@ func Run(ctx context.Context, cs kubernetes.Interface, root string) error {
 		ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimDelete),
 		VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
 	}
-	if _, err := cs.StorageV1().StorageClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	// The manager's client reads from its cache, which starts with it:
+	// this write goes straight to the API server.
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	if err := cl.Create(ctx, class); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating StorageClass %s: %w", ClassName, err)
 	}
-	pc := controller.NewProvisionController(ctx, cs, ProvisionerName, &Provisioner{Root: root},
-		controller.LeaderElection(false), controller.Threadiness(2))
-	pc.Run(ctx)
+	c := &provision.Controller{Name: "hostpath-provisioner", ProvisionerName: ProvisionerName, Provisioner: &Provisioner{Root: root}, Workers: 2}
+	if err := c.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := mgr.Start(ctx); err != nil {
+		return err
+	}
 	if ctx.Err() == nil {
 		return errors.New("the hostPath provisioner stopped")
 	}
