@@ -10,27 +10,29 @@ import (
 	"github.com/liqo-go/liqo/pkg/ipam"
 )
 
-// CIDR is one network of a peer as the receiver sees it: Real is the
-// peer's own (its pod or external CIDR), Seen where the receiver reaches it
-// (the remapped CIDR when the fabric remaps it, Real otherwise). Both have
-// the same size.
-type CIDR struct{ Real, Seen netip.Prefix }
-
-// Endpoints checks the endpoints cluster sender published for its export,
-// whose networks as the receiver's Configuration for it says are cidrs,
-// and returns them at the addresses the receiver reaches them at. An
-// address outside the sender's own networks (another cluster's, the
-// receiver's Services or nodes, anything else) refuses the whole set,
-// naming it: an export publishes endpoints of its own cluster only.
-func Endpoints(sender string, cidrs []CIDR, eps []discoveryv1.Endpoint) ([]discoveryv1.Endpoint, error) {
+// Endpoints checks the endpoints cluster sender published for its export
+// and returns them at the addresses the receiver reaches them at. peer is
+// the receiver's mapping of the sender's pod and external CIDRs (its
+// network Configuration for the sender, ipam.RemoteMapping: the mapping
+// the reflection of EndpointSlices translates with), the zero Mapping when
+// there is no network fabric with the sender, so nothing of it is
+// reachable. An address outside the sender's own networks (another
+// cluster's, the receiver's Services or nodes, anything else) refuses the
+// whole set, naming it: an export publishes endpoints of its own cluster
+// only.
+func Endpoints(sender string, peer ipam.Mapping, eps []discoveryv1.Endpoint) ([]discoveryv1.Endpoint, error) {
 	out := make([]discoveryv1.Endpoint, 0, len(eps))
 	var errs []error
 	for _, ep := range eps {
 		ep = *ep.DeepCopy()
 		for i, a := range ep.Addresses {
-			seen, err := translate(a, cidrs)
-			if err != nil {
-				errs = append(errs, err)
+			if _, err := netip.ParseAddr(a); err != nil {
+				errs = append(errs, fmt.Errorf("%q is not an IP address", a))
+				continue
+			}
+			seen, ok := peer.Translate(a)
+			if !ok {
+				errs = append(errs, fmt.Errorf("%s is not in the cluster's own networks", a))
 				continue
 			}
 			ep.Addresses[i] = seen
@@ -41,26 +43,4 @@ func Endpoints(sender string, cidrs []CIDR, eps []discoveryv1.Endpoint) ([]disco
 		return nil, fmt.Errorf("refusing the endpoints of cluster %s: %w", sender, err)
 	}
 	return out, nil
-}
-
-// translate is address a of the sender where the receiver reaches it.
-func translate(a string, cidrs []CIDR) (string, error) {
-	ip, err := netip.ParseAddr(a)
-	if err != nil {
-		return "", fmt.Errorf("%q is not an IP address", a)
-	}
-	for _, c := range cidrs {
-		if !c.Real.Contains(ip) {
-			continue
-		}
-		if c.Seen == c.Real {
-			return ip.String(), nil
-		}
-		seen, err := ipam.RemapIP(ip, c.Real, c.Seen)
-		if err != nil {
-			return "", err
-		}
-		return seen.String(), nil
-	}
-	return "", fmt.Errorf("%s is not in the cluster's own networks", ip)
 }

@@ -1,7 +1,6 @@
 package trust
 
 import (
-	"net/netip"
 	"strings"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
+	"github.com/liqo-go/liqo/pkg/ipam"
 	"github.com/liqo-go/liqo/pkg/mcs/merge"
 )
 
@@ -84,9 +84,9 @@ func endpoints(addrs ...string) []discoveryv1.Endpoint {
 // Addresses of milan's networks are translated; any other is refused,
 // with the whole set.
 func TestEndpoints(t *testing.T) {
-	cidrs := []CIDR{
-		{Real: netip.MustParsePrefix("10.244.0.0/16"), Seen: netip.MustParsePrefix("10.71.0.0/16")},
-		{Real: netip.MustParsePrefix("10.80.0.0/16"), Seen: netip.MustParsePrefix("10.80.0.0/16")},
+	cidrs, err := ipam.NewMapping([]string{"10.244.0.0/16", "10.80.0.0/16"}, []string{"10.71.0.0/16", "10.80.0.0/16"})
+	if err != nil {
+		t.Fatal(err)
 	}
 	in := endpoints("10.244.1.7", "10.80.3.4")
 	got, err := Endpoints("milan", cidrs, in)
@@ -113,5 +113,9 @@ func TestEndpoints(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), hostile.want) || !strings.Contains(err.Error(), "cluster milan") {
 			t.Errorf("endpoint %q: %v, want a refusal saying %q", hostile.addr, err, hostile.want)
 		}
+	}
+	// No network fabric with milan: nothing of it can be reached or checked.
+	if _, err := Endpoints("milan", ipam.Mapping{}, endpoints("10.244.1.8")); err == nil {
+		t.Error("endpoints accepted with no mapping of the sender's networks")
 	}
 }

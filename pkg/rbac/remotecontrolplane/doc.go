@@ -4,7 +4,8 @@
 //
 // It is what a consumer's control plane may do in its tenant namespace on
 // the provider (the provider binds it there to the consumer's user):
-// negotiate resources, read its Tenant and Quotas, ask for namespaces.
+// negotiate resources, read its Tenant and Quotas, ask for namespaces,
+// exchange the records of Multi-Cluster Services exports.
 // Nothing else; in particular no Secrets and no Pods.
 package remotecontrolplane
 
@@ -16,6 +17,11 @@ package remotecontrolplane
 
 // Asking for namespaces: the consumer's NamespaceMap replicas.
 // +kubebuilder:rbac:groups=offloading.liqo.io,resources=namespacemaps,verbs=get;list;watch;create;update;patch;delete
+
+// Multi-Cluster Services (package mcs): the consumer writes the records of
+// its exports, and marks the provider's records it reads accepted or not.
+// +kubebuilder:rbac:groups=offloading.liqo.io,resources=exportrecords,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=offloading.liqo.io,resources=exportrecords/status,verbs=patch
 
 // The Events the consumer's controllers record about its objects there.
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
