@@ -33,7 +33,10 @@ import (
 	"github.com/liqo-go/liqo/pkg/controllermanager/teardown"
 	"github.com/liqo-go/liqo/pkg/controllermanager/vnode"
 	"github.com/liqo-go/liqo/pkg/kit"
+	"github.com/liqo-go/liqo/pkg/mcs/clusterset"
 	"github.com/liqo-go/liqo/pkg/mcs/export"
+	"github.com/liqo-go/liqo/pkg/mcs/imports"
+	"github.com/liqo-go/liqo/pkg/mcs/publish"
 	"github.com/liqo-go/liqo/pkg/placement/gate"
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/remotecluster"
@@ -111,6 +114,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	local := o.ClusterID
 	// The webhooks count each consumer's objects; its Tenant shows the count.
 	budget := &budget.Report{}
+	exports := clusterset.NewStore()
 	setups := []func() error{
 		func() error {
 			return (&auth.NonceReconciler{Client: mgr.GetClient(), ClusterID: local, Lifetime: o.NonceLifetime}).SetupWithManager(mgr)
@@ -195,7 +199,14 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			wo.Report = budget
 			return webhook.Setup(ctx, mgr, wo)
 		},
-		func() error { return (&export.Reconciler{ClusterID: local}).SetupWithManager(mgr) },
+		// Multi-Cluster Services: the peers' exports are read into one
+		// store, which judges the cluster's exports and feeds its imports.
+		func() error { return (&export.Reconciler{ClusterID: local, Clusterset: exports}).SetupWithManager(mgr) },
+		func() error {
+			return (&clusterset.Reader{Client: mgr.GetClient(), ClusterID: local, Remotes: remotes, Store: exports}).SetupWithManager(mgr)
+		},
+		func() error { return (&publish.Reconciler{ClusterID: local, Remotes: remotes}).SetupWithManager(mgr) },
+		func() error { return (&imports.Reconciler{ClusterID: local, Store: exports}).SetupWithManager(mgr) },
 		func() error { return storage.Setup(mgr, cs, o.Storage, remotes, local, o.SelfProvision) },
 	}
 	for _, setup := range setups {

@@ -1,14 +1,14 @@
 // Package mcs is the home of the Multi-Cluster Services API (KEP-1645,
 // multicluster.x-k8s.io/v1beta1 ServiceExport and ServiceImport) in Liqo.
 // Its subpackages merge the exports of a Service by the clusters of the
-// clusterset (merge), validate a cluster's own exports (export) and check
-// what a peer publishes of its exports (trust).
+// clusterset (merge), validate a cluster's own exports (export), forge
+// the ExportRecord that carries an export to a peer (record), write a
+// cluster's records where its peers read them (publish), check what a
+// peer publishes (trust), read the peers' records into the store the
+// export controller and the imports read (clusterset), and keep each
+// cluster's imports (imports). The controller manager runs them all.
 //
 // # The clusterset
-//
-// What follows is the design the propagation of exports between clusters
-// is built to; today the export controller sees no other cluster's export
-// (its Clusterset is nil), and nothing is imported yet.
 //
 // The clusterset of a cluster is the clusters it is peered with, in either
 // role, and namespace sameness holds: namespace ns is the same namespace in
@@ -25,7 +25,8 @@
 // the consumer's tenant namespace on the provider (liqo-tenant-<consumer>):
 //
 //   - The consumer writes there, through its Cluster for the provider, the
-//     record of each of its valid exports: the merge.Export of the Service
+//     record (an ExportRecord, offloading.liqo.io) of each of its valid
+//     exports: the merge.Export of the Service
 //     and the EndpointSlices of its ready endpoints, labelled
 //     multicluster.kubernetes.io/source-cluster=<consumer>.
 //   - The provider writes there, in its own cluster, the records of its own
@@ -36,7 +37,9 @@
 //     selector-less ClusterSetIP Service of our own that the ServiceImport
 //     names in its IPs (none for a Headless import), and one EndpointSlice
 //     per source cluster, labelled multicluster.kubernetes.io/service-name,
-//     multicluster.kubernetes.io/source-cluster and managed by liqo.
+//     multicluster.kubernetes.io/source-cluster and managed by liqo. The
+//     cluster's own export is part of its import, its endpoints as they
+//     are.
 //
 // # Trust
 //
@@ -51,12 +54,15 @@
 //   - An endpoint is accepted only if its address lies in the source
 //     cluster's own pod or external CIDRs as the receiver's network
 //     Configuration for that cluster says (remapped when the fabric remaps
-//     them), and is imported at that remapped address: an export can only
+//     them, with ipam.Mapping as the reflection does), and is imported at
+//     that remapped address; with no network fabric with the peer, none is
+//     accepted: an export can only
 //     publish endpoints of its own cluster's Service, never arbitrary
 //     addresses (the receiver's Services, the nodes, another cluster).
 //   - Names, ports and the other merged properties are checked as a
 //     Service would check them before they reach merge.Merge; a record
-//     failing a check is ignored, with a Warning Event naming its cluster.
+//     failing a check is ignored, with a Warning Event naming its cluster,
+//     and its Accepted condition says why.
 //
 // Package trust holds those checks (trust.Export, trust.Endpoints).
 package mcs

@@ -61,7 +61,7 @@ type Reconciler[T client.Object] struct {
 	Remotes *remotecluster.Registry
 
 	recorder record.EventRecorder
-	watches  *watches
+	watches  *Watches
 }
 
 // Reconcile pushes the spec out and pulls the status in.
@@ -162,7 +162,7 @@ func (r *Reconciler[T]) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Remotes == nil {
 		return fmt.Errorf("the %s replicator needs the providers' registry", r.Kind.Name)
 	}
-	r.watches = newWatches(r.Remotes, func() client.Object { return r.Kind.New() })
+	r.watches = NewWatches(r.Remotes, func() client.Object { return r.Kind.New() })
 	if err := mgr.Add(r.watches); err != nil {
 		return err
 	}
@@ -172,13 +172,13 @@ func (r *Reconciler[T]) SetupWithManager(mgr ctrl.Manager) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).Named(name+"-replicator").
 		For(r.Kind.New(), builder.WithPredicates(mine)).
-		WatchesRawSource(r.watches.source()).
+		WatchesRawSource(r.watches.Source(&handler.EnqueueRequestForObject{})).
 		Watches(&authv1beta1.Identity{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
 		// Unpeered: the provider's client, watches and goroutines go.
 		Watches(&authv1beta1.Identity{}, handler.Funcs{
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				if provider, ok := consts.ClusterIDOfTenantNamespace(e.Object.GetNamespace()); ok {
-					r.watches.forget(provider, nil)
+					r.watches.Forget(provider, nil)
 					r.Remotes.Forget(provider)
 				}
 			},
@@ -193,11 +193,11 @@ func (r *Reconciler[T]) client(ctx context.Context, provider string) (client.Cli
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			// The peering is gone: its watch goes with it.
-			r.watches.forget(provider, nil)
+			r.watches.Forget(provider, nil)
 		}
 		return nil, "", err
 	}
-	if err := r.watches.ensure(provider, c, ns); err != nil {
+	if err := r.watches.Ensure(provider, c, ns); err != nil {
 		return nil, "", err
 	}
 	return c.Client, ns, nil

@@ -15,17 +15,18 @@ import (
 	"github.com/liqo-go/liqo/pkg/remotecluster"
 )
 
-// tenantCaches names the options of the tenant namespaces' caches on the
+// TenantCaches names the options of the tenant namespaces' caches on the
 // providers: the replicators of every kind share them.
-const tenantCaches = "replicator"
+const TenantCaches = "replicator"
 
-// watches follows, on each provider, the replicas of one kind in the
-// tenant namespace this cluster owns there, through the provider's shared
+// Watches follows, on each provider, the objects of one kind in the
+// tenant namespace this cluster owns there (the replicas, or the records
+// of Multi-Cluster Services exports), through the provider's shared
 // namespace cache: a remote change (a slice accepted, a status update)
 // wakes the local controller at once instead of by polling. It is a
 // manager Runnable: the watches live as long as the manager, and each
 // moves to the provider's new Cluster when the credentials change.
-type watches struct {
+type Watches struct {
 	remotes *remotecluster.Registry
 	newObj  func() client.Object
 	events  chan event.GenericEvent
@@ -40,12 +41,15 @@ type watch struct {
 	stop    context.CancelFunc
 }
 
-func newWatches(remotes *remotecluster.Registry, newObj func() client.Object) *watches {
-	return &watches{remotes: remotes, newObj: newObj, events: make(chan event.GenericEvent, 1024), byProvider: map[string]*watch{}}
+// NewWatches returns the Watches of the kind newObj makes on the providers
+// remotes reaches. Each change there is told as an object of that kind
+// named as the remote one, in the local tenant namespace of its provider.
+func NewWatches(remotes *remotecluster.Registry, newObj func() client.Object) *Watches {
+	return &Watches{remotes: remotes, newObj: newObj, events: make(chan event.GenericEvent, 1024), byProvider: map[string]*watch{}}
 }
 
 // Start records the manager's context and, when it ends, stops every watch.
-func (w *watches) Start(ctx context.Context) error {
+func (w *Watches) Start(ctx context.Context) error {
 	w.mu.Lock()
 	w.ctx = ctx
 	w.mu.Unlock()
@@ -59,14 +63,16 @@ func (w *watches) Start(ctx context.Context) error {
 	return nil
 }
 
-// source feeds the local controller with the remote changes.
-func (w *watches) source() source.Source {
-	return source.Channel(w.events, &handler.EnqueueRequestForObject{})
+// Source feeds a local controller with the remote changes, through h
+// (handler.EnqueueRequestForObject for the replicas). Only one Source may
+// be made of a Watches: its events go to one controller.
+func (w *Watches) Source(h handler.EventHandler) source.Source {
+	return source.Channel(w.events, h)
 }
 
-// ensure watches the kind in namespace on c, provider's current Cluster,
+// Ensure watches the kind in namespace on c, provider's current Cluster,
 // unless it does already.
-func (w *watches) ensure(provider string, c *remotecluster.Cluster, namespace string) error {
+func (w *Watches) Ensure(provider string, c *remotecluster.Cluster, namespace string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if e, ok := w.byProvider[provider]; ok && e.cluster == c {
@@ -79,7 +85,7 @@ func (w *watches) ensure(provider string, c *remotecluster.Cluster, namespace st
 		old.stop()
 	}
 	ctx, stop := context.WithCancel(w.ctx)
-	nc, err := c.NamespaceCache(ctx, namespace, remotecluster.CacheOptions{Name: tenantCaches})
+	nc, err := c.NamespaceCache(ctx, namespace, remotecluster.CacheOptions{Name: TenantCaches})
 	if err != nil {
 		stop()
 		return err
@@ -116,15 +122,15 @@ func (w *watches) ensure(provider string, c *remotecluster.Cluster, namespace st
 		case <-ctx.Done():
 			return
 		}
-		if next, ns, err := w.remotes.Tenant(ctx, provider); err != nil || w.ensure(provider, next, ns) != nil {
-			w.forget(provider, c)
+		if next, ns, err := w.remotes.Tenant(ctx, provider); err != nil || w.Ensure(provider, next, ns) != nil {
+			w.Forget(provider, c)
 		}
 	}()
 	return nil
 }
 
-// forget stops the watch on provider (through c, or any Cluster if nil).
-func (w *watches) forget(provider string, c *remotecluster.Cluster) {
+// Forget stops the watch on provider (through c, or any Cluster if nil).
+func (w *Watches) Forget(provider string, c *remotecluster.Cluster) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if e, ok := w.byProvider[provider]; ok && (c == nil || e.cluster == c) {
@@ -134,7 +140,7 @@ func (w *watches) forget(provider string, c *remotecluster.Cluster) {
 }
 
 // Len is the number of providers watched.
-func (w *watches) Len() int {
+func (w *Watches) Len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.byProvider)
