@@ -148,15 +148,15 @@ func reflectedWebhook(at admissionv1.WebhookClientConfig) admissionv1.Validating
 }
 
 // replicaWebhook sends the API server to replicaValidator for the
-// NamespaceMaps and ResourceSlices consumers write, create, change or
-// delete. No namespace selector: the validator checks the namespace itself,
+// NamespaceMaps, ResourceSlices and ExportRecords consumers write, create,
+// change or delete. No namespace selector: the validator checks the namespace itself,
 // so a tenant namespace missing a label cannot skip it. The match condition
 // leaves out everyone but consumer identities, as reflectedWebhook's does,
 // so this cluster's own controllers never wait on us; every version of the
 // kinds is matched, so no future one bypasses the check.
 func replicaWebhook(at admissionv1.WebhookClientConfig) admissionv1.ValidatingWebhook {
 	return consumerWebhook(ReplicaWebhookName, at, []admissionv1.OperationType{admissionv1.Create, admissionv1.Update, admissionv1.Delete},
-		tenancy.NamespaceMapsResource, tenancy.ResourceSlicesResource)
+		tenancy.NamespaceMapsResource, tenancy.ResourceSlicesResource, tenancy.ExportRecordsResource)
 }
 
 // eventWebhook sends the API server to eventValidator for the Events

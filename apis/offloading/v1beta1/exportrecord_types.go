@@ -56,9 +56,13 @@ type ExportRecordSpec struct {
 
 // ExportRecordStatus is the receiver's verdict on the record.
 type ExportRecordStatus struct {
+	// Conditions are bounded: the consumer writes the status of the
+	// provider's records it reads, in its tenant namespace there, and
+	// those count against no budget.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 

@@ -15,8 +15,8 @@ import (
 // ObjectBudget bounds what one consumer may keep on this provider of the
 // objects it writes in bulk: the ConfigMaps, Secrets, Services, Ingresses,
 // PersistentVolumeClaims and ShadowEndpointSlices in its twin namespaces
-// and its ResourceSlices and NamespaceMaps in its tenant namespace, all
-// kinds together, by number and by size; its ShadowPods by size (their
+// and its ResourceSlices, NamespaceMaps and ExportRecords in its tenant
+// namespace, all kinds together, by number and by size; its ShadowPods by size (their
 // number is its Quota's). Each twin's ResourceQuota counts
 // objects of one namespace, and no ResourceQuota counts bytes: without
 // this, a consumer with a hundred twins could store a hundred thousand
@@ -58,7 +58,7 @@ func DefaultObjectBudget() ObjectBudget {
 func (b *ObjectBudget) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&b.MaxBytes, "max-tenant-object-bytes",
 		"how many bytes (as JSON) of ConfigMaps, Secrets, Services, Ingresses, PersistentVolumeClaims, ShadowEndpointSlices and ShadowPods in "+
-			"its twin namespaces, and of ResourceSlices and NamespaceMaps in its tenant namespace, one consumer may keep on this cluster")
+			"its twin namespaces, and of ResourceSlices, NamespaceMaps and ExportRecords in its tenant namespace, one consumer may keep on this cluster")
 	fs.Int64Var(&b.MaxCount, "max-tenant-objects", b.MaxCount,
 		"how many of those objects, all kinds together but ShadowPods (which its Quota counts), one consumer may keep on this cluster")
 }
@@ -101,8 +101,8 @@ func budgetRefusal(consumer string, err error) (string, bool) {
 		return "", false
 	}
 	return fmt.Sprintf("%v: consumer %s keeps as much on this provider as it may (its ConfigMaps, Secrets, Services, "+
-		"Ingresses, PersistentVolumeClaims, ShadowEndpointSlices and ShadowPods in its twin namespaces, and its ResourceSlices and "+
-		"NamespaceMaps, count together); delete some first [rule: %s]", err, consumer, Rule(exceeded)), true
+		"Ingresses, PersistentVolumeClaims, ShadowEndpointSlices and ShadowPods in its twin namespaces, and its ResourceSlices, "+
+		"NamespaceMaps and ExportRecords, count together); delete some first [rule: %s]", err, consumer, Rule(exceeded)), true
 }
 
 // Rule is the setting of the budget an quota.ExceededError is about.

@@ -76,8 +76,8 @@ func TestObjectBudgetBytes(t *testing.T) {
 
 // TestObjectBudgetCount fills a consumer's object count with every kind it
 // writes in bulk, in its twin and its tenant namespace, with its own
-// credentials: Services, ShadowEndpointSlices, ConfigMaps and
-// ResourceSlices count together, with the NamespaceMap it has; the next
+// credentials: Services, ShadowEndpointSlices, ConfigMaps, ResourceSlices
+// and ExportRecords count together, with the NamespaceMap it has; the next
 // object of any kind is refused by the webhook that judges its kind, and a
 // deleted object's place is given again.
 func TestObjectBudgetCount(t *testing.T) {
@@ -85,7 +85,7 @@ func TestObjectBudgetCount(t *testing.T) {
 	hog, twins := webhooktest.ReflectingConsumer(t, "count-hog", "many")
 	webhooktest.RemoteControlPlane(t, "count-hog")
 	// Its NamespaceMap counts: 1.
-	objects := []client.Object{webhooktest.ReplicaSlice("slice-0", "count-hog"), webhooktest.ReplicaSlice("slice-1", "count-hog")}
+	objects := []client.Object{webhooktest.ReplicaSlice("slice-0", "count-hog"), webhooktest.ExportRecord("exported", "count-hog")}
 	for i := range (servertest.BudgetCount - 3) / 3 {
 		objects = append(objects, webhooktest.ReflectedService(fmt.Sprint("svc-", i), twins[0], "count-hog"),
 			webhooktest.ReflectedSlice(fmt.Sprint("slice-", i), twins[0], "count-hog"), webhooktest.ReflectedConfigMap(fmt.Sprint("cm-", i), twins[0], "count-hog"))
@@ -107,6 +107,11 @@ func TestObjectBudgetCount(t *testing.T) {
 	if !apierrors.IsForbidden(err) || !webhooktest.ContainsAll(err.Error(), `admission webhook "replica.validate.liqo.io" denied the request`,
 		"objects requested 1, used 60 of 60") {
 		t.Errorf("one ResourceSlice more: err = %v, want the replicas' webhook's refusal", err)
+	}
+	err = hog.Create(ctx, webhooktest.ExportRecord("one-more", "count-hog"))
+	if !apierrors.IsForbidden(err) || !webhooktest.ContainsAll(err.Error(), `admission webhook "replica.validate.liqo.io" denied the request`,
+		"objects requested 1, used 60 of 60") {
+		t.Errorf("one ExportRecord more: err = %v, want the replicas' webhook's refusal", err)
 	}
 
 	if err := hog.Delete(ctx, webhooktest.ReflectedService("svc-0", twins[0], "count-hog")); err != nil {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
@@ -81,6 +82,16 @@ var budgetedKinds = func() []budgetedKind {
 			uncounted: true},
 		tenant(tenancy.ResourceSlicesResource, func() client.Object { return &authv1beta1.ResourceSlice{} }),
 		tenant(tenancy.NamespaceMapsResource, func() client.Object { return &offv1beta1.NamespaceMap{} }),
+		// A consumer's records name it as their source (the replicas'
+		// webhook refuses it any other); this cluster's own records in
+		// the same namespace name this cluster and count against no one.
+		{resource: tenancy.ExportRecordsResource, new: func() client.Object { return &offv1beta1.ExportRecord{} },
+			marked: mustSelector(mcsv1beta1.LabelSourceCluster, selection.Exists), consumer: func(o client.Object) string {
+				if id := byTenant(o); id != "" && o.GetLabels()[mcsv1beta1.LabelSourceCluster] == id {
+					return id
+				}
+				return ""
+			}},
 	}
 }()
 

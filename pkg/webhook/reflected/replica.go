@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/webhook/budget"
@@ -34,7 +35,13 @@ import (
 // so a consumer may write, change and delete only objects that carry it
 // before and after the write.
 //
-// Its replicas are then held to the consumer's budget.ObjectBudget.
+// The consumer's ExportRecords (package mcs) share the namespace with this
+// cluster's records toward it in the same way; their source-cluster label,
+// which names the exporting cluster and which the receivers check, tells
+// them apart: a consumer writes only records naming itself.
+//
+// Its replicas and records are then held to the consumer's
+// budget.ObjectBudget.
 type replicaValidator struct {
 	decoder admission.Decoder
 	budget  *budget.Guard
@@ -48,10 +55,11 @@ func NewReplicaValidator(decoder admission.Decoder, guard *budget.Guard) admissi
 	return &replicaValidator{decoder: decoder, budget: guard}
 }
 
-// Handle validates one create, update or delete of a NamespaceMap or a
-// ResourceSlice by a consumer.
+// Handle validates one create, update or delete of a NamespaceMap, a
+// ResourceSlice or an ExportRecord by a consumer.
 func (v *replicaValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
-	id, gr, answer := tenancy.ConsumerWrite(req, "replicas'", tenancy.NamespaceMapsResource, tenancy.ResourceSlicesResource)
+	id, gr, answer := tenancy.ConsumerWrite(req, "replicas'", tenancy.NamespaceMapsResource, tenancy.ResourceSlicesResource,
+		tenancy.ExportRecordsResource)
 	if answer != nil {
 		return *answer
 	}
@@ -67,7 +75,11 @@ func (v *replicaValidator) Handle(ctx context.Context, req admission.Request) ad
 			return admission.Errored(http.StatusBadRequest, err)
 		}
 	}
-	if why := replicaRefusal(id, gr.Resource, req.Namespace, before, after); why != "" {
+	refusal := replicaRefusal
+	if gr == tenancy.ExportRecordsResource {
+		refusal = recordRefusal
+	}
+	if why := refusal(id, gr.Resource, req.Namespace, before, after); why != "" {
 		return admission.Denied(why)
 	}
 	if after == nil {
@@ -123,6 +135,27 @@ func replicaRefusal(consumer, resource, namespace string, before, after *metav1.
 	if after != nil && !replica(after) {
 		return fmt.Sprintf("consumer %s may write only its replicas in %s: %s %s must keep the %s; "+
 			"objects without them are this cluster's own, toward %s", consumer, namespace, resource, after.Name, marks, consumer)
+	}
+	return ""
+}
+
+// recordRefusal says why consumer may not write an ExportRecord in
+// namespace, given its metadata before and after the write as
+// replicaRefusal takes them, or "" if it may: only records whose
+// source-cluster label names it, in its tenant namespace.
+func recordRefusal(consumer, resource, namespace string, before, after *metav1.ObjectMeta) string {
+	if own := consts.TenantNamespace(consumer); namespace != own {
+		return fmt.Sprintf("consumer %s may write %s only in its tenant namespace %s, not in %q", consumer, resource, own, namespace)
+	}
+	mark := fmt.Sprintf("label %s=%s", mcsv1beta1.LabelSourceCluster, consumer)
+	mine := func(m *metav1.ObjectMeta) bool { return m.Labels[mcsv1beta1.LabelSourceCluster] == consumer }
+	if before != nil && !mine(before) {
+		return fmt.Sprintf("consumer %s may not change or delete %s %s/%s: it is not one of its records (%s) but this cluster's own, "+
+			"which publishes this cluster's exports to %s", consumer, resource, namespace, before.Name, mark, consumer)
+	}
+	if after != nil && !mine(after) {
+		return fmt.Sprintf("consumer %s may write only its own records in %s: %s %s must keep the %s, as it publishes only its own exports",
+			consumer, namespace, resource, after.Name, mark)
 	}
 	return ""
 }

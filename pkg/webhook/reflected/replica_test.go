@@ -9,7 +9,9 @@ import (
 	authnv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/liqo-go/liqo/apis"
 	"github.com/liqo-go/liqo/pkg/consts"
@@ -22,7 +24,8 @@ import (
 // in its tenant namespace on a provider peered with it both ways: its own
 // replicas pass, the provider's own NamespaceMap and ResourceSlices toward
 // it (no replication label) are refused whatever the verb, and so is
-// turning one into the other. The acceptance test on two clusters is
+// turning one into the other; so are its ExportRecords that name another
+// source cluster, and any write to the provider's own records. The acceptance test on two clusters is
 // test/peering's TestReversePeeringObjects.
 func TestReplicaWrites(t *testing.T) {
 	rome := authnv1.UserInfo{Username: consts.ConsumerUser("rome"), Groups: []string{consts.ConsumerGroup}}
@@ -33,6 +36,9 @@ func TestReplicaWrites(t *testing.T) {
 	// milan's own map toward rome, in the same namespace.
 	own := map[string]string{consts.ManagedByLabel: consts.ManagedByValue, consts.RemoteClusterIDLabel: "rome"}
 	spoofed := map[string]string{consts.ReplicationLabel: "true", consts.OriginClusterIDLabel: "naples"}
+	// rome's ExportRecord, and milan's own record toward rome beside it.
+	myRecord := map[string]string{mcsv1beta1.LabelSourceCluster: "rome"}
+	milanRecord := map[string]string{mcsv1beta1.LabelSourceCluster: "milan"}
 
 	cases := []struct {
 		name          string
@@ -63,6 +69,19 @@ func TestReplicaWrites(t *testing.T) {
 			"only in its tenant namespace " + tenant},
 		{"a half consumer identity", authnv1.UserInfo{Username: consts.ConsumerUser("rome")}, admissionv1.Create, "namespacemaps", tenant, nil, replica,
 			"is not in group " + consts.ConsumerGroup},
+		{"its export record created", rome, admissionv1.Create, "exportrecords", tenant, nil, myRecord, ""},
+		{"its export record deleted", rome, admissionv1.Delete, "exportrecords", tenant, myRecord, nil, ""},
+		{"a record claiming the provider's exports", rome, admissionv1.Create, "exportrecords", tenant, nil, milanRecord,
+			"must keep the label " + mcsv1beta1.LabelSourceCluster + "=rome"},
+		{"a record with no source", rome, admissionv1.Create, "exportrecords", tenant, nil, map[string]string{}, "must keep the label"},
+		{"the provider's own record changed", rome, admissionv1.Update, "exportrecords", tenant, milanRecord, milanRecord,
+			"may not change or delete exportrecords " + tenant + "/x: it is not one of its records"},
+		{"the provider's own record taken over", rome, admissionv1.Update, "exportrecords", tenant, milanRecord, myRecord,
+			"it is not one of its records"},
+		{"the provider's own record deleted", rome, admissionv1.Delete, "exportrecords", tenant, milanRecord, nil,
+			"it is not one of its records"},
+		{"a record outside its tenant namespace", rome, admissionv1.Create, "exportrecords", consts.TenantNamespace("naples"), nil, myRecord,
+			"only in its tenant namespace " + tenant},
 		{"an administrator is not judged", admin, admissionv1.Update, "namespacemaps", tenant, own, own, ""},
 	}
 	v := NewReplicaValidator(admission.NewDecoder(apis.NewScheme()), budget.New(budget.DefaultObjectBudget()))
@@ -95,8 +114,10 @@ func replicaReview(t *testing.T, user authnv1.UserInfo, op admissionv1.Operation
 		return runtime.RawExtension{Raw: b}
 	}
 	gr := tenancy.NamespaceMapsResource
-	if resource == tenancy.ResourceSlicesResource.Resource {
-		gr = tenancy.ResourceSlicesResource
+	for _, r := range []schema.GroupResource{tenancy.ResourceSlicesResource, tenancy.ExportRecordsResource} {
+		if resource == r.Resource {
+			gr = r
+		}
 	}
 	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UID: "test",
 		Resource: metav1.GroupVersionResource{Group: gr.Group, Version: "v1beta1", Resource: gr.Resource},

@@ -25,11 +25,13 @@ var (
 	ShadowEndpointSlicesResource = schema.GroupResource{Group: offv1beta1.GroupVersion.Group, Resource: "shadowendpointslices"}
 )
 
-// The kinds a consumer replicates into its tenant namespace on a provider,
-// which the replicas' webhook judges.
+// The kinds a consumer writes into its tenant namespace on a provider,
+// which the replicas' webhook judges: its replicas, and the records of its
+// Multi-Cluster Services exports.
 var (
 	NamespaceMapsResource  = schema.GroupResource{Group: offv1beta1.GroupVersion.Group, Resource: "namespacemaps"}
 	ResourceSlicesResource = schema.GroupResource{Group: authv1beta1.GroupVersion.Group, Resource: "resourceslices"}
+	ExportRecordsResource  = schema.GroupResource{Group: offv1beta1.GroupVersion.Group, Resource: "exportrecords"}
 )
 
 // The Events resources a consumer writes, in both API groups.

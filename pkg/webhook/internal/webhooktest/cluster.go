@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/liqo-go/liqo/apis"
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
@@ -172,7 +174,7 @@ func RemoteControlPlane(t *testing.T, id string) {
 	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "liqo-remote-controlplane"}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{authv1beta1.GroupVersion.Group}, Resources: []string{"resourceslices"}, Verbs: all},
-		{APIGroups: []string{"offloading.liqo.io"}, Resources: []string{"namespacemaps"}, Verbs: all},
+		{APIGroups: []string{"offloading.liqo.io"}, Resources: []string{"namespacemaps", "exportrecords"}, Verbs: all},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	}}
 	if err := Cl.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -191,6 +193,16 @@ func ReplicaSlice(name, id string) *authv1beta1.ResourceSlice {
 	return &authv1beta1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: consts.TenantNamespace(id),
 		Labels: map[string]string{consts.ReplicationLabel: "true", consts.OriginClusterIDLabel: id}},
 		Spec: authv1beta1.ResourceSliceSpec{Class: authv1beta1.DefaultResourceSliceClass}}
+}
+
+// ExportRecord is the ExportRecord of Service svc/namespace exported by
+// consumer id, in its tenant namespace, as its controller manager writes
+// it on a provider.
+func ExportRecord(name, id string) *offv1beta1.ExportRecord {
+	return &offv1beta1.ExportRecord{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: consts.TenantNamespace(id),
+		Labels: map[string]string{mcsv1beta1.LabelSourceCluster: id}},
+		Spec: offv1beta1.ExportRecordSpec{Namespace: "app", Service: name, Created: metav1.Now(), Type: mcsv1beta1.ClusterSetIP,
+			Endpoints: offv1beta1.EndpointSliceTemplate{AddressType: discoveryv1.AddressTypeIPv4}}}
 }
 
 // ReflectedDeniedBy is the prefix of the API server's error for the
