@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
@@ -43,7 +45,9 @@ func NewCommand() *cobra.Command {
 		Long: `Show the identity of the local cluster and, for every peering, the role of the
 remote cluster, the state of the authentication, offloading and networking
 modules, the virtual nodes and the resources acquired from providers or
-shared with consumers.
+shared with consumers; then, when there are any, the Multi-Cluster Services:
+the Services this cluster exports (ServiceExports, and why one is not in)
+and those it imports (ServiceImports, with the clusters backing each).
 
 --verbose adds the API server URLs, the tenant namespaces, the resource slices
 and the conditions of every module; -o prints the same data as a document,
@@ -57,6 +61,7 @@ cluster's identity shows its cluster labels.`,
   liqoctl info -o json --context rome
   liqoctl info -o jsonpath='{.peerings[*].clusterID}'
   liqoctl info --get local.clusterID
+  liqoctl info -o jsonpath='{.multiClusterServices.imports[*].name}'
   liqoctl info peer milan --get milan.networking.status`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
@@ -204,6 +209,19 @@ func collect(ctx context.Context, c client.Client) (*Objects, error) {
 		}
 	}
 	objs := &Objects{ForeignClusters: fcs.Items, VirtualNodes: vns.Items, Quotas: quotas.Items, ResourceSlices: slices.Items, Connections: conns.Items}
+	// The Multi-Cluster Services API is optional: a cluster without its
+	// CRDs has no exports or imports to show.
+	var exports mcsv1beta1.ServiceExportList
+	var imports mcsv1beta1.ServiceImportList
+	for _, l := range []struct {
+		what string
+		list client.ObjectList
+	}{{"ServiceExports", &exports}, {"ServiceImports", &imports}} {
+		if err := c.List(ctx, l.list); err != nil && !meta.IsNoMatchError(err) {
+			return nil, fmt.Errorf("listing the %s of the local cluster: %w", l.what, err)
+		}
+	}
+	objs.Exports, objs.Imports = exports.Items, imports.Items
 	for i := range vns.Items {
 		var n corev1.Node
 		err := c.Get(ctx, client.ObjectKey{Name: vns.Items[i].Name}, &n)

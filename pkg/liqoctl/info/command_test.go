@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/liqo-go/liqo/apis"
@@ -113,6 +115,9 @@ func populate(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := populateServices(ctx, c); err != nil {
+		return err
+	}
 	// The node IPAM controller updates the new Node too: retry on conflicts.
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(node), node); err != nil {
@@ -122,6 +127,39 @@ func populate(ctx context.Context) error {
 			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
 		return c.Status().Update(ctx, node)
 	})
+}
+
+// populateServices makes two ServiceExports in namespace demo, one
+// exported and one whose Service is missing, and the ServiceImport of the
+// first, backed by milan and rome, with their status as the MCS
+// controllers write it.
+func populateServices(ctx context.Context, c client.Client) error {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}}); err != nil {
+		return err
+	}
+	condition := func(t mcsv1beta1.ServiceExportConditionType, status metav1.ConditionStatus, reason mcsv1beta1.ServiceExportConditionReason, msg string) metav1.Condition {
+		return mcsv1beta1.NewServiceExportCondition(t, status, reason, msg)
+	}
+	hello := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "hello"}}
+	gone := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "gone"}}
+	si := &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "hello"},
+		Spec: mcsv1beta1.ServiceImportSpec{Type: mcsv1beta1.ClusterSetIP, IPs: []string{"10.96.100.1"},
+			Ports: []mcsv1beta1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}}}
+	for _, o := range []client.Object{hello, gone, si} {
+		if err := c.Create(ctx, o); err != nil {
+			return err
+		}
+	}
+	hello.Status.Conditions = []metav1.Condition{condition(mcsv1beta1.ServiceExportConditionValid, metav1.ConditionTrue, mcsv1beta1.ServiceExportReasonValid, "")}
+	gone.Status.Conditions = []metav1.Condition{condition(mcsv1beta1.ServiceExportConditionValid, metav1.ConditionFalse,
+		mcsv1beta1.ServiceExportReasonNoService, "Service demo/gone does not exist")}
+	si.Status.Clusters = []mcsv1beta1.ClusterStatus{{Cluster: "rome"}, {Cluster: "milan"}}
+	for _, o := range []client.Object{hello, gone, si} {
+		if err := c.Status().Update(ctx, o); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // run executes `liqoctl info` in-process and returns what it printed.
@@ -158,6 +196,12 @@ func TestCommandHuman(t *testing.T) {
 		"│  venice ",
 		"│      Role:                  Consumer ",
 		"│      Resources shared:      cpu=2, memory=4Gi ",
+		"─ Multi-cluster services ─",
+		"│  Exported ",
+		"│      demo/gone:  Invalid (NoService: Service demo/gone does not exist) ",
+		"│      demo/hello: Exported ",
+		"│  Imported ",
+		"│      demo/hello: ClusterSetIP 10.96.100.1 80/TCP, from milan, rome ",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -229,6 +273,15 @@ func TestCommandJSONAndYAML(t *testing.T) {
 			}
 			if m.ResourcesAcquired["cpu"] != "4" || m.ResourcesAcquired["memory"] != "8Gi" || m.ResourcesAcquired["pods"] != "110" {
 				t.Errorf("milan's resources acquired = %v", m.ResourcesAcquired)
+			}
+			wantServices := Services{
+				Exports: []ExportInfo{{Namespace: "demo", Name: "gone", Status: ExportInvalid, Reason: "NoService", Message: "Service demo/gone does not exist"},
+					{Namespace: "demo", Name: "hello", Status: ExportExported}},
+				Imports: []ImportInfo{{Namespace: "demo", Name: "hello", Type: "ClusterSetIP", IPs: []string{"10.96.100.1"}, Ports: []string{"80/TCP"},
+					Clusters: []string{"milan", "rome"}}},
+			}
+			if !reflect.DeepEqual(got.Services, wantServices) {
+				t.Errorf("services = %+v, want %+v", got.Services, wantServices)
 			}
 			if v := got.Peerings[1]; v.Role != "Consumer" || v.ResourcesShared["cpu"] != "2" || v.ResourcesAcquired != nil {
 				t.Errorf("venice = %+v", v)

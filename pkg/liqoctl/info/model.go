@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
@@ -20,6 +21,8 @@ import (
 type Info struct {
 	Local    LocalCluster `json:"local"`
 	Peerings []Peering    `json:"peerings"`
+	// Services are the Multi-Cluster Services exported and imported here.
+	Services Services `json:"multiClusterServices"`
 }
 
 // LocalCluster is the identity of the cluster liqoctl talks to.
@@ -108,6 +111,9 @@ type Objects struct {
 	ResourceSlices []authv1beta1.ResourceSlice
 	// Connections are the network fabric's tunnels.
 	Connections []netv1beta1.Connection
+	// Exports and Imports are the Multi-Cluster Services ones.
+	Exports []mcsv1beta1.ServiceExport
+	Imports []mcsv1beta1.ServiceImport
 }
 
 // Reasons a virtual node is not ready besides its Node's own.
@@ -121,7 +127,7 @@ const (
 // Build makes the Info from the objects. It is pure: the objects of each
 // peering are those in its local tenant namespace.
 func Build(local LocalCluster, objs *Objects) Info {
-	info := Info{Local: local, Peerings: []Peering{}}
+	info := Info{Local: local, Peerings: []Peering{}, Services: buildServices(objs.Exports, objs.Imports)}
 	nodes := map[string]*corev1.Node{}
 	for i := range objs.Nodes {
 		nodes[objs.Nodes[i].Name] = &objs.Nodes[i]

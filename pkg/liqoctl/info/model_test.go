@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
@@ -217,5 +218,35 @@ func TestNetworkingLatency(t *testing.T) {
 		Connections: []netv1beta1.Connection{conn("liqo-tenant-milan", netv1beta1.Connected, "1.5ms")}}
 	if out := renderPeerings(Build(local, objs).Peerings, false); !strings.Contains(out, "Networking latency:") || !strings.Contains(out, "1.5ms") {
 		t.Errorf("info does not show the latency:\n%s", out)
+	}
+}
+
+// TestExportStates: an export's summary follows its conditions, invalid
+// before conflict before ready, and one the controller has not judged yet
+// is Pending.
+func TestExportStates(t *testing.T) {
+	cond := func(typ mcsv1beta1.ServiceExportConditionType, status metav1.ConditionStatus, reason mcsv1beta1.ServiceExportConditionReason) metav1.Condition {
+		return mcsv1beta1.NewServiceExportCondition(typ, status, reason, "")
+	}
+	valid := cond(mcsv1beta1.ServiceExportConditionValid, metav1.ConditionTrue, mcsv1beta1.ServiceExportReasonValid)
+	for _, tt := range []struct {
+		name       string
+		conditions []metav1.Condition
+		status     string
+		reason     string
+	}{
+		{"not judged yet", nil, statusPending, ""},
+		{"valid", []metav1.Condition{valid}, ExportExported, ""},
+		{"in conflict", []metav1.Condition{valid, cond(mcsv1beta1.ServiceExportConditionConflict, metav1.ConditionTrue, mcsv1beta1.ServiceExportReasonPortConflict)},
+			ExportConflict, "PortConflict"},
+		{"no conflict", []metav1.Condition{valid, cond(mcsv1beta1.ServiceExportConditionConflict, metav1.ConditionFalse, "NoConflicts")}, ExportExported, ""},
+		{"invalid", []metav1.Condition{cond(mcsv1beta1.ServiceExportConditionValid, metav1.ConditionFalse, mcsv1beta1.ServiceExportReasonInvalidServiceType)},
+			ExportInvalid, "InvalidServiceType"},
+	} {
+		se := mcsv1beta1.ServiceExport{}
+		se.Status.Conditions = tt.conditions
+		if got := exportInfo(&se); got.Status != tt.status || got.Reason != tt.reason {
+			t.Errorf("%s: %s (%s), want %s (%s)", tt.name, got.Status, got.Reason, tt.status, tt.reason)
+		}
 	}
 }

@@ -21,11 +21,50 @@ func field(label, value string) entry {
 	return entry{indent: fieldIndent, label: label, value: value}
 }
 
-// Render returns the human-readable summary: a box about the local cluster
-// and one about the peerings. verbose adds URLs, tenant namespaces, resource
+// Render returns the human-readable summary: a box about the local cluster,
+// one about the peerings and, when there are any, one about the
+// Multi-Cluster Services. verbose adds URLs, tenant namespaces, resource
 // slices and the modules' conditions.
 func Render(info *Info, verbose bool) string {
-	return renderLocal(&info.Local, verbose) + renderPeerings(info.Peerings, verbose)
+	return renderLocal(&info.Local, verbose) + renderPeerings(info.Peerings, verbose) + renderServices(&info.Services)
+}
+
+// renderServices lists the exports, with why one is not in, and the
+// imports, with the clusters backing each; nothing when there are none.
+func renderServices(s *Services) string {
+	if len(s.Exports) == 0 && len(s.Imports) == 0 {
+		return ""
+	}
+	var entries []entry
+	if len(s.Exports) > 0 {
+		entries = append(entries, text(2, "Exported"))
+		for _, e := range s.Exports {
+			line := e.Status
+			if e.Reason != "" {
+				line += " (" + e.Reason
+				if e.Message != "" {
+					line += ": " + e.Message
+				}
+				line += ")"
+			}
+			entries = append(entries, field(e.Namespace+"/"+e.Name+":", line))
+		}
+	}
+	if len(s.Imports) > 0 {
+		entries = append(entries, text(2, "Imported"))
+		for _, in := range s.Imports {
+			line := in.Type
+			if len(in.IPs) > 0 {
+				line += " " + strings.Join(in.IPs, ",")
+			}
+			if len(in.Ports) > 0 {
+				line += " " + strings.Join(in.Ports, ",")
+			}
+			line += ", from " + orNone(in.Clusters)
+			entries = append(entries, field(in.Namespace+"/"+in.Name+":", line))
+		}
+	}
+	return box("Multi-cluster services", 1, entries)
 }
 
 func renderLocal(l *LocalCluster, verbose bool) string {
