@@ -48,9 +48,11 @@
 //
 //   - The provider reads, in liqo-tenant-<consumer>, only the records
 //     labelled source-cluster=<consumer>: a record claiming another cluster,
-//     the provider itself included, is refused. The consumer may overwrite
-//     the provider's records there, but only the consumer reads them, so it
-//     can fool no one but itself.
+//     the provider itself included, is refused. The provider's webhook
+//     (replica.validate.liqo.io) also refuses the consumer any write to a
+//     record there that does not name it as source, the provider's own
+//     records included, and counts the consumer's records in its object
+//     budget.
 //   - An endpoint is accepted only if its address lies in the source
 //     cluster's own pod or external CIDRs as the receiver's network
 //     Configuration for that cluster says (remapped when the fabric remaps
