@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -164,20 +165,12 @@ func diagnose(log string) string {
 	switch {
 	case strings.Contains(log, "address already in use"):
 		return portTakenHint
-	case strings.Contains(log, "sigs.k8s.io/kwok") && containsAny(log,
-		"pkg/utils/cel/environment.go", "(*Server).initCEL", "(*Server).InstallMetrics", "fatal error: concurrent map"):
+	case strings.Contains(log, "sigs.k8s.io/kwok") && slices.ContainsFunc([]string{
+		"pkg/utils/cel/environment.go", "(*Server).initCEL", "(*Server).InstallMetrics", "fatal error: concurrent map",
+	}, func(sign string) bool { return strings.Contains(log, sign) }):
 		return kwokRaceHint
 	case strings.Contains(log, "permission denied"):
 		return "it lacks a permission it needs (see the log below)"
 	}
 	return ""
-}
-
-func containsAny(s string, subs ...string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
 }

@@ -120,8 +120,8 @@ func objectMeta(raw []byte) (*metav1.ObjectMeta, error) {
 // origin is one the consumer's replicator leaves alone (tests and
 // administrators write such maps by hand).
 func replicaRefusal(consumer, resource, namespace string, before, after *metav1.ObjectMeta) string {
-	if own := consts.TenantNamespace(consumer); namespace != own {
-		return fmt.Sprintf("consumer %s may write %s only in its tenant namespace %s, not in %q", consumer, resource, own, namespace)
+	if why := outsideTenant(consumer, resource, namespace); why != "" {
+		return why
 	}
 	replica := func(m *metav1.ObjectMeta) bool {
 		origin, marked := m.Labels[consts.OriginClusterIDLabel]
@@ -144,8 +144,8 @@ func replicaRefusal(consumer, resource, namespace string, before, after *metav1.
 // replicaRefusal takes them, or "" if it may: only records whose
 // source-cluster label names it, in its tenant namespace.
 func recordRefusal(consumer, resource, namespace string, before, after *metav1.ObjectMeta) string {
-	if own := consts.TenantNamespace(consumer); namespace != own {
-		return fmt.Sprintf("consumer %s may write %s only in its tenant namespace %s, not in %q", consumer, resource, own, namespace)
+	if why := outsideTenant(consumer, resource, namespace); why != "" {
+		return why
 	}
 	mark := fmt.Sprintf("label %s=%s", mcsv1beta1.LabelSourceCluster, consumer)
 	mine := func(m *metav1.ObjectMeta) bool { return m.Labels[mcsv1beta1.LabelSourceCluster] == consumer }
@@ -156,6 +156,16 @@ func recordRefusal(consumer, resource, namespace string, before, after *metav1.O
 	if after != nil && !mine(after) {
 		return fmt.Sprintf("consumer %s may write only its own records in %s: %s %s must keep the %s, as it publishes only its own exports",
 			consumer, namespace, resource, after.Name, mark)
+	}
+	return ""
+}
+
+// outsideTenant says why consumer may not write resource in namespace when
+// it is not its tenant namespace, the only one where it writes replicas
+// and records, or "" if it is.
+func outsideTenant(consumer, resource, namespace string) string {
+	if own := consts.TenantNamespace(consumer); namespace != own {
+		return fmt.Sprintf("consumer %s may write %s only in its tenant namespace %s, not in %q", consumer, resource, own, namespace)
 	}
 	return ""
 }
