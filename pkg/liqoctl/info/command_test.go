@@ -137,9 +137,6 @@ func populateServices(ctx context.Context, c client.Client) error {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}}); err != nil {
 		return err
 	}
-	condition := func(t mcsv1beta1.ServiceExportConditionType, status metav1.ConditionStatus, reason mcsv1beta1.ServiceExportConditionReason, msg string) metav1.Condition {
-		return mcsv1beta1.NewServiceExportCondition(t, status, reason, msg)
-	}
 	hello := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "hello"}}
 	gone := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "gone"}}
 	si := &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "hello"},
@@ -150,8 +147,8 @@ func populateServices(ctx context.Context, c client.Client) error {
 			return err
 		}
 	}
-	hello.Status.Conditions = []metav1.Condition{condition(mcsv1beta1.ServiceExportConditionValid, metav1.ConditionTrue, mcsv1beta1.ServiceExportReasonValid, "")}
-	gone.Status.Conditions = []metav1.Condition{condition(mcsv1beta1.ServiceExportConditionValid, metav1.ConditionFalse,
+	hello.Status.Conditions = []metav1.Condition{mcsv1beta1.NewServiceExportCondition(mcsv1beta1.ServiceExportConditionValid, metav1.ConditionTrue, mcsv1beta1.ServiceExportReasonValid, "")}
+	gone.Status.Conditions = []metav1.Condition{mcsv1beta1.NewServiceExportCondition(mcsv1beta1.ServiceExportConditionValid, metav1.ConditionFalse,
 		mcsv1beta1.ServiceExportReasonNoService, "Service demo/gone does not exist")}
 	si.Status.Clusters = []mcsv1beta1.ClusterStatus{{Cluster: "rome"}, {Cluster: "milan"}}
 	for _, o := range []client.Object{hello, gone, si} {
