@@ -11,13 +11,19 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 )
 
 // CoreDNSImage is the image of the cluster DNS, built here from the pinned
 // CoreDNS release and served by the testbed's registry.
 func CoreDNSImage(v Versions) string { return "registry.k8s.io/coredns/coredns:" + v.CoreDNS }
 
-// corefile serves cluster.local and reverse lookups from the API and nothing
+// corefile serves cluster.local, the Multi-Cluster Services zone
+// clusterset.local (CoreDNS's own multicluster option: the ServiceImports
+// and the EndpointSlices labelled multicluster.kubernetes.io/service-name
+// that package mcs writes) and reverse lookups from the API, and nothing
 // else: no `forward`, so no query ever leaves the machine.
 const corefile = `.:53 {
     errors
@@ -25,8 +31,9 @@ const corefile = `.:53 {
         lameduck 5s
     }
     ready
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
+    kubernetes cluster.local ` + ClustersetZone + ` in-addr.arpa ip6.arpa {
         pods insecure
+        multicluster ` + ClustersetZone + `
         fallthrough in-addr.arpa ip6.arpa
         ttl 30
     }
@@ -35,6 +42,9 @@ const corefile = `.:53 {
     loadbalance
 }
 `
+
+// ClustersetZone is the DNS zone of the imported multi-cluster Services.
+const ClustersetZone = "clusterset.local"
 
 // dnsObjects are kubeadm's CoreDNS objects, with the Deployment pinned to
 // the real nodes (a simulated node would only pretend to run it).
@@ -48,6 +58,7 @@ func dnsObjects(image string) []client.Object {
 			Rules: []rbacv1.PolicyRule{
 				{APIGroups: []string{""}, Resources: []string{"endpoints", "services", "pods", "namespaces"}, Verbs: []string{"list", "watch"}},
 				{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list", "watch"}},
+				{APIGroups: []string{mcsv1beta1.GroupName}, Resources: []string{"serviceimports"}, Verbs: []string{"list", "watch"}},
 			},
 		},
 		&rbacv1.ClusterRoleBinding{
@@ -108,8 +119,13 @@ func dnsObjects(image string) []client.Object {
 	}
 }
 
-// deployDNS creates the cluster DNS objects (kept if they exist).
+// deployDNS creates the cluster DNS objects (kept if they exist), after
+// the Multi-Cluster Services CRDs: CoreDNS's multicluster option watches
+// ServiceImports and is not ready until it has listed them.
 func (c *Cluster) deployDNS(ctx context.Context) error {
+	if err := crds.Install(ctx, c.Config, mcsv1beta1.GroupName); err != nil {
+		return fmt.Errorf("installing the Multi-Cluster Services CRDs: %w", err)
+	}
 	return c.createObjects(ctx, "the cluster DNS", dnsObjects(CoreDNSImage(c.bins.Versions)))
 }
 
