@@ -22,7 +22,7 @@ func NewScheme() *runtime.Scheme {
 		netv1beta1.AddToScheme, ipamv1alpha1.AddToScheme,
 		// The Multi-Cluster Services API, whose types the released module
 		// sigs.k8s.io/mcs-api defines.
-		mcsv1beta1.AddToScheme,
+		mcsv1beta1.Install,
 	} {
 		if err := add(s); err != nil {
 			panic(err) // only on programming errors: conflicting type registrations

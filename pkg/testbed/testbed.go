@@ -47,6 +47,9 @@ type Testbed struct {
 	// logDirs are the managers' log directories (LogDir): removed when
 	// the tests pass, kept when they fail.
 	logDirs []string
+	// beforeStop runs when the tests are over, before Main stops the
+	// clusters (BeforeStop).
+	beforeStop []func()
 }
 
 // ownerFile records the PID of the process that owns a testbed directory, so

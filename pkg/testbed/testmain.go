@@ -4,8 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 )
+
+// BeforeStop registers f to run once the tests are over, before Main
+// stops the clusters (the last registered first): what a TestMain started
+// on the clusters, such as controller managers, ends while their API
+// servers still answer, instead of logging errors until the process exits.
+func (tb *Testbed) BeforeStop(f func()) { tb.beforeStop = append(tb.beforeStop, f) }
 
 // Main is the body of a TestMain that shares clusters across a package's
 // tests: it starts them, hands the running testbed to use, runs the tests
@@ -25,6 +32,9 @@ func Main(m interface{ Run() int }, use func(*Testbed), specs ...ClusterSpec) {
 	code := m.Run()
 	if code != 0 {
 		tb.DumpLogs(os.Stderr, 30)
+	}
+	for _, f := range slices.Backward(tb.beforeStop) {
+		f()
 	}
 	check := tb.Leftovers()
 	tb.Stop()

@@ -313,7 +313,7 @@ func idleUsage(pid int) (proc.Usage, time.Duration, error) {
 	if err != nil {
 		return proc.Usage{}, 0, err
 	}
-	return after, (after.CPU - before.CPU) / time.Duration(idleWindow/time.Second), nil
+	return after, (after.CPU - before.CPU) / (idleWindow / time.Second), nil
 }
 
 // apiLoad reads an API server's open watches, and the requests per second

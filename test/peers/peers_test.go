@@ -50,6 +50,7 @@ func TestMain(m *testing.M) {
 	ctx, cancel := context.WithCancel(context.Background())
 	testbed.Main(m, func(t *testbed.Testbed) {
 		tb = t
+		tb.BeforeStop(func() { cancel(); wg.Wait() })
 		dir, err := tb.LogDir("liqo-peers-")
 		testbed.Must(tb, err)
 		for _, c := range tb.Clusters {
@@ -70,8 +71,6 @@ func TestMain(m *testing.M) {
 			testbed.Must(tb, factory.WaitForComponents(context.Background(), kubeconfigs[c.Name], consts.DefaultNamespace, 2*time.Minute))
 		}
 	}, specs...)
-	cancel()
-	wg.Wait()
 }
 
 func liqoctlOK(ctx context.Context, t *testing.T, args ...string) {

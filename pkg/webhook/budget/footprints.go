@@ -140,7 +140,7 @@ type sized struct {
 // DeepCopyObject copies s, as a runtime.Object must.
 func (s *sized) DeepCopyObject() runtime.Object {
 	c := *s
-	s.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	s.DeepCopyInto(&c.ObjectMeta)
 	return &c
 }
 
