@@ -15,6 +15,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/compat"
 	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/dashboard"
+	"github.com/liqo-go/liqo/pkg/liqoctl/export"
 	"github.com/liqo-go/liqo/pkg/liqoctl/info"
 	"github.com/liqo-go/liqo/pkg/liqoctl/install"
 	"github.com/liqo-go/liqo/pkg/liqoctl/move"
@@ -58,6 +59,7 @@ the kubectl plugin "kubectl liqo".`,
 	}
 	root.AddCommand(playground.NewCommand(), peer.NewCommand(), peer.NewUnpeerCommand(), info.NewCommand(),
 		offload.NewCommand(), offload.NewUnoffloadCommand(), network.NewCommand(), testnet.NewCommand(), move.NewCommand())
+	root.AddCommand(export.NewCommand(), export.NewUnexportCommand())
 	root.AddCommand(tenant.NewCommands()...)
 	root.AddCommand(version.NewCommand(), completion.NewCommand(), install.NewCommand(), install.NewUninstallCommand())
 	root.AddCommand(dashboard.NewCommand())
