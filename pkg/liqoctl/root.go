@@ -186,14 +186,15 @@ func RunAs(ctx context.Context, name string, args []string, stdout, stderr io.Wr
 }
 
 // isUsageError tells whether err is a command used wrongly. cobra reports
-// an unknown command from its own lookup, and a missing required flag from
-// its own checks, neither through the flag error function.
+// an unknown command from its own lookup, and a missing required flag or
+// mutually exclusive flags given together from its own checks, none
+// through the flag error function.
 func isUsageError(err error) bool {
 	var usage usageError
 	if errors.As(err, &usage) {
 		return true
 	}
-	for _, prefix := range []string{"unknown command ", "required flag(s) ", "at least one of the flags in the group "} {
+	for _, prefix := range []string{"unknown command ", "required flag(s) ", "at least one of the flags in the group ", "if any flags in the group "} {
 		if strings.HasPrefix(err.Error(), prefix) {
 			return true
 		}
