@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 )
@@ -73,7 +74,8 @@ is printed and nothing is applied, e.g. for GitOps.`,
 		Example: `  liqoctl export service hello -n demo
   liqoctl export service hello --namespace demo --timeout 1m
   liqoctl export service hello -n demo -o yaml`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completion.Service,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Name = args[0]
 			o.out = &output.Printer{W: cmd.OutOrStdout()}
@@ -113,8 +115,9 @@ liqoctl export. The resource is a Service: its ServiceExport is deleted.`,
 withdraws the cluster's endpoints from every cluster that imports it. The
 Service itself is never touched. A Service that is not exported is
 reported as such (exit status 0).`,
-		Example: `  liqoctl unexport service hello -n demo`,
-		Args:    cobra.ExactArgs(1),
+		Example:           `  liqoctl unexport service hello -n demo`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completion.ExportedService,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Name = args[0]
 			o.out = &output.Printer{W: cmd.OutOrStdout()}
