@@ -129,9 +129,11 @@ func checkVersion(dep *appsv1.Deployment, p *output.Printer) error {
 			image = c.Image
 		}
 	}
+	// name[:tag][@digest]: the digest's "sha256:" is no tag.
+	name, _, _ := strings.Cut(image, "@")
 	tag := ""
-	if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') {
-		tag = image[i+1:]
+	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
+		tag = name[i+1:]
 	}
 	v, err := version.ParseGeneric(tag)
 	if err != nil {

@@ -57,11 +57,17 @@ func TestConfigure(t *testing.T) {
 		corefile  string
 		rolled    bool
 		unchanged bool
+		// says is in the first run's output.
+		says string
 	}{
-		{name: "kubeadm, with reload", objs: kubeadmObjects("registry.k8s.io/coredns/coredns:v1.12.0", kubeadmCorefile), corefile: kubeadmConfigured},
+		{name: "kubeadm, with reload", objs: kubeadmObjects("registry.k8s.io/coredns/coredns:v1.12.0", kubeadmCorefile), corefile: kubeadmConfigured,
+			says: "reload plugin loads it"},
 		{name: "without reload: the Deployment rolls", objs: kubeadmObjects("coredns/coredns:1.14.7", noReload),
-			corefile: strings.Replace(kubeadmConfigured, "    reload\n", "", 1), rolled: true},
-		{name: "a version-less image is trusted", objs: kubeadmObjects("my.registry/dns@sha256:0123", kubeadmCorefile), corefile: kubeadmConfigured},
+			corefile: strings.Replace(kubeadmConfigured, "    reload\n", "", 1), rolled: true,
+			says: "Deployment kube-system/coredns is rolling"},
+		{name: "a version-less image is trusted", objs: kubeadmObjects("my.registry:5000/dns@sha256:0123", kubeadmCorefile), corefile: kubeadmConfigured,
+			says: "cannot tell the version of CoreDNS"},
+		{name: "a tag and a digest", objs: kubeadmObjects("coredns:1.11.1@sha256:0123", kubeadmCorefile), wantErr: "CoreDNS 1.11.1", unchanged: true},
 		{name: "too old a CoreDNS", objs: kubeadmObjects("registry.k8s.io/coredns/coredns:v1.11.3", kubeadmCorefile),
 			wantErr: "CoreDNS 1.11.3", unchanged: true},
 		{name: "no kubernetes plugin", objs: kubeadmObjects("coredns:1.12.1", ".:53 {\n    forward . /etc/resolv.conf\n}\n"),
@@ -98,6 +104,9 @@ func TestConfigure(t *testing.T) {
 			}
 			if rules != rulesBefore+1 {
 				t.Errorf("%d rules, want %d", rules, rulesBefore+1)
+			}
+			if !strings.Contains(out.String(), c.says) {
+				t.Errorf("the output lacks %q:\n%s", c.says, out.String())
 			}
 			if (annotation != "") != c.rolled {
 				t.Errorf("rollout annotation %q, want one: %v\n%s", annotation, c.rolled, out.String())
