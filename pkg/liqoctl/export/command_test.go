@@ -173,7 +173,7 @@ func TestExportUnexport(t *testing.T) {
 
 	t.Run("conflict", func(t *testing.T) {
 		code, out, errOut := run(t, append([]string{"export", "svc", "clash", "-n", "demo"}, k...)...)
-		want(t, "export", code, 0, out+errOut, "Valid=True (Valid)", "WARN: Conflict=True (TypeConflict)")
+		want(t, "export", code, 0, out+errOut, "Valid=True (Valid)", "WARN: Conflict=True (TypeConflict", "of cluster milan, which wins")
 	})
 
 	t.Run("stale export of a missing Service", func(t *testing.T) {
