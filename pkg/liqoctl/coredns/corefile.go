@@ -67,14 +67,16 @@ func AddClustersetZone(corefile string) (string, error) {
 	sb, d := k8s[0].block, k8s[0].d
 	e := &editor{src: corefile}
 
-	// The server block must receive the zone's queries.
-	if !covers(toks, sb.keys, ClustersetZone) {
-		for i := range blocks {
-			if &blocks[i] != sb && claims(toks, blocks[i].keys, ClustersetZone) {
-				return "", fmt.Errorf("the server block %q of the Corefile serves %s already, and the kubernetes plugin is in another one: %s",
-					keysText(toks, blocks[i].keys), ClustersetZone, ManualDNSStep)
-			}
+	// The server block must receive the zone's queries: no other one may
+	// name the zone or a parent of it (CoreDNS gives a query to the most
+	// specific), and its own keys must cover it.
+	for i := range blocks {
+		if &blocks[i] != sb && claims(toks, blocks[i].keys, ClustersetZone) {
+			return "", fmt.Errorf("the server block %q of the Corefile serves %s already, and the kubernetes plugin is in another one: %s",
+				keysText(toks, blocks[i].keys), ClustersetZone, ManualDNSStep)
 		}
+	}
+	if !covers(toks, sb.keys, ClustersetZone) {
 		last := sb.keys[len(sb.keys)-1]
 		e.insert(toks[last].end, " "+withPortOf(toks[sb.keys[0]].text, ClustersetZone))
 	}

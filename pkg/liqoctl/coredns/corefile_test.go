@@ -175,6 +175,16 @@ func TestAddClustersetZone(t *testing.T) {
 			wantErr: []string{`server block "clusterset.local:53"`},
 		},
 		{
+			name:    "a more specific server block for the zone's parent",
+			in:      ".:53 {\n    kubernetes cluster.local\n}\nlocal:53 {\n    forward . 10.0.0.53\n}\n",
+			wantErr: []string{`server block "local:53"`},
+		},
+		{
+			name: "only reverse zones: the zone goes first",
+			in:   ".:53 {\n    kubernetes in-addr.arpa {\n        pods insecure\n    }\n}\n",
+			want: ".:53 {\n    kubernetes clusterset.local in-addr.arpa {\n        pods insecure\n        multicluster clusterset.local\n    }\n}\n",
+		},
+		{
 			name:    "one-line block",
 			in:      ".:53 {\n    kubernetes cluster.local { pods insecure }\n}\n",
 			wantErr: []string{"on one line"},
