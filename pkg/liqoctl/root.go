@@ -15,6 +15,7 @@ import (
 	"github.com/liqo-go/liqo/pkg/liqoctl/compat"
 	"github.com/liqo-go/liqo/pkg/liqoctl/completion"
 	"github.com/liqo-go/liqo/pkg/liqoctl/dashboard"
+	"github.com/liqo-go/liqo/pkg/liqoctl/export"
 	"github.com/liqo-go/liqo/pkg/liqoctl/info"
 	"github.com/liqo-go/liqo/pkg/liqoctl/install"
 	"github.com/liqo-go/liqo/pkg/liqoctl/move"
@@ -58,6 +59,7 @@ the kubectl plugin "kubectl liqo".`,
 	}
 	root.AddCommand(playground.NewCommand(), peer.NewCommand(), peer.NewUnpeerCommand(), info.NewCommand(),
 		offload.NewCommand(), offload.NewUnoffloadCommand(), network.NewCommand(), testnet.NewCommand(), move.NewCommand())
+	root.AddCommand(export.NewCommand(), export.NewUnexportCommand())
 	root.AddCommand(tenant.NewCommands()...)
 	root.AddCommand(version.NewCommand(), completion.NewCommand(), install.NewCommand(), install.NewUninstallCommand())
 	root.AddCommand(dashboard.NewCommand())
@@ -184,14 +186,15 @@ func RunAs(ctx context.Context, name string, args []string, stdout, stderr io.Wr
 }
 
 // isUsageError tells whether err is a command used wrongly. cobra reports
-// an unknown command from its own lookup, and a missing required flag from
-// its own checks, neither through the flag error function.
+// an unknown command from its own lookup, and a missing required flag or
+// mutually exclusive flags given together from its own checks, none
+// through the flag error function.
 func isUsageError(err error) bool {
 	var usage usageError
 	if errors.As(err, &usage) {
 		return true
 	}
-	for _, prefix := range []string{"unknown command ", "required flag(s) ", "at least one of the flags in the group "} {
+	for _, prefix := range []string{"unknown command ", "required flag(s) ", "at least one of the flags in the group ", "if any flags in the group "} {
 		if strings.HasPrefix(err.Error(), prefix) {
 			return true
 		}

@@ -7,11 +7,12 @@ import (
 	"testing"
 )
 
-// TestUsageErrorsExitTwo: an unknown command and a wrong argument count
-// exit with ExitUsage and point to --help (TestCommandTable checks the
+// TestUsageErrorsExitTwo: an unknown command, a wrong argument count and
+// flags that exclude each other exit with ExitUsage and point to --help (TestCommandTable checks the
 // flags of every command).
 func TestUsageErrorsExitTwo(t *testing.T) {
-	for _, args := range [][]string{{"no-such-command"}, {"offload", "namespace"}, {"offload", "namespace", "a", "b"}} {
+	for _, args := range [][]string{{"no-such-command"}, {"offload", "namespace"}, {"offload", "namespace", "a", "b"},
+		{"export", "service"}, {"install", "--configure-dns", "--only-output-values"}} {
 		var out, errOut bytes.Buffer
 		if code := Run(context.Background(), args, &out, &errOut); code != ExitUsage || !strings.Contains(errOut.String(), "--help") {
 			t.Errorf("liqoctl %s: exit %d, stderr %q: want %d and a pointer to --help", strings.Join(args, " "), code, errOut.String(), ExitUsage)

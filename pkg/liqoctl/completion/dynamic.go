@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
@@ -207,6 +208,62 @@ func ConsumerResourceSlice(cmd *cobra.Command, args []string, toComplete string)
 	return first(cmd, args, toComplete, func(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
 		return consumerSlices(ctx, c, consumer)
 	})
+}
+
+// Service completes a command's one argument with the Services of the
+// namespace -n names (default: "default") that can be exported (all but
+// ExternalName ones), each described by its type.
+func Service(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	ns := objectNamespace(cmd)
+	return first(cmd, args, toComplete, func(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
+		return services(ctx, c, ns)
+	})
+}
+
+// ExportedService completes a command's one argument with the Services of
+// the namespace -n names that have a ServiceExport.
+func ExportedService(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	ns := objectNamespace(cmd)
+	return first(cmd, args, toComplete, func(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
+		return exportedServices(ctx, c, ns)
+	})
+}
+
+// objectNamespace is the namespace -n names on a command whose -n, as
+// kubectl's, is its object's.
+func objectNamespace(cmd *cobra.Command) string {
+	if ns, _ := cmd.Flags().GetString("namespace"); ns != "" {
+		return ns
+	}
+	return "default"
+}
+
+func services(ctx context.Context, c client.Client, namespace string) ([]cobra.Completion, error) {
+	var l corev1.ServiceList
+	if err := c.List(ctx, &l, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	out := make([]cobra.Completion, 0, len(l.Items))
+	for i := range l.Items {
+		svc := &l.Items[i]
+		if svc.Spec.Type == corev1.ServiceTypeExternalName {
+			continue
+		}
+		out = append(out, cobra.CompletionWithDesc(svc.Name, string(svc.Spec.Type)))
+	}
+	return out, nil
+}
+
+func exportedServices(ctx context.Context, c client.Client, namespace string) ([]cobra.Completion, error) {
+	var l mcsv1beta1.ServiceExportList
+	if err := c.List(ctx, &l, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	out := make([]cobra.Completion, 0, len(l.Items))
+	for i := range l.Items {
+		out = append(out, l.Items[i].Name)
+	}
+	return out, nil
 }
 
 func namespaces(ctx context.Context, c client.Client) ([]cobra.Completion, error) {

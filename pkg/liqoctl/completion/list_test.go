@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/liqo-go/liqo/apis"
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
@@ -38,6 +39,10 @@ func TestListsFromCluster(t *testing.T) {
 		&offv1beta1.Quota{ObjectMeta: metav1.ObjectMeta{Namespace: "liqo-tenant-rome", Name: "pool"}, Spec: offv1beta1.QuotaSpec{Cordoned: ptr.To(true)}},
 		&authv1beta1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "liqo-tenant-lyon", Name: "gpus",
 			Labels: map[string]string{consts.ReplicationLabel: "true"}}, Spec: authv1beta1.ResourceSliceSpec{ConsumerClusterID: ptr.To(corev1beta1.ClusterID("lyon"))}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "liqo-demo", Name: "hello"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "liqo-demo", Name: "elsewhere"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP}},
+		&mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "liqo-demo", Name: "hello"}},
 		// The local cluster's own slice, as a consumer: not a provider's to cordon.
 		&authv1beta1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "liqo-tenant-milan", Name: "mine"}},
 	).Build()
@@ -48,6 +53,12 @@ func TestListsFromCluster(t *testing.T) {
 	}{
 		{"namespaces", namespaces, []cobra.Completion{"default", "liqo-demo"}},
 		{"offloaded namespaces", offloadedNamespaces, []cobra.Completion{"liqo-demo"}},
+		{"exportable Services", func(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
+			return services(ctx, c, "liqo-demo")
+		}, []cobra.Completion{"hello\tClusterIP"}},
+		{"exported Services", func(ctx context.Context, c client.Client) ([]cobra.Completion, error) {
+			return exportedServices(ctx, c, "liqo-demo")
+		}, []cobra.Completion{"hello"}},
 		{"peers", peers, []cobra.Completion{"milan\tProvider", "paris\tConsumerAndProvider"}},
 		{"consumers", consumers, []cobra.Completion{"rome\tCordoned"}},
 		{"consumers' slices", func(ctx context.Context, c client.Client) ([]cobra.Completion, error) {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/liqoctl/coredns"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/liqoctl/output"
 	"github.com/liqo-go/liqo/pkg/liqoctl/version"
@@ -56,6 +57,9 @@ type options struct {
 	repoURL        string
 	localChartPath string
 	cloud          cloudFlags
+	// configureDNS makes the cluster's CoreDNS serve clusterset.local once
+	// Liqo is installed.
+	configureDNS bool
 }
 
 // NewCommand returns liqoctl install.
@@ -97,6 +101,15 @@ stdout) and nothing is installed; if the cluster cannot be reached, the
 values are those the flags give, and what could not be detected is left
 empty, with a warning.
 
+With --configure-dns, once Liqo is installed, the cluster's CoreDNS
+(Deployment and ConfigMap coredns in kube-system, CoreDNS 1.12 or later) is
+made to serve the Multi-Cluster Services zone clusterset.local: its
+ClusterRole system:coredns may list and watch ServiceImports, and the
+Corefile's kubernetes plugin gets the zone and the option "multicluster
+clusterset.local". CoreDNS loads the Corefile through its reload plugin or,
+without one, as its Deployment is rolled. Where the DNS is not such a
+CoreDNS, the command fails naming the edits to make by hand.
+
 The chart is the one embedded in liqoctl, or a development one: a clone of
 the git repository --repo-url at --version (a commit), or the chart at
 --local-chart-path; their CRDs are applied too.`,
@@ -107,6 +120,7 @@ the git repository --repo-url at --version (a commit), or the chart at
   liqoctl install generic --pod-cidr 10.244.0.0/16 --service-cidr 10.96.0.0/12 \
       --api-server-url https://203.0.113.10:6443
   liqoctl install aks --resource-name rome --pod-cidr 10.244.0.0/16 --service-cidr 10.0.0.0/16
+  liqoctl install kubeadm --configure-dns
   liqoctl install kind --only-output-values --dump-values-path values.yaml
   liqoctl install kind --version 0123abc --repo-url https://github.com/example/liqo-fork.git
   liqoctl install kind --local-chart-path ./deploy/charts/liqo`,
@@ -159,6 +173,8 @@ the git repository --repo-url at --version (a commit), or the chart at
 	fs.StringArrayVar(&o.values.StringValues, "set-string", nil, "chart value as key=value, always a string (repeatable)")
 	fs.BoolVar(&o.onlyOutputValues, "only-output-values", false, "write the merged chart values to --dump-values-path and install nothing")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "how long to wait for the components to be ready before undoing the install or upgrade")
+	fs.BoolVar(&o.configureDNS, "configure-dns", false, "once installed, make the cluster's CoreDNS (kube-system/coredns, 1.12 or later) serve clusterset.local for the imported Services")
+	cmd.MarkFlagsMutuallyExclusive("configure-dns", "only-output-values")
 	addUnsupportedFlags(fs)
 	return cmd
 }
@@ -281,6 +297,13 @@ func (o *options) run(ctx context.Context, p *output.Printer, stdout io.Writer) 
 		what = "Upgraded"
 	}
 	p.Timed(start, "%s Liqo %s as cluster %q (release %s, revision %d)", what, o.version, id, rel.Name, rel.Version)
+	if o.configureDNS {
+		// Liqo is in place either way: a DNS that cannot be configured
+		// fails the command, with the edits to make by hand.
+		if err := coredns.Configure(ctx, o.cluster.Clientset, p); err != nil {
+			return fmt.Errorf("the cluster's DNS is not configured for %s (Liqo itself is installed): %w", coredns.ClustersetZone, err)
+		}
+	}
 	p.Info("All set: peer with another cluster next (liqoctl peer --help)")
 	return nil
 }
