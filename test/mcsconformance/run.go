@@ -61,7 +61,20 @@ func (r *Report) NotPassed() []string {
 	for _, g := range r.Groups {
 		for _, t := range g.Tests {
 			if !t.Passed {
-				out = append(out, fmt.Sprintf("[%s] %s%s", g.Name, strings.TrimSpace(t.Desc), t.Message))
+				out = append(out, fmt.Sprintf("[%s] %s%s", g.Name, t.Desc, t.Message))
+			}
+		}
+	}
+	return out
+}
+
+// NotPassedTests are the tests that did not pass.
+func (r *Report) NotPassedTests() []Test {
+	var out []Test
+	for _, g := range r.Groups {
+		for _, t := range g.Tests {
+			if !t.Passed {
+				out = append(out, t)
 			}
 		}
 	}
@@ -113,6 +126,13 @@ func ReadReport(path string) (*Report, error) {
 	var r Report
 	if err := yaml.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	// The suite's descriptions start with a space (the Describe's and the
+	// Specify's texts joined).
+	for _, g := range r.Groups {
+		for i := range g.Tests {
+			g.Tests[i].Desc = strings.TrimSpace(g.Tests[i].Desc)
+		}
 	}
 	return &r, nil
 }

@@ -17,11 +17,16 @@ import (
 	"github.com/liqo-go/liqo/test/inprocess"
 )
 
-// podCIDR is every testbed cluster's.
+// podCIDR is every testbed cluster's but oslo's.
 var podCIDR = netip.MustParsePrefix("10.244.0.0/16")
+
+const osloPodCIDR = "10.245.0.0/16"
 
 var (
 	rome, milan, paris *testbed.Cluster
+	// oslo's pods are in a CIDR of their own: TestMCSConformance's run on
+	// a flat network.
+	oslo *testbed.Cluster
 	kubeconfigs        = map[string]string{}
 	logDir             string
 )
@@ -34,12 +39,12 @@ func TestMain(m *testing.M) {
 	// The managers run until the process exits (or a test restarts one):
 	// testbed.Main stops the clusters and exits.
 	testbed.Main(m, func(tb *testbed.Testbed) {
-		rome, milan, paris = tb.Cluster("rome"), tb.Cluster("milan"), tb.Cluster("paris")
+		rome, milan, paris, oslo = tb.Cluster("rome"), tb.Cluster("milan"), tb.Cluster("paris"), tb.Cluster("oslo")
 		var err error
 		logDir, err = tb.LogDir("liqo-networking-")
 		testbed.Must(tb, err)
 		ctx := context.Background()
-		for _, c := range []*testbed.Cluster{rome, milan, paris} {
+		for _, c := range []*testbed.Cluster{rome, milan, paris, oslo} {
 			if err := setup(ctx, c); err != nil {
 				testbed.Must(tb, fmt.Errorf("%s: %w", c.Name, err))
 			}
@@ -49,6 +54,7 @@ func TestMain(m *testing.M) {
 		testbed.ClusterSpec{Name: "milan", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
 		// A second provider of rome's, for TestTwoProviders.
 		testbed.ClusterSpec{Name: "paris", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
+		testbed.ClusterSpec{Name: "oslo", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}, PodCIDR: osloPodCIDR},
 	)
 }
 

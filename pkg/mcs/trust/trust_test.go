@@ -79,6 +79,41 @@ func endpoints(addrs ...string) []discoveryv1.Endpoint {
 	return eps
 }
 
+// TestEndpointNames: an endpoint without a hostname is named after its
+// address in its own cluster, not the remapped one, so that its DNS name
+// is the same in every cluster.
+func TestEndpointNames(t *testing.T) {
+	cidrs, err := ipam.NewMapping([]string{"10.244.0.0/16"}, []string{"10.71.0.0/16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []discoveryv1.Endpoint{
+		{Addresses: []string{"10.244.0.23"}},
+		{Addresses: []string{"10.244.0.24"}, Hostname: ptr.To("web-0")},
+	}
+	got, err := Endpoints("milan", cidrs, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct{ addr, host string }{
+		{"10.71.0.23", "10-244-0-23"}, {"10.71.0.24", "web-0"},
+	} {
+		if got[i].Addresses[0] != want.addr || got[i].Hostname == nil || *got[i].Hostname != want.host {
+			t.Errorf("endpoint %d: %v %v, want %s named %s", i, got[i].Addresses, got[i].Hostname, want.addr, want.host)
+		}
+	}
+	if in[0].Hostname != nil {
+		t.Error("the input was modified")
+	}
+	// IPv6 addresses are named the same way; one making no label, none.
+	if n := addressName("fd00:10:244::7"); n == nil || *n != "fd00-10-244--7" {
+		t.Errorf("addressName(fd00:10:244::7) = %v", n)
+	}
+	if n := addressName("::1"); n != nil {
+		t.Errorf("addressName(::1) = %q, want none", *n)
+	}
+}
+
 // TestEndpoints: milan's pod CIDR 10.244.0.0/16 overlaps the receiver's
 // and is reached at 10.71.0.0/16; its external CIDR is not remapped.
 // Addresses of milan's networks are translated; any other is refused,
@@ -112,6 +147,15 @@ func TestEndpoints(t *testing.T) {
 		_, err := Endpoints("milan", cidrs, endpoints("10.244.1.8", hostile.addr))
 		if err == nil || !strings.Contains(err.Error(), hostile.want) || !strings.Contains(err.Error(), "cluster milan") {
 			t.Errorf("endpoint %q: %v, want a refusal saying %q", hostile.addr, err, hostile.want)
+		}
+	}
+	// A hostname that is no DNS label would fail the import's write, or
+	// name something else than a pod: refused.
+	for _, host := range []string{"a.b", "Upper", "-x", strings.Repeat("x", 64), ""} {
+		eps := endpoints("10.244.1.8")
+		eps[0].Hostname = ptr.To(host)
+		if _, err := Endpoints("milan", cidrs, eps); err == nil || !strings.Contains(err.Error(), "hostname") {
+			t.Errorf("hostname %q: %v, want a refusal", host, err)
 		}
 	}
 	// No network fabric with milan: nothing of it can be reached or checked.
