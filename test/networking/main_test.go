@@ -26,9 +26,9 @@ var (
 	rome, milan, paris *testbed.Cluster
 	// oslo's pods are in a CIDR of their own: TestMCSConformance's run on
 	// a flat network.
-	oslo *testbed.Cluster
-	kubeconfigs        = map[string]string{}
-	logDir             string
+	oslo        *testbed.Cluster
+	kubeconfigs = map[string]string{}
+	logDir      string
 )
 
 func TestMain(m *testing.M) {

@@ -115,7 +115,9 @@ func headlessRemapped(t *testing.T) {
 	if _, err := realpods.Kubectl(ctx, milan, "create", "namespace", ns); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = realpods.Kubectl(context.Background(), milan, "delete", "namespace", ns, "--wait=false") })
+	t.Cleanup(func() {
+		_, _ = realpods.Kubectl(context.Background(), milan, "delete", "namespace", ns, "--wait=false")
+	})
 	realpods.DeployWeb(ctx, t, rome, ns, 2, 0)
 	for _, manifest := range []string{
 		`{"apiVersion":"v1","kind":"Service","metadata":{"name":"hello","namespace":"` + ns + `"},"spec":{"clusterIP":"None","selector":{"app":"web"},"ports":[{"port":8080}]}}`,
