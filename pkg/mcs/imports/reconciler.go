@@ -107,7 +107,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	sources := map[string]bool{}
 	for _, e := range entries {
 		sources[e.Export.Cluster] = true
-		if err := r.apply(ctx, EndpointSlice(ns, name, service, e.Export.Cluster, e.AddressType, e.Endpoints, e.Ports)); err != nil {
+		ports := merge.ServedPorts(m.Spec.Ports, e.Export, e.Ports)
+		if err := r.apply(ctx, EndpointSlice(ns, name, service, e.Export.Cluster, e.AddressType, e.Endpoints, ports)); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -3,6 +3,7 @@ package merge
 import (
 	"slices"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/utils/ptr"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 )
@@ -47,4 +48,22 @@ func samePorts(a, b []mcsv1beta1.ServicePort) bool {
 		}
 	}
 	return true
+}
+
+// ServedPorts are the ports of e's endpoints (its EndpointSlices' ports,
+// by name) that serve a port of the import: those whose Service port is
+// the same as one of imported. A port of e that lost a conflict (the same
+// name with another number, say) is left out, so that traffic to the
+// import's port never reaches a cluster that does not expose it.
+func ServedPorts(imported []mcsv1beta1.ServicePort, e Export, endpointPorts []discoveryv1.EndpointPort) []discoveryv1.EndpointPort {
+	var out []discoveryv1.EndpointPort
+	for _, ep := range endpointPorts {
+		name := ptr.Deref(ep.Name, "")
+		i := slices.IndexFunc(e.Ports, func(p mcsv1beta1.ServicePort) bool { return p.Name == name })
+		if i < 0 || !slices.ContainsFunc(imported, func(q mcsv1beta1.ServicePort) bool { return samePort(e.Ports[i], q) }) {
+			continue
+		}
+		out = append(out, ep)
+	}
+	return out
 }
