@@ -32,13 +32,14 @@ import (
 
 func main() {
 	sizes := flag.String("n", "100,1000", "comma-separated sizes: Deployment replicas; for the reflection suite, ConfigMaps and Services (N of each)")
-	suites := flag.String("suites", "vanilla,peering,offloading,reflection,realnodes,fabric,peers,dashboard,placement", "comma-separated suites to run: vanilla, peering, offloading, reflection, realnodes, fabric, peers, dashboard, placement")
+	suites := flag.String("suites", "vanilla,peering,offloading,reflection,realnodes,fabric,peers,dashboard,placement,mcs", "comma-separated suites to run: vanilla, peering, offloading, reflection, realnodes, fabric, peers, dashboard, placement, mcs")
 	peers := flag.Int("peers", 20, "clusters peered with one cluster, as its providers and then as its consumers (peers suite)")
 	dashboardPeers := flag.Int("dashboard-peers", 20, "providers of the consumer the dashboard shows (dashboard suite)")
 	dashboardLoads := flag.Int("dashboard-loads", 5, "page loads timed (dashboard suite)")
 	fabricConnects := flag.Int("fabric-connects", 3, "liqoctl network connect runs timed (fabric suite)")
 	fabricMB := flag.Int("fabric-mb", 200, "size of the file downloaded pod to pod (fabric suite)")
 	fabricRequests := flag.Int("fabric-requests", 20, "small requests timed each way (fabric suite)")
+	mcsServices := flag.Int("mcs-services", 100, "Services exported, half from each cluster (mcs suite)")
 	realStarts := flag.Int("real-node-starts", 3, "real-node clusters started for the node Ready time (realnodes suite)")
 	realPods := flag.Int("real-node-pods", 30, "pods started one at a time on the real node (realnodes suite)")
 	proxyServices := flag.Int("proxy-services", 1000, "Services of the kube-proxy mode comparison (realnodes suite)")
@@ -65,10 +66,10 @@ func main() {
 	want := map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
 		switch s = strings.TrimSpace(s); s {
-		case "vanilla", "peering", "offloading", "reflection", "realnodes", "fabric", "peers", "dashboard", "placement":
+		case "vanilla", "peering", "offloading", "reflection", "realnodes", "fabric", "peers", "dashboard", "placement", "mcs":
 			want[s] = true
 		default:
-			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading, reflection, realnodes, fabric, peers, dashboard, placement)\n", s)
+			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading, reflection, realnodes, fabric, peers, dashboard, placement, mcs)\n", s)
 			os.Exit(2)
 		}
 	}
@@ -78,7 +79,7 @@ func main() {
 		os.Exit(2)
 	}
 	ctx := context.Background()
-	bins, err := testbed.EnsureBinaries(ctx, testbed.BuildOptions{Progress: os.Stderr, RealNodes: want["realnodes"] || want["fabric"]})
+	bins, err := testbed.EnsureBinaries(ctx, testbed.BuildOptions{Progress: os.Stderr, RealNodes: want["realnodes"] || want["fabric"] || want["mcs"]})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -179,6 +180,18 @@ func main() {
 	}
 	if want["placement"] {
 		printPlacement(benchPlacement(1000, 30))
+	}
+	if want["mcs"] {
+		if *mcsServices < 1 {
+			fmt.Fprintln(os.Stderr, "-mcs-services must be positive")
+			os.Exit(2)
+		}
+		r, err := benchMCS(ctx, bins, *mcsServices)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: mcs:", err)
+			os.Exit(1)
+		}
+		printMCS(r)
 	}
 	if *output == "json" {
 		if err := writeJSON(os.Stdout); err != nil {

@@ -294,16 +294,17 @@ func writesSince(ctx context.Context, before map[string]map[string]float64, clus
 	return out, nil
 }
 
-// startManager runs one controller manager process; stop ends it.
-func startManager(ctx context.Context, bin, kubeconfig, id, logPath, pprofAddr string) (int, func(), error) {
+// startManager runs one controller manager process, with extra flags
+// after the common ones; stop ends it.
+func startManager(ctx context.Context, bin, kubeconfig, id, logPath, pprofAddr string, extra ...string) (int, func(), error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return 0, nil, err
 	}
 	// As the playground runs it on a bare cluster: it makes its namespace, CRDs
 	// and webhook registration itself.
-	cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--cluster-id", id, "--self-provision",
-		"--pprof-address", pprofAddr)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", kubeconfig, "--cluster-id", id, "--self-provision",
+		"--pprof-address", pprofAddr}, extra...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,8 +69,8 @@ func benchPlacement(nodes, podsPerNode int) placementResult {
 }
 
 func printPlacement(r placementResult) {
-	fmt.Fprintf(os.Stdout, "\nFit summary of a provider with %d nodes and %d pods (made at most once a second, after a node or pod change)\n", r.nodes, r.pods)
-	fmt.Fprintf(os.Stdout, "  %d groups (%d nodes omitted), %d bytes of JSON in each accepted ResourceSlice; made in %s\n",
+	fmt.Fprintf(tables, "\nFit summary of a provider with %d nodes and %d pods (made at most once a second, after a node or pod change)\n", r.nodes, r.pods)
+	fmt.Fprintf(tables, "  %d groups (%d nodes omitted), %d bytes of JSON in each accepted ResourceSlice; made in %s\n",
 		r.groups, r.omitted, r.bytes, ms(r.make))
 	record(measurement{Suite: "placement", Measure: "fit summary size", N: r.nodes, Unit: "bytes", Value: number(float64(r.bytes))})
 	record(measurement{Suite: "placement", Measure: "fit summary, time to make", N: r.nodes, Unit: "s", Value: seconds(r.make)})
