@@ -11,11 +11,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/liqo-go/liqo/pkg/kit"
+	"github.com/liqo-go/liqo/pkg/mcs"
 	"github.com/liqo-go/liqo/pkg/mcs/merge"
 )
 
@@ -59,6 +61,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	svc := &metav1.PartialObjectMetadata{}
 	svc.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Service"))
 	b := ctrl.NewControllerManagedBy(mgr).Named("mcs-serviceexport").
+		WithOptions(controller.Options{MaxConcurrentReconciles: mcs.Workers}).
 		For(&mcsv1beta1.ServiceExport{}).
 		WatchesRawSource(source.Kind(services, svc, &handler.TypedEnqueueRequestForObject[*metav1.PartialObjectMetadata]{}))
 	if r.Clusterset != nil {

@@ -12,11 +12,13 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/mcs"
 	"github.com/liqo-go/liqo/pkg/mcs/clusterset"
 	"github.com/liqo-go/liqo/pkg/mcs/merge"
 	"github.com/liqo-go/liqo/pkg/mcs/publish"
@@ -48,7 +50,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Reader == nil {
 		r.Reader = mgr.GetAPIReader()
 	}
-	b, err := publish.WatchExported(mgr, ctrl.NewControllerManagedBy(mgr).Named("mcs-import"))
+	b, err := publish.WatchExported(mgr, ctrl.NewControllerManagedBy(mgr).Named("mcs-import").
+		WithOptions(controller.Options{MaxConcurrentReconciles: mcs.Workers}))
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
@@ -18,6 +19,7 @@ import (
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
 	"github.com/liqo-go/liqo/pkg/consts"
+	"github.com/liqo-go/liqo/pkg/mcs"
 	"github.com/liqo-go/liqo/pkg/mcs/clusterset"
 	"github.com/liqo-go/liqo/pkg/mcs/merge"
 	"github.com/liqo-go/liqo/pkg/mcs/record"
@@ -47,7 +49,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Reader == nil {
 		r.Reader = mgr.GetAPIReader()
 	}
-	b, err := WatchExported(mgr, ctrl.NewControllerManagedBy(mgr).Named("mcs-publish"))
+	b, err := WatchExported(mgr, ctrl.NewControllerManagedBy(mgr).Named("mcs-publish").
+		WithOptions(controller.Options{MaxConcurrentReconciles: mcs.Workers}))
 	if err != nil {
 		return err
 	}
