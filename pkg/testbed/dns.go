@@ -3,6 +3,8 @@ package testbed
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,8 +26,10 @@ func CoreDNSImage(v Versions) string { return "registry.k8s.io/coredns/coredns:"
 // clusterset.local (CoreDNS's own multicluster option: the ServiceImports
 // and the EndpointSlices labelled multicluster.kubernetes.io/service-name
 // that package mcs writes) and reverse lookups from the API, and nothing
-// else: no `forward`, so no query ever leaves the machine.
-const corefile = `.:53 {
+// else: no `forward`, so no query ever leaves the machine. Answers, "no
+// such name" included, are kept DNSTTL, not kubeadm's 30 s: a name asked just
+// before its import exists, or an endpoint change, shows within seconds.
+var corefile = `.:53 {
     errors
     health {
         lameduck 5s
@@ -35,13 +39,19 @@ const corefile = `.:53 {
         pods insecure
         multicluster ` + ClustersetZone + `
         fallthrough in-addr.arpa ip6.arpa
-        ttl 30
+        ttl ` + dnsTTL + `
     }
-    cache 30
+    cache ` + dnsTTL + `
     loop
     loadbalance
 }
 `
+
+// DNSTTL is how long the cluster DNS keeps an answer (the kubernetes
+// plugin's ttl and the cache's lifetime).
+const DNSTTL = 5 * time.Second
+
+var dnsTTL = strconv.Itoa(int(DNSTTL.Seconds()))
 
 // ClustersetZone is the DNS zone of the imported multi-cluster Services.
 const ClustersetZone = "clusterset.local"

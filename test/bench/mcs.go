@@ -54,7 +54,7 @@ const (
 	mcsDNS = "10.96.0.10:53"
 	// mcsDNSTTL is the Corefile's ttl and cache: an answer may be served
 	// from CoreDNS's cache this long after it was made.
-	mcsDNSTTL = 30 * time.Second
+	mcsDNSTTL = testbed.DNSTTL
 )
 
 // mcsService is one exported Service of the suite.
