@@ -4,7 +4,7 @@ BIN           := $(CURDIR)/bin
 GOLANGCI_LINT := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 CONTROLLER_GEN:= sigs.k8s.io/controller-tools/cmd/controller-gen@v0.19.0
 # Test timeout: the first run builds the testbed binaries (~8 min on 2 cores).
-TEST_TIMEOUT  ?= 40m
+TEST_TIMEOUT  ?= 60m
 
 .PHONY: all build liqoctl ctl test test-faults fuzz docs playground playground-down bench generate lint testbed-binaries images release
 
