@@ -91,10 +91,10 @@ func Build(ctx context.Context, suiteDir, workDir string, log io.Writer) (string
 	return bin, nil
 }
 
-// goCmd runs the go command of the toolchain running this process in dir,
-// as its own module (no workspace, modules from the proxy).
+// goCmd runs the go command on PATH (the one running the tests) in dir, as
+// its own module (no workspace, modules from the proxy).
 func goCmd(ctx context.Context, dir string, log io.Writer, args ...string) error {
-	cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), args...)
+	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
 	cmd.Stdout, cmd.Stderr = log, log

@@ -160,13 +160,13 @@ func tokenize(src string) ([]token, error) {
 	var toks []token
 	line, first := 1, true
 	for i := 0; i < len(src); {
-		switch c := src[i]; {
-		case c == '\n':
+		switch c := src[i]; c {
+		case '\n':
 			line, first = line+1, true
 			i++
-		case c == ' ' || c == '\t' || c == '\r':
+		case ' ', '\t', '\r':
 			i++
-		case c == '#':
+		case '#':
 			for i < len(src) && src[i] != '\n' {
 				i++
 			}
