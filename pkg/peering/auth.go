@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -174,14 +175,20 @@ func ApplyTenant(ctx context.Context, c client.Client, out Progress, want *authv
 	out.Step("Creating Tenant on the provider")
 	start := time.Now()
 	t := &authv1beta1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: want.Namespace}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, t, func() error {
-		t.Labels = want.Labels
-		cond := t.Spec.TenantCondition
-		t.Spec = *want.Spec.DeepCopy()
-		if t.Spec.TenantCondition == "" {
-			t.Spec.TenantCondition = cond
-		}
-		return nil
+	// The provider's controller writes the Tenant too (its finalizer, for
+	// one): an update between our read and write conflicts, and is tried
+	// again on a fresh read.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		_, err := controllerutil.CreateOrUpdate(ctx, c, t, func() error {
+			t.Labels = want.Labels
+			cond := t.Spec.TenantCondition
+			t.Spec = *want.Spec.DeepCopy()
+			if t.Spec.TenantCondition == "" {
+				t.Spec.TenantCondition = cond
+			}
+			return nil
+		})
+		return err
 	}); err != nil {
 		return nil, fmt.Errorf("creating the Tenant on the provider: %w", err)
 	}

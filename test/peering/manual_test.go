@@ -227,6 +227,7 @@ func TestManualPeering(t *testing.T) {
 			"liqoctl info peer":              append([]string{"info", "peer", provider}, onConsumer...),
 			"liqoctl version":                append([]string{"version"}, onConsumer...),
 			"liqoctl offload namespace":      append([]string{"offload", "namespace", "default"}, onConsumer...),
+			"liqoctl export service":         append([]string{"export", "service", "kubernetes", "-n", "default"}, onConsumer...),
 			"liqoctl create resourceslice":   append([]string{"create", "resourceslice", "other", "--remote-cluster-id", provider}, onConsumer...),
 			"liqoctl create virtualnode":     append([]string{"create", "virtualnode", "other", "--remote-cluster-id", provider, "--resource-slice-name", "pool"}, onConsumer...),
 			"liqoctl generate tenant":        append([]string{"generate", "tenant", "--remote-cluster-id", provider, "--nonce", nonce}, onConsumer...),
