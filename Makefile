@@ -4,9 +4,9 @@ BIN           := $(CURDIR)/bin
 GOLANGCI_LINT := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 CONTROLLER_GEN:= sigs.k8s.io/controller-tools/cmd/controller-gen@v0.19.0
 # Test timeout: the first run builds the testbed binaries (~8 min on 2 cores).
-TEST_TIMEOUT  ?= 60m
+TEST_TIMEOUT  ?= 40m
 
-.PHONY: all build liqoctl ctl test test-faults fuzz docs playground playground-down bench generate lint testbed-binaries images release
+.PHONY: all build liqoctl ctl test test-faults test-conformance fuzz docs playground playground-down bench generate lint testbed-binaries images release
 
 all: build
 
@@ -57,6 +57,15 @@ test: testbed-binaries
 ## make test stays short; .ci/run runs both.
 test-faults: testbed-binaries
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -tags faults ./test/faults
+
+## test-conformance: the upstream Multi-Cluster Services conformance suite
+## (../shared/mcs-conformance, or $MCS_CONFORMANCE_DIR), unmodified, on
+## four real-node clusters: two whose pod CIDRs differ, then two and three
+## with the same pod CIDR; about 20 minutes, reports in
+## _output/mcs-conformance. Built only with the conformance tag, run alone
+## so that its pods start on a quiet machine; .ci/run runs it.
+test-conformance: testbed-binaries
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -tags conformance -run TestMCSConformance ./test/networking
 
 ## fuzz: each fuzz target for FUZZTIME (default 1m).
 fuzz:
@@ -119,5 +128,5 @@ release:
 	$(GO) run ./hack/release --version $(VERSION) --output $(DIST) $(if $(RELEASE_URL),--url $(RELEASE_URL)) $(if $(RELEASE_PLATFORMS),--platforms $(RELEASE_PLATFORMS))
 
 lint:
-	$(GO) vet -tags faults ./...
+	$(GO) vet -tags faults,conformance ./...
 	$(GO) run $(GOLANGCI_LINT) run ./...

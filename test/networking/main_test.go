@@ -17,18 +17,19 @@ import (
 	"github.com/liqo-go/liqo/test/inprocess"
 )
 
-// podCIDR is every testbed cluster's but oslo's.
+// podCIDR is every testbed cluster's here, but those of extraClusters
+// may have their own.
 var podCIDR = netip.MustParsePrefix("10.244.0.0/16")
-
-const osloPodCIDR = "10.245.0.0/16"
 
 var (
 	rome, milan, paris *testbed.Cluster
-	// oslo's pods are in a CIDR of their own: TestMCSConformance's run on
-	// a flat network.
-	oslo        *testbed.Cluster
-	kubeconfigs = map[string]string{}
-	logDir      string
+	kubeconfigs        = map[string]string{}
+	logDir             string
+	// extraClusters are started beside rome, milan and paris for the
+	// tests built with a tag (conformance: TestMCSConformance's oslo).
+	extraClusters []testbed.ClusterSpec
+	// clusters are all of them, by name.
+	clusters = map[string]*testbed.Cluster{}
 )
 
 func TestMain(m *testing.M) {
@@ -39,23 +40,23 @@ func TestMain(m *testing.M) {
 	// The managers run until the process exits (or a test restarts one):
 	// testbed.Main stops the clusters and exits.
 	testbed.Main(m, func(tb *testbed.Testbed) {
-		rome, milan, paris, oslo = tb.Cluster("rome"), tb.Cluster("milan"), tb.Cluster("paris"), tb.Cluster("oslo")
+		rome, milan, paris = tb.Cluster("rome"), tb.Cluster("milan"), tb.Cluster("paris")
 		var err error
 		logDir, err = tb.LogDir("liqo-networking-")
 		testbed.Must(tb, err)
 		ctx := context.Background()
-		for _, c := range []*testbed.Cluster{rome, milan, paris, oslo} {
+		for _, c := range tb.Clusters {
+			clusters[c.Name] = c
 			if err := setup(ctx, c); err != nil {
 				testbed.Must(tb, fmt.Errorf("%s: %w", c.Name, err))
 			}
 		}
-	},
-		testbed.ClusterSpec{Name: "rome", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
-		testbed.ClusterSpec{Name: "milan", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
+	}, append([]testbed.ClusterSpec{
+		{Name: "rome", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
+		{Name: "milan", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
 		// A second provider of rome's, for TestTwoProviders.
-		testbed.ClusterSpec{Name: "paris", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
-		testbed.ClusterSpec{Name: "oslo", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}, PodCIDR: osloPodCIDR},
-	)
+		{Name: "paris", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}},
+	}, extraClusters...)...)
 }
 
 var managers = map[string]*inprocess.Manager{}

@@ -1,3 +1,5 @@
+//go:build conformance
+
 package networking
 
 import (
@@ -16,6 +18,15 @@ import (
 	"github.com/liqo-go/liqo/test/realpods"
 )
 
+// oslo's pods are in a CIDR of their own: the run on a flat network.
+var oslo *testbed.Cluster
+
+const osloPodCIDR = "10.245.0.0/16"
+
+func init() {
+	extraClusters = append(extraClusters, testbed.ClusterSpec{Name: "oslo", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}, PodCIDR: osloPodCIDR})
+}
+
 // TestMCSConformance runs the upstream Multi-Cluster Services conformance
 // suite, unmodified: on rome and oslo, whose pod CIDRs differ; on rome and
 // milan, whose pod CIDRs are the same; then on rome, milan and paris, all
@@ -28,6 +39,7 @@ import (
 // _output/mcs-conformance (see mcsconformance.ReportDir).
 func TestMCSConformance(t *testing.T) {
 	ctx := realpods.Timeout(t, 75*time.Minute)
+	oslo = clusters["oslo"]
 	suite, err := mcsconformance.SuiteDir()
 	if err != nil {
 		t.Fatal(err)
