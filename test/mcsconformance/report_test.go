@@ -16,9 +16,10 @@ func TestReadReport(t *testing.T) {
 	if r.Passed != 1 || r.Total != 2 || r.DNSDomain != "clusterset.local" || len(r.Groups) != 2 {
 		t.Fatalf("read %+v", r)
 	}
-	want := []string{"[Optional] EndpointSlice managed-by label - the managed-by label is the EndpointSlice controller's"}
-	if got := r.NotPassed(); !slices.Equal(got, want) {
-		t.Errorf("NotPassed() = %q, want %q", got, want)
+	got := r.NotPassedTests()
+	if len(got) != 1 || got[0].Desc != "EndpointSlice managed-by label" || got[0].Message != " - the managed-by label is the EndpointSlice controller's" ||
+		!slices.Equal(got[0].Labels, []string{"Optional", "EndpointSlice"}) {
+		t.Errorf("NotPassedTests() = %+v, want the Optional EndpointSlice test with its message", got)
 	}
 }
 

@@ -54,20 +54,6 @@ type Test struct {
 	Message    string   `json:"message"`
 }
 
-// NotPassed lists the tests that did not pass, each with its group and the
-// suite's message.
-func (r *Report) NotPassed() []string {
-	var out []string
-	for _, g := range r.Groups {
-		for _, t := range g.Tests {
-			if !t.Passed {
-				out = append(out, fmt.Sprintf("[%s] %s%s", g.Name, t.Desc, t.Message))
-			}
-		}
-	}
-	return out
-}
-
 // NotPassedTests are the tests that did not pass.
 func (r *Report) NotPassedTests() []Test {
 	var out []Test
