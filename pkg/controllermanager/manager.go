@@ -3,10 +3,8 @@ package controllermanager
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -38,7 +36,6 @@ import (
 	"github.com/liqo-go/liqo/pkg/mcs/imports"
 	"github.com/liqo-go/liqo/pkg/mcs/publish"
 	"github.com/liqo-go/liqo/pkg/placement/gate"
-	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/remotecluster"
 	"github.com/liqo-go/liqo/pkg/storage"
 	"github.com/liqo-go/liqo/pkg/virtualkubelet/kubeletapi"
@@ -214,31 +211,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			return err
 		}
 	}
-	if err := mgr.Add(manager.RunnableFunc(releaseStartupMemory(mgr, o.Logger))); err != nil {
+	if err := mgr.Add(manager.RunnableFunc(kit.ReleaseStartupMemory(mgr, o.Logger))); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
-}
-
-// releaseStartupMemory returns, once the caches are filled, the memory the
-// start-up freed to the operating system, and unmaps the executable's pages
-// it touched. Starting (decoding the CRDs it applies, listing everything its
-// caches hold) takes the heap to its peak, and the Go runtime hands freed
-// pages back only gradually: an idle manager would hold its start-up peak
-// in RSS for minutes. The init code of every linked package, run once, kept
-// most of the binary's text resident too (proc.ReleaseExecutablePages).
-func releaseStartupMemory(mgr ctrl.Manager, logger logr.Logger) func(context.Context) error {
-	return func(ctx context.Context) error {
-		if !mgr.GetCache().WaitForCacheSync(ctx) {
-			return nil
-		}
-		debug.FreeOSMemory()
-		if _, err := proc.ReleaseExecutablePages(); err != nil {
-			// Only memory is at stake: the manager runs on.
-			logger.Info("could not release the executable's start-up pages", "error", err.Error())
-		}
-		return nil
-	}
 }
 
 // addKubeletAPI makes the kubelet API the virtual nodes publish, serving

@@ -151,6 +151,9 @@ func (t *Tunnel) Rehandshake() error {
 	return nil
 }
 
+// HasPeer tells whether SetPeer set the peer.
+func (t *Tunnel) HasPeer() bool { return t.peer != "" }
+
 // Close tears the device down; the TUN interface goes with it.
 func (t *Tunnel) Close() {
 	t.dev.Close()

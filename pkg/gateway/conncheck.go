@@ -38,6 +38,22 @@ type Checker struct {
 
 	mu     sync.Mutex
 	health Health
+	// answered is closed at the first answer (Answered).
+	answered chan struct{}
+}
+
+// FirstInterval is the ping interval until the first answer: a tunnel
+// coming up is noticed within it, rather than within Interval.
+func (c *Checker) FirstInterval() time.Duration { return c.Interval / 8 }
+
+// Answered is closed when the first answer arrives.
+func (c *Checker) Answered() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.answered == nil {
+		c.answered = make(chan struct{})
+	}
+	return c.answered
 }
 
 const (
@@ -93,6 +109,11 @@ func (c *Checker) Run(ctx context.Context) error {
 				// round trip is the handshake's, not the path's.
 				if !c.health.LastAnswer.IsZero() {
 					c.health.Latency = rtt
+				} else {
+					if c.answered == nil {
+						c.answered = make(chan struct{})
+					}
+					close(c.answered)
 				}
 				c.health.LastAnswer = now
 				c.mu.Unlock()
@@ -104,10 +125,22 @@ func (c *Checker) Run(ctx context.Context) error {
 func (c *Checker) send(ctx context.Context, conn *net.UDPConn) {
 	peer := &net.UDPAddr{IP: c.Peer, Port: CheckPort}
 	msg := make([]byte, 9)
-	// Non-sliding: a ping every interval, however long a send takes.
-	wait.NonSlidingUntilWithContext(ctx, func(context.Context) {
+	ping := func(context.Context) {
 		msg[0] = ping
 		binary.BigEndian.PutUint64(msg[1:], uint64(time.Now().UnixNano()))
 		_, _ = conn.WriteToUDP(msg, peer) // a send error is a lost ping
-	}, c.Interval)
+	}
+	// Often until the first answer, so that the tunnel's coming up is
+	// reported at once; then every Interval. Non-sliding: a ping every
+	// interval, however long a send takes.
+	firstCtx, answered := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-c.Answered():
+		case <-ctx.Done():
+		}
+		answered()
+	}()
+	wait.NonSlidingUntilWithContext(firstCtx, ping, c.FirstInterval())
+	wait.NonSlidingUntilWithContext(ctx, ping, c.Interval)
 }

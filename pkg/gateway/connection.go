@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
@@ -111,8 +110,7 @@ func (r *reporter) run(ctx context.Context, check *Checker) {
 		wasConnected  bool
 		everConnected bool
 	)
-	// Non-sliding: a look every second, however long a write takes.
-	wait.NonSlidingUntilWithContext(ctx, func(ctx context.Context) {
+	look := func(ctx context.Context) {
 		h := check.Health()
 		everConnected = everConnected || h.Connected
 		if h.Connected != wasConnected || time.Since(last) >= r.refresh {
@@ -120,7 +118,22 @@ func (r *reporter) run(ctx context.Context, check *Checker) {
 				last, wasConnected = time.Now(), h.Connected
 			}
 		}
-	}, time.Second)
+	}
+	// A look every second, however long a write takes, and one at the
+	// first answer: the peering waits for that Connected.
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	answered := check.Answered()
+	for {
+		look(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		case <-answered:
+			answered = nil
+		}
+	}
 }
 
 func (r *reporter) write(ctx context.Context, h Health, everConnected bool) error {

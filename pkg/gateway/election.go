@@ -82,6 +82,8 @@ func labelPod(ctx context.Context, c client.Client, cfg Config, value *string) e
 // Rehandshaker is an Applier whose tunnel can start its session over.
 type Rehandshaker interface {
 	Rehandshake() error
+	// HasPeer tells whether the tunnel has its peer (a session to start).
+	HasPeer() bool
 }
 
 // redial makes a client start a new WireGuard session as soon as the
@@ -90,22 +92,51 @@ type Rehandshaker interface {
 // none of the old session's keys and cannot dial the client (it does not
 // know where the client is): left alone, the client would wait out
 // WireGuard's own timers (15 s and more) before a new handshake.
+//
+// Before the first answer it starts sessions over 0.5, 1, 2 and 4 s after
+// the tunnel got its peer, then every redialBackoff: a first handshake that
+// reached the server before the server knew the client's key (the two are
+// exchanged at the same time) or before its NodePort was routed is
+// dropped, and WireGuard alone would send the next one only after its
+// 5 s rekey timeout.
 func redial(ctx context.Context, check *Checker, r Rehandshaker) {
 	log := ctrl.LoggerFrom(ctx).WithName("redial")
-	var last time.Time
-	wait.UntilWithContext(ctx, func(context.Context) {
-		h := check.Health()
-		if h.LastAnswer.IsZero() || time.Since(h.LastAnswer) < 2*check.Interval+check.Interval/2 || time.Since(last) < redialBackoff {
+	var began, last time.Time
+	wait1 := firstRedial
+	ticker := time.NewTicker(check.FirstInterval())
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
 			return
+		case <-ticker.C:
+		}
+		h := check.Health()
+		if h.LastAnswer.IsZero() {
+			if began.IsZero() && r.HasPeer() {
+				began = time.Now()
+			}
+			if began.IsZero() || time.Since(began) < wait1 || time.Since(last) < wait1 {
+				continue
+			}
+			wait1 = min(2*wait1, redialBackoff)
+		} else if time.Since(h.LastAnswer) < 2*check.Interval+check.Interval/2 || time.Since(last) < redialBackoff {
+			continue
 		}
 		last = time.Now()
 		if err := r.Rehandshake(); err != nil {
 			log.Error(err, "starting a new WireGuard session")
-			return
+			continue
 		}
-		log.Info("no answer through the tunnel: started a new WireGuard session", "lastAnswer", h.LastAnswer)
-	}, check.Interval/2)
+		if !h.LastAnswer.IsZero() {
+			log.Info("no answer through the tunnel: started a new WireGuard session", "lastAnswer", h.LastAnswer)
+		}
+	}
 }
+
+// firstRedial is the wait, doubled each time, before starting the first
+// session over while no answer ever came.
+const firstRedial = 500 * time.Millisecond
 
 // redialBackoff spaces new sessions while the server stays silent.
 const redialBackoff = 5 * time.Second

@@ -140,6 +140,13 @@ func (k *Kernel) Rehandshake() error {
 	return k.tunnel.Rehandshake()
 }
 
+// HasPeer tells whether the tunnel has its peer.
+func (k *Kernel) HasPeer() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.tunnel != nil && k.tunnel.HasPeer()
+}
+
 // Close removes everything Apply added.
 func (k *Kernel) Close() error {
 	k.mu.Lock()

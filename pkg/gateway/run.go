@@ -119,6 +119,9 @@ func Run(ctx context.Context, restCfg *rest.Config, cfg Config, dp Applier) erro
 			return err
 		}
 	}
+	if err := mgr.Add(runnable(kit.ReleaseStartupMemory(mgr, ctrl.Log.WithName("gateway")))); err != nil {
+		return err
+	}
 	if err := registerDropMetrics(metrics.Registry, dp); err != nil {
 		return err
 	}

@@ -12,10 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
@@ -59,7 +57,7 @@ func EnsureNonce(ctx context.Context, c client.Client, out Progress, consumer st
 	out.Step("Ensuring nonce secret")
 	start := time.Now()
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: consts.NonceSecret, Namespace: consts.TenantNamespace(consumer)}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, s, func() error {
+	if _, err := Apply(ctx, c, s, func() error {
 		s.Labels = ForgeNonceSecret(consumer).Labels
 		return nil
 	}); err != nil {
@@ -115,7 +113,7 @@ func SignNonce(ctx context.Context, c client.Client, out Progress, provider stri
 	out.Step("Waiting for nonce to be signed")
 	start := time.Now()
 	signed := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: consts.SignedNonceSecret, Namespace: consts.TenantNamespace(provider)}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, signed, func() error {
+	if _, err := Apply(ctx, c, signed, func() error {
 		signed.Labels = nonceLabels(consts.NonceToSign, provider)
 		if !bytes.Equal(signed.Data[consts.NonceKey], nonce) {
 			signed.Data = map[string][]byte{consts.NonceKey: nonce}
@@ -176,19 +174,15 @@ func ApplyTenant(ctx context.Context, c client.Client, out Progress, want *authv
 	start := time.Now()
 	t := &authv1beta1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: want.Namespace}}
 	// The provider's controller writes the Tenant too (its finalizer, for
-	// one): an update between our read and write conflicts, and is tried
-	// again on a fresh read.
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		_, err := controllerutil.CreateOrUpdate(ctx, c, t, func() error {
-			t.Labels = want.Labels
-			cond := t.Spec.TenantCondition
-			t.Spec = *want.Spec.DeepCopy()
-			if t.Spec.TenantCondition == "" {
-				t.Spec.TenantCondition = cond
-			}
-			return nil
-		})
-		return err
+	// one): Apply tries again on a fresh read when they cross.
+	if _, err := Apply(ctx, c, t, func() error {
+		t.Labels = want.Labels
+		cond := t.Spec.TenantCondition
+		t.Spec = *want.Spec.DeepCopy()
+		if t.Spec.TenantCondition == "" {
+			t.Spec.TenantCondition = cond
+		}
+		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("creating the Tenant on the provider: %w", err)
 	}
@@ -270,7 +264,7 @@ func ApplyIdentity(ctx context.Context, c client.Client, out Progress, want *aut
 	out.Step("Creating Identity")
 	start := time.Now()
 	id := &authv1beta1.Identity{ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: want.Namespace}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, id, func() error {
+	if _, err := Apply(ctx, c, id, func() error {
 		id.Labels = want.Labels
 		id.Spec = *want.Spec.DeepCopy()
 		return nil

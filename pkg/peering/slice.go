@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
@@ -57,7 +56,7 @@ func EnsureResourceSlice(ctx context.Context, c client.Client, out Progress, wan
 	out.Step("Creating ResourceSlice")
 	start := time.Now()
 	s := &authv1beta1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: want.Namespace}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, s, func() error {
+	if _, err := Apply(ctx, c, s, func() error {
 		s.Labels = want.Labels
 		for k, v := range want.Annotations {
 			metav1.SetMetaDataAnnotation(&s.ObjectMeta, k, v)

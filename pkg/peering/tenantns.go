@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/liqo-go/liqo/pkg/consts"
 )
@@ -16,7 +15,7 @@ import (
 // peer remoteID; it refuses one being deleted.
 func EnsureTenantNamespace(ctx context.Context, c client.Client, name, remoteID string) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	_, err := controllerutil.CreateOrUpdate(ctx, c, ns, func() error {
+	_, err := Apply(ctx, c, ns, func() error {
 		if !ns.DeletionTimestamp.IsZero() {
 			return fmt.Errorf("namespace %s is being deleted (an unpeer is in progress); retry when it is gone", name)
 		}

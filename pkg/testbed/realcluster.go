@@ -228,22 +228,33 @@ func (c *Cluster) stopRealNodes() {
 	c.realNodes = nil
 }
 
-// RealNodeUsage sums the memory and CPU time of a real node's own
-// processes: containerd, kubelet, kube-proxy and the container shims, not
-// the containers.
-func (c *Cluster) RealNodeUsage(name string) (proc.Usage, error) {
+// RealNodeUsage sums the memory (RSS, its anonymous and file-backed parts,
+// and PSS: pages shared, such as one image's binary in several containers,
+// counted once) and CPU time of a real node's own processes: containerd,
+// kubelet, kube-proxy and the container shims; with pods, also its
+// containers' processes (everything the node runs).
+func (c *Cluster) RealNodeUsage(name string, pods bool) (proc.Usage, error) {
 	var total proc.Usage
 	for _, n := range c.realNodes {
 		if n.name != name {
 			continue
 		}
-		for pid := range cgroupPIDs(n.cgroup + "/system") {
-			u, err := proc.UsageOf(pid)
-			if err != nil {
-				continue // exited meanwhile
+		groups := []string{n.cgroup + "/system"}
+		if pods {
+			groups = append(groups, n.cgroup+"/pods")
+		}
+		for _, g := range groups {
+			for pid := range cgroupPIDs(g) {
+				u, err := proc.UsageOf(pid)
+				if err != nil {
+					continue // exited meanwhile
+				}
+				total.RSS, total.RSSAnon, total.RSSFile = total.RSS+u.RSS, total.RSSAnon+u.RSSAnon, total.RSSFile+u.RSSFile
+				total.CPU += u.CPU
+				if pss, err := proc.PSSOf(pid); err == nil {
+					total.PSS += pss
+				}
 			}
-			total.RSS += u.RSS
-			total.CPU += u.CPU
 		}
 		return total, nil
 	}

@@ -32,8 +32,9 @@ import (
 
 func main() {
 	sizes := flag.String("n", "100,1000", "comma-separated sizes: Deployment replicas; for the reflection suite, ConfigMaps and Services (N of each)")
-	suites := flag.String("suites", "vanilla,peering,offloading,reflection,realnodes,fabric,peers,dashboard,placement,mcs", "comma-separated suites to run: vanilla, peering, offloading, reflection, realnodes, fabric, peers, dashboard, placement, mcs")
+	suites := flag.String("suites", "vanilla,peering,offloading,reflection,realnodes,fabric,peers,peers-fabric,dashboard,placement,mcs", "comma-separated suites to run: vanilla, peering, offloading, reflection, realnodes, fabric, peers, peers-fabric, dashboard, placement, mcs")
 	peers := flag.Int("peers", 20, "clusters peered with one cluster, as its providers and then as its consumers (peers suite)")
+	fabricPeers := flag.Int("fabric-peers", 4, "real-node providers one real-node cluster consumes with the network fabric on (peers-fabric suite)")
 	dashboardPeers := flag.Int("dashboard-peers", 20, "providers of the consumer the dashboard shows (dashboard suite)")
 	dashboardLoads := flag.Int("dashboard-loads", 5, "page loads timed (dashboard suite)")
 	fabricConnects := flag.Int("fabric-connects", 3, "liqoctl network connect runs timed (fabric suite)")
@@ -66,10 +67,10 @@ func main() {
 	want := map[string]bool{}
 	for _, s := range strings.Split(*suites, ",") {
 		switch s = strings.TrimSpace(s); s {
-		case "vanilla", "peering", "offloading", "reflection", "realnodes", "fabric", "peers", "dashboard", "placement", "mcs":
+		case "vanilla", "peering", "offloading", "reflection", "realnodes", "fabric", "peers", "peers-fabric", "dashboard", "placement", "mcs":
 			want[s] = true
 		default:
-			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading, reflection, realnodes, fabric, peers, dashboard, placement, mcs)\n", s)
+			fmt.Fprintf(os.Stderr, "-suites: unknown suite %q (want vanilla, peering, offloading, reflection, realnodes, fabric, peers, peers-fabric, dashboard, placement, mcs)\n", s)
 			os.Exit(2)
 		}
 	}
@@ -79,7 +80,7 @@ func main() {
 		os.Exit(2)
 	}
 	ctx := context.Background()
-	bins, err := testbed.EnsureBinaries(ctx, testbed.BuildOptions{Progress: os.Stderr, RealNodes: want["realnodes"] || want["fabric"] || want["mcs"]})
+	bins, err := testbed.EnsureBinaries(ctx, testbed.BuildOptions{Progress: os.Stderr, RealNodes: want["realnodes"] || want["fabric"] || want["peers-fabric"] || want["mcs"]})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -165,6 +166,18 @@ func main() {
 			os.Exit(1)
 		}
 		printPeers(r)
+	}
+	if want["peers-fabric"] {
+		if *fabricPeers < 2 {
+			fmt.Fprintln(os.Stderr, "-fabric-peers: at least 2")
+			os.Exit(2)
+		}
+		r, err := benchPeersFabric(ctx, bins, *fabricPeers)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: peers-fabric:", err)
+			os.Exit(1)
+		}
+		printPeersFabric(r)
 	}
 	if want["dashboard"] {
 		if *dashboardPeers < 1 || *dashboardLoads < 1 {

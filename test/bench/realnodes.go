@@ -52,7 +52,7 @@ func benchRealNodes(ctx context.Context, bins *testbed.Binaries, starts, pods in
 	c := tb.Clusters[0]
 	node := c.RealNodeNames()[0]
 	var err error
-	if r.idle, err = c.RealNodeUsage(node); err != nil {
+	if r.idle, err = c.RealNodeUsage(node, false); err != nil {
 		return r, err
 	}
 	cs := c.Client()
@@ -68,7 +68,7 @@ func benchRealNodes(ctx context.Context, bins *testbed.Binaries, starts, pods in
 		r.podStart = append(r.podStart, d)
 	}
 	r.loadPods = pods
-	if r.loaded, err = c.RealNodeUsage(node); err != nil {
+	if r.loaded, err = c.RealNodeUsage(node, false); err != nil {
 		return r, err
 	}
 	return r, nil

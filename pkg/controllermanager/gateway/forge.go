@@ -215,9 +215,13 @@ func (d desc) Deployment(o Options) *appsv1.Deployment {
 			env("POD_IP", "status.podIP"), env("NODE_NAME", "spec.nodeName")},
 		Ports: []corev1.ContainerPort{{Name: "health", ContainerPort: HealthPort, Protocol: corev1.ProtocolTCP},
 			{Name: "https-metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP}},
+		// Probed every second: the peering waits for the gateway's
+		// readiness, and the first probe, at the container's start, often
+		// comes before the health server listens. Four misses in a row
+		// make it unready.
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(HealthPort)}},
-			PeriodSeconds: 2, FailureThreshold: 2,
+			PeriodSeconds: 1, FailureThreshold: 4,
 		},
 		SecurityContext: SecurityContext(),
 		VolumeMounts:    []corev1.VolumeMount{{Name: "keys", MountPath: KeysDir, ReadOnly: true}},

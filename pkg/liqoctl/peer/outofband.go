@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	authv1beta1 "github.com/liqo-go/liqo/apis/authentication/v1beta1"
 	corev1beta1 "github.com/liqo-go/liqo/apis/core/v1beta1"
@@ -197,7 +196,7 @@ func recordRequest(ctx context.Context, c client.Client, req peering.OutOfBandRe
 		return err
 	}
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: want.Namespace}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, s, func() error {
+	if _, err := peering.Apply(ctx, c, s, func() error {
 		s.Labels, s.Annotations, s.Data = want.Labels, want.Annotations, want.Data
 		return nil
 	}); err != nil {

@@ -340,7 +340,7 @@ func (o *virtualNodeOptions) run(ctx context.Context, out *output.Printer, name 
 		return err
 	}
 	out.Step("Creating VirtualNode %s/%s", ns, name)
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, vn, forgeVN); err != nil {
+	if _, err := peering.Apply(ctx, c, vn, forgeVN); err != nil {
 		return fmt.Errorf("creating VirtualNode %s/%s: %w", ns, name, err)
 	}
 	out.Info("VirtualNode created")

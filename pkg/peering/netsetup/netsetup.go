@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	ipamv1alpha1 "github.com/liqo-go/liqo/apis/ipam/v1alpha1"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
@@ -213,7 +212,7 @@ func (o Settings) ensureConfigurations(ctx context.Context, local, remote *Side)
 
 // Apply creates or updates obj on s's cluster as forge makes it.
 func Apply(ctx context.Context, s *Side, obj client.Object, forge func()) error {
-	if _, err := controllerutil.CreateOrUpdate(ctx, s.Client, obj, func() error { forge(); return nil }); err != nil {
+	if _, err := peering.Apply(ctx, s.Client, obj, func() error { forge(); return nil }); err != nil {
 		return fmt.Errorf("the %s cluster's %s %s/%s: %w", s.Role, KindOf(obj), obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
