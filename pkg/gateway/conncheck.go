@@ -71,10 +71,12 @@ func (c *Checker) Health() Health {
 }
 
 // Run checks until ctx ends. The socket is bound to the tunnel address,
-// so it exists only while the tunnel does; Run retries binding until then.
+// so it exists only while the tunnel does; Run retries binding until then,
+// every FirstInterval: the gateway opens the tunnel at about the time Run
+// starts, and the peering waits for the first answer.
 func (c *Checker) Run(ctx context.Context) error {
 	var conn *net.UDPConn
-	if err := wait.PollUntilContextCancel(ctx, c.Interval, true, func(context.Context) (bool, error) {
+	if err := wait.PollUntilContextCancel(ctx, c.FirstInterval(), true, func(context.Context) (bool, error) {
 		var err error
 		conn, err = net.ListenUDP("udp4", &net.UDPAddr{IP: c.Local, Port: CheckPort})
 		return err == nil, nil

@@ -68,7 +68,14 @@ func (m *Manager) run() {
 
 // Restart stops the manager (it releases its lease) and starts it again.
 func (m *Manager) Restart() {
+	m.Stop()
+	m.run()
+}
+
+// Stop stops the manager and waits until it has: before its cluster
+// stops, so that it does not spend its last seconds retrying an API
+// server that is gone.
+func (m *Manager) Stop() {
 	m.stop()
 	<-m.done
-	m.run()
 }

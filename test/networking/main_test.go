@@ -37,9 +37,14 @@ func TestMain(m *testing.M) {
 		_, _ = os.Stderr.WriteString("network fabric tests need root: " + err.Error() + "\n")
 		os.Exit(1)
 	}
-	// The managers run until the process exits (or a test restarts one):
-	// testbed.Main stops the clusters and exits.
+	// The managers run until the tests end (or a test restarts one), and
+	// stop before the clusters.
 	testbed.Main(m, func(tb *testbed.Testbed) {
+		tb.BeforeStop(func() {
+			for _, m := range managers {
+				m.Stop()
+			}
+		})
 		rome, milan, paris = tb.Cluster("rome"), tb.Cluster("milan"), tb.Cluster("paris")
 		var err error
 		logDir, err = tb.LogDir("liqo-networking-")

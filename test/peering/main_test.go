@@ -24,7 +24,6 @@ import (
 var (
 	tb          *testbed.Testbed
 	kubeconfigs = map[string]string{}
-	cancelAll   context.CancelFunc
 	managers    sync.WaitGroup
 )
 
@@ -50,7 +49,8 @@ func TestMain(m *testing.M) {
 	testbed.Main(m, func(t *testbed.Testbed) {
 		tb = t
 		ctx, cancel := context.WithCancel(context.Background())
-		cancelAll = cancel
+		// The managers stop before the clusters.
+		tb.BeforeStop(func() { cancel(); managers.Wait() })
 		dir, err := tb.LogDir("liqo-peering-")
 		testbed.Must(tb, err)
 		for _, c := range clusters {
