@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/go-logr/logr"
 
+	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager"
 	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
@@ -45,4 +47,43 @@ func startManagers(ctx context.Context, tb *testbed.Testbed, configure func(*tes
 		}
 	}
 	return kubeconfigs, cleanup, nil
+}
+
+// fabricManagers runs, for every cluster of tb, the controller manager
+// binary as a process of its own with the network fabric on (its images
+// pushed into the cluster's registry), its log in dir, and waits until
+// every one holds its lease. stop ends them all.
+func fabricManagers(ctx context.Context, tb *testbed.Testbed, manager, dir string) (kubeconfigs map[string]string, pids map[string]int, stop func(), err error) {
+	kubeconfigs, pids = map[string]string{}, map[string]int{}
+	var stops []func()
+	stop = func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+	logPath := func(c *testbed.Cluster) string { return filepath.Join(dir, c.Name+"-manager.log") }
+	for _, c := range tb.Clusters {
+		kubeconfigs[c.Name] = filepath.Join(dir, c.Name+".kubeconfig")
+		if err := c.WriteKubeconfig(kubeconfigs[c.Name]); err != nil {
+			return nil, nil, stop, err
+		}
+		if err := crds.Install(ctx, c.Config); err != nil {
+			return nil, nil, stop, err
+		}
+		flags, err := fabricFlags(ctx, c)
+		if err != nil {
+			return nil, nil, stop, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		pid, s, err := startManager(ctx, manager, kubeconfigs[c.Name], c.Name, logPath(c), "0", flags...)
+		if err != nil {
+			return nil, nil, stop, err
+		}
+		pids[c.Name], stops = pid, append(stops, s)
+	}
+	for _, c := range tb.Clusters {
+		if err := factory.WaitForComponents(ctx, kubeconfigs[c.Name], consts.DefaultNamespace, 2*time.Minute); err != nil {
+			return nil, nil, stop, fmt.Errorf("%s: %w (its log: %s)", c.Name, err, tailFile(logPath(c)))
+		}
+	}
+	return kubeconfigs, pids, stop, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -31,11 +30,8 @@ import (
 
 	"github.com/liqo-go/liqo/apis"
 	offv1beta1 "github.com/liqo-go/liqo/apis/offloading/v1beta1"
-	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
-	"github.com/liqo-go/liqo/pkg/consts"
 	"github.com/liqo-go/liqo/pkg/controllermanager"
 	"github.com/liqo-go/liqo/pkg/liqoctl"
-	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/mcs/imports"
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/testbed"
@@ -116,17 +112,13 @@ func mcsGroup(s mcsService) string {
 func benchMCS(ctx context.Context, bins *testbed.Binaries, n int) (*mcsResult, error) {
 	ctrl.SetLogger(logr.Discard())
 	klog.SetLogger(logr.Discard())
-	dir, err := os.MkdirTemp("", "liqo-bench-mcs-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
 	// The managers run as processes of their own, so that /proc tells
 	// their RSS apart from this process's clients and watches.
-	manager, err := buildManager(ctx, dir)
+	dir, manager, cleanup, err := managerWorkDir(ctx, "mcs")
 	if err != nil {
 		return nil, err
 	}
+	defer cleanup()
 	spec := func(name string) testbed.ClusterSpec {
 		return testbed.ClusterSpec{Name: name, RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}}
 	}
@@ -135,35 +127,10 @@ func benchMCS(ctx context.Context, bins *testbed.Binaries, n int) (*mcsResult, e
 		return nil, err
 	}
 	defer tb.Stop()
-	kubeconfigs, pids := map[string]string{}, map[string]int{}
-	var stops []func()
-	defer func() {
-		for _, stop := range stops {
-			stop()
-		}
-	}()
-	for _, c := range tb.Clusters {
-		kubeconfigs[c.Name] = filepath.Join(dir, c.Name+".kubeconfig")
-		if err := c.WriteKubeconfig(kubeconfigs[c.Name]); err != nil {
-			return nil, err
-		}
-		if err := crds.Install(ctx, c.Config); err != nil {
-			return nil, err
-		}
-		flags, err := fabricFlags(ctx, c)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name, err)
-		}
-		pid, stop, err := startManager(ctx, manager, kubeconfigs[c.Name], c.Name, filepath.Join(dir, c.Name+"-manager.log"), "0", flags...)
-		if err != nil {
-			return nil, err
-		}
-		pids[c.Name], stops = pid, append(stops, stop)
-	}
-	for _, c := range tb.Clusters {
-		if err := factory.WaitForComponents(ctx, kubeconfigs[c.Name], consts.DefaultNamespace, 2*time.Minute); err != nil {
-			return nil, fmt.Errorf("%s: %w (its log: %s)", c.Name, err, tailFile(filepath.Join(dir, c.Name+"-manager.log")))
-		}
+	kubeconfigs, pids, stopManagers, err := fabricManagers(ctx, tb, manager, dir)
+	defer stopManagers()
+	if err != nil {
+		return nil, err
 	}
 	began := time.Now()
 	if out, err := liqoctl.Execute(ctx, "peer", "--kubeconfig", kubeconfigs[mcsConsumer], "--remote-kubeconfig", kubeconfigs[mcsProvider],

@@ -57,15 +57,11 @@ type offloadRun struct {
 // offloading strategy. The controller managers run as separate processes,
 // so that their memory and CPU time can be read from /proc.
 func benchOffloading(ctx context.Context, bins *testbed.Binaries, sizes []int, o offloadOptions) (*offloadResult, error) {
-	dir, err := os.MkdirTemp("", "liqo-bench-offload-")
+	dir, manager, cleanup, err := managerWorkDir(ctx, "offload")
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	manager, err := buildManager(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
+	defer cleanup()
 	maxN := 0
 	for _, n := range sizes {
 		maxN = max(maxN, n)

@@ -32,6 +32,21 @@ func buildManager(ctx context.Context, dir string) (string, error) {
 	return manager, nil
 }
 
+// managerWorkDir makes a temporary directory for a suite's kubeconfigs and
+// logs and builds the controller manager binary into it; cleanup removes
+// it.
+func managerWorkDir(ctx context.Context, suite string) (dir, manager string, cleanup func(), err error) {
+	if dir, err = os.MkdirTemp("", "liqo-bench-"+suite+"-"); err != nil {
+		return "", "", nil, err
+	}
+	cleanup = func() { _ = os.RemoveAll(dir) }
+	if manager, err = buildManager(ctx, dir); err != nil {
+		cleanup()
+		return "", "", nil, err
+	}
+	return dir, manager, cleanup, nil
+}
+
 // pair is a consumer and a provider cluster, each with its controller
 // manager running as a process, the consumer peered to the provider.
 type pair struct {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -79,15 +78,11 @@ const (
 // each with its controller manager as a process of its own, networking
 // disabled.
 func benchPeers(ctx context.Context, bins *testbed.Binaries, n int) (*peersResult, error) {
-	dir, err := os.MkdirTemp("", "liqo-bench-peers-")
+	dir, manager, cleanup, err := managerWorkDir(ctx, "peers")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	manager, err := buildManager(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
+	defer cleanup()
 	// The hub's nodes take vanilla's 10·n pods and, shared at half, the
 	// default slice (4 CPUs, 8Gi, 110 pods, 20Gi) of each of n consumers;
 	// each provider needs only its share.
@@ -528,14 +523,8 @@ func printPeers(r *peersResult) {
 		rss[i] = float64(r.consumer[i].RSS) / 1e6
 		cpu[i] = float64(r.consumerIdleCPU[i]) / float64(time.Millisecond)
 	}
-	w := tabwriter.NewWriter(tables, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tables, "\nPeers (networking disabled, simulated nodes): one cluster peered with %d others, each cluster's manager a process of its own\n", r.n)
-	fmt.Fprintln(w, "measure\tvalue\t")
-	row := func(measure, shown string, m measurement) {
-		fmt.Fprintf(w, "%s\t%s\t\n", measure, shown)
-		m.Suite, m.Measure, m.N = "peers", measure, r.n
-		record(m)
-	}
+	t := newValueTable("peers", r.n, fmt.Sprintf("Peers (networking disabled, simulated nodes): one cluster peered with %d others, each cluster's manager a process of its own", r.n))
+	row := t.row
 	p50, p99 := percentile(r.peerings, 50), percentile(r.peerings, 99)
 	row("consumer: liqoctl peer → virtual node Ready, p50", ms(p50), measurement{Unit: "s", Value: seconds(p50)})
 	row("consumer: liqoctl peer → virtual node Ready, p99", ms(p99), measurement{Unit: "s", Value: seconds(p99)})
@@ -551,7 +540,7 @@ func printPeers(r *peersResult) {
 	row("consumer: requests per second to each provider, idle", fmt.Sprintf("%.2f", r.consumerRate), measurement{Unit: "requests/s", Value: number(r.consumerRate)})
 	row(fmt.Sprintf("consumer manager idle CPU, %d providers", r.n), fmt.Sprintf("%.1f ms/s", cpu[len(cpu)-1]), measurement{Unit: "ms/s", Value: number(cpu[len(cpu)-1])})
 	ratio := r.offloaded.Seconds() / r.vanilla.Seconds()
-	fmt.Fprintf(w, "%d pods Running: own nodes / over %d virtual nodes\t%s / %s (%.2f×)\t\n", 10*r.n, r.n, ms(r.vanilla), ms(r.offloaded), ratio)
+	fmt.Fprintf(t.w, "%d pods Running: own nodes / over %d virtual nodes\t%s / %s (%.2f×)\t\n", 10*r.n, r.n, ms(r.vanilla), ms(r.offloaded), ratio)
 	record(measurement{Suite: "peers", Measure: "pods Running, spread over every provider", N: 10 * r.n, Unit: "s", Vanilla: seconds(r.vanilla), Offloaded: seconds(r.offloaded)})
 	f99 := percentile(r.fanout, 99)
 	row(fmt.Sprintf("ConfigMap update → its copy on each of %d providers, p99", r.n), ms(f99), measurement{Unit: "s", Value: seconds(f99)})
@@ -564,5 +553,5 @@ func printPeers(r *peersResult) {
 	row("provider manager idle CPU per consumer", fmt.Sprintf("%.2f ms/s", perCPU), measurement{Unit: "ms/s", Value: number(perCPU)})
 	row("provider: watches on its API server per consumer", fmt.Sprintf("%.1f", r.providerWatches), measurement{Unit: "watches", Value: number(r.providerWatches)})
 	row("provider: requests per second per consumer, idle", fmt.Sprintf("%.2f", r.providerRate), measurement{Unit: "requests/s", Value: number(r.providerRate)})
-	w.Flush()
+	t.flush()
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -21,11 +19,9 @@ import (
 
 	"github.com/liqo-go/liqo/apis"
 	netv1beta1 "github.com/liqo-go/liqo/apis/networking/v1beta1"
-	"github.com/liqo-go/liqo/deploy/charts/liqo/crds"
 	"github.com/liqo-go/liqo/pkg/consts"
 	gwctl "github.com/liqo-go/liqo/pkg/controllermanager/gateway"
 	"github.com/liqo-go/liqo/pkg/liqoctl"
-	"github.com/liqo-go/liqo/pkg/liqoctl/factory"
 	"github.com/liqo-go/liqo/pkg/proc"
 	"github.com/liqo-go/liqo/pkg/testbed"
 )
@@ -56,15 +52,11 @@ type peersFabricResult struct {
 // the network fabric on.
 func benchPeersFabric(ctx context.Context, bins *testbed.Binaries, n int) (*peersFabricResult, error) {
 	ctrl.SetLogger(logr.Discard())
-	dir, err := os.MkdirTemp("", "liqo-bench-peers-fabric-")
+	dir, manager, cleanup, err := managerWorkDir(ctx, "peers-fabric")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	manager, err := buildManager(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
+	defer cleanup()
 	specs := []testbed.ClusterSpec{{Name: "hub", RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}}}
 	for k := 1; k <= n; k++ {
 		specs = append(specs, testbed.ClusterSpec{Name: peerName(k), RealNodes: 1, Nodes: []testbed.NodePool{{Count: 0}}})
@@ -75,35 +67,10 @@ func benchPeersFabric(ctx context.Context, bins *testbed.Binaries, n int) (*peer
 		return nil, err
 	}
 	defer tb.Stop()
-	kubeconfigs, pids := map[string]string{}, map[string]int{}
-	var stops []func()
-	defer func() {
-		for _, stop := range stops {
-			stop()
-		}
-	}()
-	for _, c := range tb.Clusters {
-		kubeconfigs[c.Name] = filepath.Join(dir, c.Name+".kubeconfig")
-		if err := c.WriteKubeconfig(kubeconfigs[c.Name]); err != nil {
-			return nil, err
-		}
-		if err := crds.Install(ctx, c.Config); err != nil {
-			return nil, err
-		}
-		flags, err := fabricFlags(ctx, c)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name, err)
-		}
-		pid, stop, err := startManager(ctx, manager, kubeconfigs[c.Name], c.Name, filepath.Join(dir, c.Name+"-manager.log"), "0", flags...)
-		if err != nil {
-			return nil, err
-		}
-		pids[c.Name], stops = pid, append(stops, stop)
-	}
-	for _, c := range tb.Clusters {
-		if err := factory.WaitForComponents(ctx, kubeconfigs[c.Name], consts.DefaultNamespace, 2*time.Minute); err != nil {
-			return nil, fmt.Errorf("%s: %w (its log: %s)", c.Name, err, tailFile(filepath.Join(dir, c.Name+"-manager.log")))
-		}
+	kubeconfigs, pids, stopManagers, err := fabricManagers(ctx, tb, manager, dir)
+	defer stopManagers()
+	if err != nil {
+		return nil, err
 	}
 	time.Sleep(settle)
 	hub := tb.Cluster("hub")
@@ -293,14 +260,8 @@ func printPeersFabric(r *peersFabricResult) {
 		nodePSS[i] = float64(u.PSS) / 1e6
 	}
 	managerCPU, nodeCPU := msps(r.managerIdleCPU), msps(r.nodeIdleCPU)
-	w := tabwriter.NewWriter(tables, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tables, "\nPeers with the network fabric: one real-node cluster consuming %d others, the same pod CIDR everywhere\n", r.n)
-	fmt.Fprintln(w, "measure\tvalue\t")
-	row := func(measure, shown string, m measurement) {
-		fmt.Fprintf(w, "%s\t%s\t\n", measure, shown)
-		m.Suite, m.Measure, m.N = "peers-fabric", measure, r.n
-		record(m)
-	}
+	t := newValueTable("peers-fabric", r.n, fmt.Sprintf("Peers with the network fabric: one real-node cluster consuming %d others, the same pod CIDR everywhere", r.n))
+	row := t.row
 	p50, p99 := percentile(r.peerings, 50), percentile(r.peerings, 99)
 	last := r.peerings[len(r.peerings)-1]
 	row("liqoctl peer → fabric connected and virtual node Ready, p50", ms(p50), measurement{Unit: "s", Value: seconds(p50)})
@@ -317,5 +278,5 @@ func printPeersFabric(r *peersFabricResult) {
 	row("unpeering one: other pods re-created or restarted", fmt.Sprint(r.disturbed), measurement{Unit: "pods", Value: number(float64(r.disturbed))})
 	row("unpeering one: Ready flaps of the other virtual nodes", fmt.Sprint(r.flaps), measurement{Unit: "flaps", Value: number(float64(r.flaps))})
 	row("unpeering one: the other Connections leaving Connected", fmt.Sprint(r.connectionFlaps), measurement{Unit: "flaps", Value: number(float64(r.connectionFlaps))})
-	w.Flush()
+	t.flush()
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+	"text/tabwriter"
 	"time"
 )
 
@@ -38,6 +40,32 @@ var (
 
 // record adds a figure to the JSON report.
 func record(m measurement) { measurements = append(measurements, m) }
+
+// valueTable is a two-column table of one suite's figures (measure, value
+// as shown) on tables, each row also recorded for the JSON report.
+type valueTable struct {
+	w     *tabwriter.Writer
+	suite string
+	n     int
+}
+
+// newValueTable prints title and the header of a suite's table of size n.
+func newValueTable(suite string, n int, title string) *valueTable {
+	fmt.Fprintf(tables, "\n%s\n", title)
+	t := &valueTable{w: tabwriter.NewWriter(tables, 0, 4, 2, ' ', tabwriter.AlignRight), suite: suite, n: n}
+	fmt.Fprintln(t.w, "measure\tvalue\t")
+	return t
+}
+
+// row prints measure with its value as shown, and records m under it.
+func (t *valueTable) row(measure, shown string, m measurement) {
+	fmt.Fprintf(t.w, "%s\t%s\t\n", measure, shown)
+	m.Suite, m.Measure, m.N = t.suite, measure, t.n
+	record(m)
+}
+
+// flush writes the table out.
+func (t *valueTable) flush() { _ = t.w.Flush() }
 
 // seconds and megabytes are a figure's value in the report's units.
 func seconds(d time.Duration) *float64 { v := d.Seconds(); return &v }
