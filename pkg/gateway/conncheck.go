@@ -127,7 +127,7 @@ func (c *Checker) Run(ctx context.Context) error {
 func (c *Checker) send(ctx context.Context, conn *net.UDPConn) {
 	peer := &net.UDPAddr{IP: c.Peer, Port: CheckPort}
 	msg := make([]byte, 9)
-	ping := func(context.Context) {
+	sendPing := func(context.Context) {
 		msg[0] = ping
 		binary.BigEndian.PutUint64(msg[1:], uint64(time.Now().UnixNano()))
 		_, _ = conn.WriteToUDP(msg, peer) // a send error is a lost ping
@@ -143,6 +143,6 @@ func (c *Checker) send(ctx context.Context, conn *net.UDPConn) {
 		}
 		answered()
 	}()
-	wait.NonSlidingUntilWithContext(firstCtx, ping, c.FirstInterval())
-	wait.NonSlidingUntilWithContext(ctx, ping, c.Interval)
+	wait.NonSlidingUntilWithContext(firstCtx, sendPing, c.FirstInterval())
+	wait.NonSlidingUntilWithContext(ctx, sendPing, c.Interval)
 }
