@@ -60,6 +60,10 @@ type peersResult struct {
 	// providerWatches and providerRate the same on the hub's API server,
 	// per consumer.
 	consumerWatches, consumerRate, providerWatches, providerRate float64
+	// ownWatches and ownRate are what each provider adds to the consumer's
+	// own API server when idle (the virtual node's lease and status, the
+	// manager's watches of it): watches, and requests per second.
+	ownWatches, ownRate float64
 	// offloadedWatches are the consumer's watches on one provider with a
 	// namespace offloaded there (p01's API server, against before the
 	// peering).
@@ -169,6 +173,10 @@ func benchPeers(ctx context.Context, bins *testbed.Binaries, n int) (*peersResul
 	if err != nil {
 		return nil, err
 	}
+	hubW0, hubRate0, err := apiLoad(ctx, hub.Client())
+	if err != nil {
+		return nil, err
+	}
 	for k := 1; k <= n; k++ {
 		d, err := peer("hub", peerName(k))
 		if err != nil {
@@ -191,6 +199,11 @@ func benchPeers(ctx context.Context, bins *testbed.Binaries, n int) (*peersResul
 		r.consumer, r.consumerIdleCPU = append(r.consumer, u), append(r.consumerIdleCPU, idle)
 		fmt.Fprintf(os.Stderr, "bench: peers: hub → %s in %s; the hub's manager: RSS %s, idle CPU %s/s\n", peerName(k), ms(d), mb(u.RSS), idle)
 	}
+	hubW1, hubRate1, err := apiLoad(ctx, hub.Client())
+	if err != nil {
+		return nil, err
+	}
+	r.ownWatches, r.ownRate = (hubW1-hubW0)/float64(n), (hubRate1-hubRate0)/float64(n)
 
 	// 10·n pods on the hub's own nodes, then over the n virtual nodes.
 	pods := 10 * n
@@ -538,6 +551,8 @@ func printPeers(r *peersResult) {
 	row("consumer: watches on each provider's API server", fmt.Sprintf("%.0f", r.consumerWatches), measurement{Unit: "watches", Value: number(r.consumerWatches)})
 	row("consumer: watches on each provider's API server, a namespace offloaded", fmt.Sprintf("%.0f", r.offloadedWatches), measurement{Unit: "watches", Value: number(r.offloadedWatches)})
 	row("consumer: requests per second to each provider, idle", fmt.Sprintf("%.2f", r.consumerRate), measurement{Unit: "requests/s", Value: number(r.consumerRate)})
+	row("consumer: watches on its own API server per provider", fmt.Sprintf("%.1f", r.ownWatches), measurement{Unit: "watches", Value: number(r.ownWatches)})
+	row("consumer: requests per second on its own API server per provider, idle", fmt.Sprintf("%.2f", r.ownRate), measurement{Unit: "requests/s", Value: number(r.ownRate)})
 	row(fmt.Sprintf("consumer manager idle CPU, %d providers", r.n), fmt.Sprintf("%.1f ms/s", cpu[len(cpu)-1]), measurement{Unit: "ms/s", Value: number(cpu[len(cpu)-1])})
 	ratio := r.offloaded.Seconds() / r.vanilla.Seconds()
 	fmt.Fprintf(t.w, "%d pods Running: own nodes / over %d virtual nodes\t%s / %s (%.2f×)\t\n", 10*r.n, r.n, ms(r.vanilla), ms(r.offloaded), ratio)
