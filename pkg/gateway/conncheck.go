@@ -50,6 +50,11 @@ func (c *Checker) FirstInterval() time.Duration { return c.Interval / 8 }
 func (c *Checker) Answered() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.answeredLocked()
+}
+
+// answeredLocked is the answered channel, made on first use; c.mu is held.
+func (c *Checker) answeredLocked() chan struct{} {
 	if c.answered == nil {
 		c.answered = make(chan struct{})
 	}
@@ -112,10 +117,7 @@ func (c *Checker) Run(ctx context.Context) error {
 				if !c.health.LastAnswer.IsZero() {
 					c.health.Latency = rtt
 				} else {
-					if c.answered == nil {
-						c.answered = make(chan struct{})
-					}
-					close(c.answered)
+					close(c.answeredLocked())
 				}
 				c.health.LastAnswer = now
 				c.mu.Unlock()

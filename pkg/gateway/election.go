@@ -93,15 +93,18 @@ type Rehandshaker interface {
 // know where the client is): left alone, the client would wait out
 // WireGuard's own timers (15 s and more) before a new handshake.
 //
-// Before the first answer it starts sessions over 0.5, 1, 2 and 4 s after
-// the tunnel got its peer, then every redialBackoff: a first handshake that
+// Before the first answer it starts a session over 0.5 s after the tunnel
+// got its peer, then 1, 2 and 4 s after the one before, then every
+// redialBackoff: a first handshake that
 // reached the server before the server knew the client's key (the two are
 // exchanged at the same time) or before its NodePort was routed is
 // dropped, and WireGuard alone would send the next one only after its
 // 5 s rekey timeout.
 func redial(ctx context.Context, check *Checker, r Rehandshaker) {
 	log := ctrl.LoggerFrom(ctx).WithName("redial")
-	var began, last time.Time
+	// last is when the tunnel got its peer, then when a session was last
+	// started over.
+	var last time.Time
 	wait1 := firstRedial
 	ticker := time.NewTicker(check.FirstInterval())
 	defer ticker.Stop()
@@ -113,10 +116,13 @@ func redial(ctx context.Context, check *Checker, r Rehandshaker) {
 		}
 		h := check.Health()
 		if h.LastAnswer.IsZero() {
-			if began.IsZero() && r.HasPeer() {
-				began = time.Now()
+			if last.IsZero() {
+				if r.HasPeer() {
+					last = time.Now()
+				}
+				continue
 			}
-			if began.IsZero() || time.Since(began) < wait1 || time.Since(last) < wait1 {
+			if time.Since(last) < wait1 {
 				continue
 			}
 			wait1 = min(2*wait1, redialBackoff)
